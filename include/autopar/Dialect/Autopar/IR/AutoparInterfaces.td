@@ -1,0 +1,34 @@
+//===- AutoparInterfaces.td - autopar op interfaces --------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_DIALECT_AUTOPAR_IR_AUTOPARINTERFACES_TD
+#define AUTOPAR_DIALECT_AUTOPAR_IR_AUTOPARINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Autopar_PartialSumRuleInterface : OpInterface<"PartialSumRuleInterface"> {
+  let description = [{
+    Completes the loop-based sharding rule that every autopar op exposes
+    through upstream `shard::ShardingInterface` (iterator types and indexing
+    maps) with what the maps cannot say: which operands are *added* into a
+    reduction result rather than multiplied into it. When a reduction loop of
+    the op is split, the result is a pending sum and an additive operand (the
+    `C` of Gemm) must be a pending sum over the same axes, so that it is added
+    exactly once.
+  }];
+  let cppNamespace = "::mlir::autopar";
+  let methods = [
+    InterfaceMethod<
+      /*desc=*/"Returns true when operand `index` is summed into the result.",
+      /*retTy=*/"bool",
+      /*methodName=*/"isAdditiveOperand",
+      /*args=*/(ins "unsigned":$index),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"return false;">
+  ];
+}
+
+#endif // AUTOPAR_DIALECT_AUTOPAR_IR_AUTOPARINTERFACES_TD

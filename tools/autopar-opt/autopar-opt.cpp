@@ -1,0 +1,23 @@
+//===- autopar-opt.cpp - autopar pass driver --------------------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<mlir::autopar::AutoparDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "autopar optimizer driver\n", registry));
+}
