@@ -207,3 +207,47 @@ shard::GridOp mlir::autopar::getUniqueGrid(Operation *module, bool emitErrors) {
                         << count;
   return {};
 }
+
+//===----------------------------------------------------------------------===//
+// ONNX names in locations
+//===----------------------------------------------------------------------===//
+
+Location mlir::autopar::getOnnxNodeLoc(MLIRContext *ctx, StringRef nodeName,
+                                       ArrayRef<std::string> outputNames) {
+  SmallVector<Location> outputs;
+  for (const std::string &name : outputNames)
+    outputs.push_back(NameLoc::get(StringAttr::get(ctx, name)));
+  return FusedLoc::get(outputs, StringAttr::get(ctx, nodeName), ctx);
+}
+
+Location mlir::autopar::getOnnxTensorLoc(MLIRContext *ctx, StringRef name) {
+  return NameLoc::get(StringAttr::get(ctx, name));
+}
+
+std::string mlir::autopar::getOnnxNodeName(Operation *op) {
+  if (auto fused = dyn_cast<FusedLoc>(op->getLoc()))
+    if (auto name = dyn_cast_or_null<StringAttr>(fused.getMetadata()))
+      return name.str();
+  return {};
+}
+
+std::string mlir::autopar::getOnnxValueName(Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (auto name = dyn_cast<NameLoc>(arg.getLoc()))
+      return name.getName().str();
+    return {};
+  }
+  Operation *op = value.getDefiningOp();
+  if (auto weight = dyn_cast<WeightOp>(op))
+    return weight.getName().str();
+  unsigned index = cast<OpResult>(value).getResultNumber();
+  if (auto fused = dyn_cast<FusedLoc>(op->getLoc())) {
+    ArrayRef<Location> locs = fused.getLocations();
+    if (index < locs.size())
+      if (auto name = dyn_cast<NameLoc>(locs[index]))
+        return name.getName().str();
+  }
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()); name && index == 0)
+    return name.getName().str();
+  return {};
+}

@@ -61,6 +61,20 @@ void setSharding(Value value, ShardingAttr sharding);
 /// emitted) when there is none or more than one.
 shard::GridOp getUniqueGrid(Operation *module, bool emitErrors = true);
 
+/// Location of an op imported from ONNX node `nodeName` whose outputs are
+/// the tensors `outputNames`: `fused<"nodeName">[NameLoc(out0), ...]`.
+Location getOnnxNodeLoc(MLIRContext *ctx, StringRef nodeName,
+                        ArrayRef<std::string> outputNames);
+/// Location of a graph input or initializer called `name`.
+Location getOnnxTensorLoc(MLIRContext *ctx, StringRef name);
+
+/// The ONNX tensor name of `value`: the name of the graph input (argument
+/// location), of the node output (op location built by getOnnxNodeLoc), or of
+/// the initializer (`autopar.weight`). Empty when unknown.
+std::string getOnnxValueName(Value value);
+/// The ONNX node name recorded in the location of `op`, or empty.
+std::string getOnnxNodeName(Operation *op);
+
 } // namespace mlir::autopar
 
 #endif // AUTOPAR_DIALECT_AUTOPAR_IR_AUTOPAR_H

@@ -1,0 +1,106 @@
+//===- Import.h - ONNX to autopar dialect importer ----------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The frontend layer: the only library that sees protobuf and ONNX. It turns
+// an ONNX model (binary `.onnx`, or ONNX text syntax `.onnxtxt`) into a module
+// of autopar ops, keeps the weights (initializers) out of the IR in a
+// WeightStore, and reads/writes ONNX TensorProto files for the driver.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_IMPORT_IMPORT_H
+#define AUTOPAR_IMPORT_IMPORT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::autopar {
+
+/// Element types that cross the host/device boundary.
+enum class DType { F32, F64, I64, I32, I8, Bool };
+
+/// Size in bytes of one element of `dtype` (Bool is one byte).
+int64_t getDTypeSize(DType dtype);
+/// Lowercase name of `dtype` ("f32", "i64", "bool", ...), also the runtime
+/// ABI suffix except Bool, whose suffix is "i1".
+StringRef getDTypeName(DType dtype);
+/// MLIR element type of `dtype` (Bool is i1).
+Type getDTypeElementType(MLIRContext *ctx, DType dtype);
+/// DType of an MLIR element type, or failure for unsupported ones.
+FailureOr<DType> getDTypeFromElementType(Type type);
+
+/// A dense row-major tensor on the host.
+struct HostTensor {
+  DType dtype = DType::F32;
+  SmallVector<int64_t> shape;
+  std::vector<char> data; ///< getNumElements() * getDTypeSize(dtype) bytes.
+  int64_t getNumElements() const;
+};
+
+/// The weights (initializers) of an imported model. The data of each weight is
+/// held once (for external data, loaded from its file on first use) and never
+/// copied into the IR.
+class WeightStore {
+public:
+  struct Weight {
+    std::string name;
+    DType dtype;
+    SmallVector<int64_t> shape;
+  };
+  virtual ~WeightStore();
+  /// Weights in initializer order.
+  virtual ArrayRef<Weight> getWeights() const = 0;
+  /// Returns the weight called `name`, or nullptr.
+  const Weight *lookup(StringRef name) const;
+  /// Raw little-endian row-major bytes of weight `name`; failure (with a
+  /// message in `error`) when it has no data (external file missing) or its
+  /// data is malformed.
+  virtual FailureOr<ArrayRef<char>> getData(StringRef name,
+                                            std::string &error) = 0;
+};
+
+/// The result of importing a model.
+struct ImportedModel {
+  /// `func.func @main` with one argument per runtime input and one result per
+  /// graph output; locations carry ONNX node and tensor names.
+  OwningOpRef<ModuleOp> module;
+  std::unique_ptr<WeightStore> weights;
+  /// Lowercase hex SHA-256 of the model file bytes.
+  std::string sha256;
+  /// ONNX names of the runtime inputs and of the outputs, in order.
+  std::vector<std::string> inputNames;
+  std::vector<std::string> outputNames;
+};
+
+struct ImportOptions {
+  /// Fail at import when an initializer's external data file is missing.
+  /// Planning-only users (autopar plan) turn this off.
+  bool requireWeightData = true;
+};
+
+/// Imports the model at `path` (`.onnxtxt` is parsed as ONNX text syntax,
+/// anything else as a binary ModelProto). Errors (malformed file, unsupported
+/// op naming node, op and opset, ...) are emitted as diagnostics on `ctx`.
+FailureOr<ImportedModel> importOnnxFile(StringRef path, MLIRContext &ctx,
+                                        const ImportOptions &options = {});
+
+/// Reads a serialized ONNX TensorProto (test-data layout `input_0.pb`).
+/// On failure returns failure and sets `error` to one line.
+FailureOr<HostTensor> readTensorProtoFile(StringRef path, std::string &error);
+
+/// Writes `tensor` as a serialized ONNX TensorProto named `name`.
+LogicalResult writeTensorProtoFile(StringRef path, const HostTensor &tensor,
+                                   StringRef name, std::string &error);
+
+} // namespace mlir::autopar
+
+#endif // AUTOPAR_IMPORT_IMPORT_H

@@ -1,0 +1,108 @@
+/*===- RuntimeABI.h - C ABI between device programs and the runtime -*- C -*-===*
+ *
+ * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+ *
+ *===----------------------------------------------------------------------===*
+ *
+ * The contract between a compiled device program (program.so, produced by
+ * `autopar compile`) and autopar's runtime (libAutoparRuntime, linked into
+ * the `autopar-runner` executable that `mpirun` starts on every rank).
+ *
+ * Program side: the program exports `void autopar_main(void)`. It is SPMD: one
+ * program for every rank of the grid; rank-dependent behaviour goes through
+ * the calls below.
+ *
+ * Buffers: every tensor argument is an MLIR *unranked memref* as lowered by
+ * `convert-func-to-llvm` without the C interface: two arguments, the rank
+ * (int64_t) and a pointer to the ranked descriptor
+ *   { T *allocated; T *aligned; int64_t offset; int64_t sizes[rank];
+ *     int64_t strides[rank]; }.
+ * The runtime requires identity (row-major contiguous) layouts and aborts the
+ * job with a message otherwise.
+ *
+ * Element types: each entry point exists once per element type, with the
+ * suffix `_f32`, `_f64`, `_i64`, `_i32`, `_i8` or `_i1` (i1 is stored one
+ * byte per element, as LLVM lays out i1 in memory).
+ *
+ * Grid axes: a list of grid axes [a0, a1, ...] (major first) is passed as one
+ * int64_t whose hexadecimal digits are (axis + 1), most significant digit
+ * first: [0] -> 0x1, [1] -> 0x2, [0, 1] -> 0x12, [1, 0] -> 0x21. The group of
+ * a device for such a list is the set of devices that share its coordinates
+ * on every other axis; its index in the group is its coordinates on
+ * a0, a1, ... read row-major (c[a0] * size[a1] + c[a1] ...).
+ *
+ * Ranks map to grid coordinates row-major: the last grid axis varies
+ * fastest.
+ *
+ * Errors: any failed check aborts the whole job (MPI_Abort) after printing
+ * one line `autopar-runtime: rank R: <message>` on stderr.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef AUTOPAR_RUNTIME_RUNTIMEABI_H
+#define AUTOPAR_RUNTIME_RUNTIMEABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Declares the per-element-type entry points. */
+#define AUTOPAR_RT_DECLARE(SUFFIX)                                             \
+  /* Fills the buffer with weight `id` of this rank                          \
+   * (`<weights>/rank<R>/w<id>.bin`); its byte size must match. */            \
+  void autopar_rt_load_weight_##SUFFIX(int64_t id, int64_t rank, void *desc);  \
+  /* Fills the buffer with runtime input `index` (`<inputs>/input_<i>.bin`,   \
+   * the whole, unpartitioned tensor); its byte size must match. */           \
+  void autopar_rt_read_input_##SUFFIX(int64_t index, int64_t rank,            \
+                                      void *desc);                            \
+  /* Writes output `index` (`<outputs>/output_<i>.bin`); rank 0 writes, the   \
+   * other ranks return at once. */                                           \
+  void autopar_rt_write_output_##SUFFIX(int64_t index, int64_t rank,          \
+                                        void *desc);                          \
+  /* out = sum of `in` over the group of `axes`; same shape. */               \
+  void autopar_rt_all_reduce_##SUFFIX(int64_t inRank, void *in,               \
+                                      int64_t outRank, void *out,             \
+                                      int64_t axes);                          \
+  /* out = concatenation along `dim` of every group member's `in`, in group  \
+   * index order. */                                                          \
+  void autopar_rt_all_gather_##SUFFIX(int64_t inRank, void *in,               \
+                                      int64_t outRank, void *out,             \
+                                      int64_t axes, int64_t dim);             \
+  /* out = block `groupIndex` along `dim` of the sum of `in` over the group. */\
+  void autopar_rt_reduce_scatter_##SUFFIX(int64_t inRank, void *in,           \
+                                          int64_t outRank, void *out,         \
+                                          int64_t axes, int64_t dim);         \
+  /* Splits `in` into group-size blocks along `splitDim`, sends block j to    \
+   * member j, and concatenates the received blocks along `concatDim` in     \
+   * sender order. */                                                         \
+  void autopar_rt_all_to_all_##SUFFIX(int64_t inRank, void *in,               \
+                                      int64_t outRank, void *out,             \
+                                      int64_t axes, int64_t splitDim,         \
+                                      int64_t concatDim);
+
+AUTOPAR_RT_DECLARE(f32)
+AUTOPAR_RT_DECLARE(f64)
+AUTOPAR_RT_DECLARE(i64)
+AUTOPAR_RT_DECLARE(i32)
+AUTOPAR_RT_DECLARE(i8)
+AUTOPAR_RT_DECLARE(i1)
+
+#undef AUTOPAR_RT_DECLARE
+
+/* This device's index in its group for the grid axes `axes` (encoded as
+ * above); 0 for an empty list. */
+int64_t autopar_rt_group_index(int64_t axes);
+
+/* Aborts the job with `message` (a NUL-terminated string). */
+void autopar_rt_fail(const char *message);
+
+/* Exported by the device program. */
+void autopar_main(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AUTOPAR_RUNTIME_RUNTIMEABI_H */

@@ -1,0 +1,39 @@
+# -*- Python -*-
+# lit configuration of autopar's regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "AUTOPAR"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtxt", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "CMakeLists.txt", "Unit", "lib"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.autopar_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%autopar_src", config.autopar_src_root))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.autopar_tools_dir, append_path=True)
+# OpenMPI as root (CI runs as root) and with more ranks than cores.
+config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+config.environment["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+
+tool_dirs = [config.autopar_tools_dir, config.llvm_tools_dir]
+tools = ["autopar-opt", "autopar", "autopar-translate", "autopar-runner"]
+llvm_config.add_tool_substitutions(
+    [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
+
+for t in tools:
+    if os.path.exists(os.path.join(config.autopar_tools_dir, t)):
+        config.available_features.add(t)
+if os.path.exists("/usr/bin/python3"):
+    config.substitutions.append(("%python", "/usr/bin/python3"))
