@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Pipelines/Pipelines.h"
+#include "autopar/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -14,6 +16,8 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::autopar::registerAutoparTransformsPasses();
+  mlir::autopar::registerAutoparPipelines();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

@@ -93,6 +93,22 @@ struct ImportOptions {
 FailureOr<ImportedModel> importOnnxFile(StringRef path, MLIRContext &ctx,
                                         const ImportOptions &options = {});
 
+/// Imports a model held in memory. `bufferName` names the model in
+/// diagnostics, selects the format (a `.onnxtxt` suffix means ONNX text
+/// syntax; otherwise the bytes are sniffed: text when they contain no control
+/// characters, else a binary ModelProto) and its directory is the base for
+/// external data locations. `bytes` need not outlive the call.
+FailureOr<ImportedModel> importOnnxBuffer(StringRef bytes, StringRef bufferName,
+                                          MLIRContext &ctx,
+                                          const ImportOptions &options = {});
+
+/// Largest ONNX `Constant` (in elements) imported as `autopar.constant`;
+/// larger ones become `autopar.weight` named after their output tensor.
+constexpr int64_t kMaxInlineConstantElements = 64;
+
+/// Lowercase hex SHA-256 of `bytes`.
+std::string computeSha256(StringRef bytes);
+
 /// Reads a serialized ONNX TensorProto (test-data layout `input_0.pb`).
 /// On failure returns failure and sets `error` to one line.
 FailureOr<HostTensor> readTensorProtoFile(StringRef path, std::string &error);
@@ -100,6 +116,13 @@ FailureOr<HostTensor> readTensorProtoFile(StringRef path, std::string &error);
 /// Writes `tensor` as a serialized ONNX TensorProto named `name`.
 LogicalResult writeTensorProtoFile(StringRef path, const HostTensor &tensor,
                                    StringRef name, std::string &error);
+
+/// Parses the bytes of a serialized ONNX TensorProto (see
+/// readTensorProtoFile); `bufferName` names it in `error`.
+FailureOr<HostTensor> parseTensorProto(StringRef bytes, StringRef bufferName,
+                                       std::string &error);
+/// Serializes `tensor` as an ONNX TensorProto named `name`.
+std::string serializeTensorProto(const HostTensor &tensor, StringRef name);
 
 } // namespace mlir::autopar
 

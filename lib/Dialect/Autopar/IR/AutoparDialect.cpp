@@ -22,6 +22,10 @@ using namespace mlir::autopar;
 
 #include "autopar/Dialect/Autopar/IR/AutoparInterfaces.cpp.inc"
 
+namespace mlir::autopar {
+void attachShardingInterfaceModels(MLIRContext &ctx);
+} // namespace mlir::autopar
+
 void AutoparDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -31,6 +35,9 @@ void AutoparDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "autopar/Dialect/Autopar/IR/AutoparAttrs.cpp.inc"
       >();
+  // Every compute op carries its sharding rule through the upstream
+  // interface, whichever tool loads the dialect.
+  attachShardingInterfaceModels(*getContext());
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,168 @@
+//===- Passes.td - autopar lowering passes -----------------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_CONVERSION_PASSES_TD
+#define AUTOPAR_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LowerProgramToRuntimePass
+    : Pass<"autopar-lower-program-to-runtime", "mlir::ModuleOp"> {
+  let summary = "turn a device program into `autopar_main` calling the runtime";
+  let description = [{
+    Input contract: a device program as produced by `autopar-partition`: a
+    module with one `shard.grid` and a `func.func @main` whose arguments and
+    results have the global (static) types, whose body holds autopar ops on
+    local static tensor types, `autopar.weight` ops with local types, the
+    collectives `shard.all_reduce` (sum), `shard.all_gather`,
+    `shard.all_slice`, `shard.reduce_scatter` (sum), `shard.all_to_all` and
+    `autopar.to_partial`. Element types: f32, f64, i64, i32, i8, i1.
+
+    Output: `@main` becomes `func.func @autopar_main()` (no arguments or
+    results, the entry point of the runtime ABI, see
+    `autopar/Runtime/RuntimeABI.h`) and everything that touches data outside
+    the device becomes a call of a private runtime declaration taking unranked
+    memrefs (which lower to the ABI's `(int64_t rank, void *desc)` pairs):
+
+    - argument `i`: `memref.alloc` + `autopar_rt_read_input_<T>(i, buf)` +
+      `bufferization.to_tensor restrict`;
+    - result `j`: `autopar_rt_write_output_<T>(j, buf)` before the return;
+    - `autopar.weight`: `memref.alloc` + `autopar_rt_load_weight_<T>(id, buf)`,
+      where `id` numbers weight names in order of first appearance
+      (`getProgramWeightOrder`, autopar/Conversion/ProgramToRuntime.h);
+    - `shard.all_reduce`, `shard.all_gather`, `shard.reduce_scatter`,
+      `shard.all_to_all`: the matching runtime collective writing a buffer
+      allocated by the caller; grid axes are passed encoded
+      (`encodeGridAxes`);
+    - `shard.all_slice`: `tensor.extract_slice` at offset
+      `autopar_rt_group_index(axes) * localSize` along the slice axis;
+    - `autopar.to_partial`: `arith.select` of the value on the device with
+      group index 0 and zeros elsewhere.
+
+    The `shard.grid` is erased. Other autopar compute ops are left for
+    `autopar-convert-to-linalg`. Dynamic shapes, unsupported element types,
+    non-sum reductions and unknown ops of the shard dialect are errors.
+
+    Before:
+    ```mlir
+    shard.grid @grid(shape = 2)
+    func.func @main(%x: tensor<8x4xf32>) -> tensor<4x4xf32> {
+      %s = shard.all_slice %x on @grid grid_axes = [0] slice_axis = 0
+          : tensor<8x4xf32> -> tensor<4x4xf32>
+      %r = shard.all_reduce %s on @grid grid_axes = [0]
+          : tensor<4x4xf32> -> tensor<4x4xf32>
+      return %r : tensor<4x4xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func private @autopar_rt_read_input_f32(i64, memref<*xf32>)
+    ...
+    func.func @autopar_main() {
+      %buf = memref.alloc() : memref<8x4xf32>
+      %u = memref.cast %buf : memref<8x4xf32> to memref<*xf32>
+      call @autopar_rt_read_input_f32(%c0, %u) : (i64, memref<*xf32>) -> ()
+      %x = bufferization.to_tensor %buf restrict : memref<8x4xf32> to tensor<8x4xf32>
+      %g = call @autopar_rt_group_index(%c1) : (i64) -> i64
+      %off = arith.index_cast ... : i64 to index   // %g * 4
+      %s = tensor.extract_slice %x[%off, 0] [4, 4] [1, 1] : tensor<8x4xf32> to tensor<4x4xf32>
+      %in = bufferization.to_buffer %s read_only : tensor<4x4xf32> to memref<4x4xf32>
+      %out = memref.alloc() : memref<4x4xf32>
+      call @autopar_rt_all_reduce_f32(%inu, %outu, %c1) : (memref<*xf32>, memref<*xf32>, i64) -> ()
+      %r = bufferization.to_tensor %out restrict : memref<4x4xf32> to tensor<4x4xf32>
+      ...
+      call @autopar_rt_write_output_f32(%c0, %ru) : (i64, memref<*xf32>) -> ()
+      return
+    }
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
+           "name of the device program's function">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::bufferization::BufferizationDialect",
+    "mlir::func::FuncDialect",
+    "mlir::memref::MemRefDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+  let statistics = [
+    Statistic<"numRuntimeCalls", "runtime-calls",
+              "number of runtime calls emitted">,
+  ];
+}
+
+def ConvertAutoparToLinalgPass
+    : Pass<"autopar-convert-to-linalg", "mlir::func::FuncOp"> {
+  let summary = "lower autopar compute ops to linalg, tensor and arith";
+  let description = [{
+    Input contract: a function of autopar compute ops on static tensor types
+    (typically after `autopar-lower-program-to-runtime`). Output: the same
+    computation in `linalg` on tensors, ready for One-Shot Bufferize:
+
+    - `autopar.matmul` (numpy semantics: 1-D operands promoted, batch
+      dimensions broadcast): `linalg.matmul` for two matrices, otherwise a
+      `linalg.generic` with broadcasting indexing maps, both accumulating into
+      a zero-filled init;
+    - `autopar.gemm`: a `linalg.generic` accumulating `alpha * op(A) * op(B)`
+      into an init holding `beta * C` broadcast to `M x N` (from `[]`, `[N]`,
+      `[1, N]`, `[M, 1]` or `[M, N]`), or zeros without `C`;
+    - `autopar.add`: a `linalg.generic` with broadcasting indexing maps;
+    - `autopar.relu`: a `linalg.generic` computing `max(x, 0)`;
+    - `autopar.constant`: `arith.constant`.
+
+    Every autopar op is illegal afterwards: one that is left (dynamic shapes,
+    an op without a lowering) is an error.
+
+    Before:
+    ```mlir
+    %y = autopar.relu %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    %e = tensor.empty() : tensor<4xf32>
+    %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %m = arith.maximumf %in, %cst : f32
+      linalg.yield %m : f32
+    } -> tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+}
+
+def LowerStridedCopiesPass
+    : Pass<"autopar-lower-strided-copies", "mlir::func::FuncOp"> {
+  let summary = "rewrite memref.copy of non-identity layouts into linalg.copy";
+  let description = [{
+    Input contract: bufferized IR. `finalize-memref-to-llvm` lowers a
+    `memref.copy` between identity-layout (contiguous) memrefs to `memcpy`,
+    but any other copy to a call of `memrefCopy` from MLIR's C runner
+    utilities, a library the device program is not linked with. This pass
+    rewrites those copies (e.g. of a column block produced by
+    `shard.all_slice`, copied by One-Shot Bufferize to hand the runtime an
+    identity-layout buffer) into `linalg.copy`, which `convert-linalg-to-loops`
+    turns into loops. Copies of identity layouts are left alone.
+
+    Before:
+    ```mlir
+    memref.copy %sv, %buf : memref<8x2xf32, strided<[4, 1], offset: ?>> to memref<8x2xf32>
+    ```
+    After:
+    ```mlir
+    linalg.copy ins(%sv : memref<8x2xf32, strided<[4, 1], offset: ?>>) outs(%buf : memref<8x2xf32>)
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+#endif // AUTOPAR_CONVERSION_PASSES_TD

@@ -1,0 +1,187 @@
+//===- Driver.h - the autopar command-line driver -----------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The compiler driver behind the `autopar` tool: compiling a model into an
+// output directory (device program, per-device weight shards, plan, manifest),
+// running a compiled directory under `mpirun`, and verifying a partitioned
+// program against the single-device one. The tool's `main` is one call to
+// runMain; the pieces are exposed for other front ends (bindings, tests).
+//
+// Errors are emitted as diagnostics on the MLIRContext passed in; runMain
+// installs a handler that prints them as `autopar: error: ...` lines.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_DRIVER_DRIVER_H
+#define AUTOPAR_DRIVER_DRIVER_H
+
+#include "autopar/Import/Import.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::autopar {
+
+/// The autopar version recorded in manifests (the CMake project version).
+StringRef getAutoparVersion();
+
+/// Registers every dialect, extension and translation the driver's pipelines
+/// need, autopar's included.
+void registerDriverDialects(DialectRegistry &registry);
+
+//===----------------------------------------------------------------------===//
+// Grids
+//===----------------------------------------------------------------------===//
+
+/// Parses a device grid `N` or `AxB[xC...]` (positive sizes, at most 15
+/// axes). On failure returns failure and sets `error` to one line such as
+/// "invalid grid '2x0': grid sizes must be positive".
+FailureOr<SmallVector<int64_t>> parseGridShape(StringRef text,
+                                               std::string &error);
+
+/// Formats a grid shape as `AxB...` (the inverse of parseGridShape).
+std::string formatGridShape(ArrayRef<int64_t> shape);
+
+//===----------------------------------------------------------------------===//
+// Manifest
+//===----------------------------------------------------------------------===//
+
+/// Name, element type and shape of a runtime input or output. A dynamic size
+/// is ShapedType::kDynamic (-1 in the manifest).
+struct TensorSignature {
+  std::string name;
+  DType dtype = DType::F32;
+  SmallVector<int64_t> shape;
+};
+
+/// One weight of a compiled program: its runtime id (index in the program's
+/// weight order), ONNX initializer name and global shape.
+struct WeightEntry {
+  int64_t id = 0;
+  std::string name;
+  DType dtype = DType::F32;
+  SmallVector<int64_t> globalShape;
+};
+
+/// The contents of `OUTDIR/manifest.json`, which `run` checks.
+struct Manifest {
+  std::string autoparVersion;
+  std::string modelSha256;
+  std::string planSha256;
+  /// The `--plan` value (keyword or plan file path).
+  std::string plan;
+  SmallVector<int64_t> grid;
+  int64_t numDevices = 1;
+  std::vector<TensorSignature> inputs;
+  std::vector<TensorSignature> outputs;
+  std::vector<WeightEntry> weights;
+  /// The `--cluster` file's contents, when one was given.
+  std::optional<llvm::json::Value> cluster;
+};
+
+/// Serializes `manifest` as JSON.
+llvm::json::Value manifestToJson(const Manifest &manifest);
+
+/// Reads `OUTDIR/manifest.json`; checks the autopar version and that
+/// `program.so` and the weight directory exist. Errors are emitted on `ctx`.
+FailureOr<Manifest> readManifest(MLIRContext &ctx, StringRef outDir);
+
+//===----------------------------------------------------------------------===//
+// Compile, run, verify
+//===----------------------------------------------------------------------===//
+
+/// The stage after which `autopar import` prints the IR.
+enum class EmitStage { Imported, Annotated, Partitioned, LLVM };
+
+/// What `autopar compile` is asked to do.
+struct CompileOptions {
+  std::string grid = "1";
+  /// `replicated`, `data`, `tensor`, or the path of a plan file.
+  std::string plan = "replicated";
+  /// Optional cluster description (JSON with one `axes` entry per grid axis).
+  std::string clusterPath;
+  std::string outDir;
+};
+
+/// Compiles the imported `model` into `options.outDir`: plan files, the
+/// device program (`program.mlir`, `program.so`), each device's weight
+/// shards and `manifest.json`. `model.module` is left unchanged (the stages
+/// run on a clone), so one import can be compiled several times.
+FailureOr<Manifest> compileModel(MLIRContext &ctx, ImportedModel &model,
+                                 const CompileOptions &options);
+
+/// Runs the stages up to `stage` on a clone of the imported `model` and
+/// returns the resulting module.
+FailureOr<OwningOpRef<ModuleOp>> runStagesUntil(MLIRContext &ctx,
+                                                ImportedModel &model,
+                                                StringRef grid, StringRef plan,
+                                                EmitStage stage);
+
+/// Reads `DIR/input_<i>.pb` for every runtime input of `manifest` and checks
+/// count, dtype and shape.
+FailureOr<std::vector<HostTensor>>
+readInputTensors(MLIRContext &ctx, const Manifest &manifest, StringRef dir);
+
+/// How a compiled program is launched.
+struct RunOptions {
+  /// Seconds before the job is killed.
+  unsigned timeoutSeconds = 300;
+  /// Passes `--profile` to the runner.
+  bool profile = false;
+};
+
+/// Runs the program compiled into `outDir` on `inputs` with `mpirun` (one
+/// rank per device) and returns its outputs.
+FailureOr<std::vector<HostTensor>>
+runCompiledProgram(MLIRContext &ctx, StringRef outDir,
+                   const Manifest &manifest, ArrayRef<HostTensor> inputs,
+                   const RunOptions &options);
+
+/// Comparison of one tensor against a reference.
+struct Comparison {
+  double maxAbsErr = 0;
+  double maxRelErr = 0;
+  /// Every element satisfies |a - b| <= atol + rtol * |b|.
+  bool ok = true;
+};
+
+/// Per-dtype default tolerances (documented in docs/user-guide.md).
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+Tolerance getDefaultTolerance(DType dtype);
+
+/// Compares `actual` against `expected` elementwise; fails (with an error on
+/// `ctx` naming `what`) when dtype or shape differ.
+FailureOr<Comparison> compareTensors(MLIRContext &ctx, StringRef what,
+                                     const HostTensor &actual,
+                                     const HostTensor &expected,
+                                     Tolerance tolerance);
+
+/// Seeded random inputs for `manifest`'s runtime inputs: floats uniform in
+/// [-1, 1], integers in [0, 8), booleans uniform.
+FailureOr<std::vector<HostTensor>>
+generateRandomInputs(MLIRContext &ctx, const Manifest &manifest,
+                     uint64_t seed);
+
+//===----------------------------------------------------------------------===//
+// The tool
+//===----------------------------------------------------------------------===//
+
+/// The `autopar` tool: dispatches to the `compile`, `run`, `verify` and
+/// `import` subcommands. Returns the process exit code.
+int runMain(int argc, char **argv);
+
+} // namespace mlir::autopar
+
+#endif // AUTOPAR_DRIVER_DRIVER_H

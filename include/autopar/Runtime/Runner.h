@@ -1,0 +1,58 @@
+//===- Runner.h - C++ entry points of autopar's runtime ---------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The C++ side of libAutoparRuntime: the `autopar-runner` main and the
+// set-up that the `autopar_rt_*` entry points of RuntimeABI.h rely on. This
+// header depends on the C++ standard library only (no MPI, no LLVM/MLIR).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_RUNTIME_RUNNER_H
+#define AUTOPAR_RUNTIME_RUNNER_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace autopar::runtime {
+
+/// Where the `autopar_rt_*` calls find the grid and their files.
+struct RuntimeConfig {
+  /// Device grid sizes, major axis first (`2x2` -> {2, 2}).
+  std::vector<int64_t> grid;
+  /// `<weights>/rank<R>/w<id>.bin`; empty when the run has no weights.
+  std::string weightsDir;
+  /// `<inputs>/input_<i>.bin`; empty when the run has no inputs.
+  std::string inputsDir;
+  /// `<outputs>/output_<i>.bin`; empty when the run writes no outputs.
+  std::string outputsDir;
+};
+
+/// Parses a grid such as `4` or `2x2` (positive sizes separated by `x`, at
+/// most 15 axes); returns std::nullopt on a malformed string.
+std::optional<std::vector<int64_t>> parseGrid(const std::string &text);
+
+/// Installs `config` for the `autopar_rt_*` calls. MPI must be initialized;
+/// fails the job when the world size is not the product of the grid sizes.
+/// Switches MPI_COMM_WORLD to MPI_ERRORS_RETURN so that MPI errors are
+/// reported through fail().
+void initializeRuntime(const RuntimeConfig &config);
+
+/// Frees the cached sub-communicators; call before MPI_Finalize.
+void finalizeRuntime();
+
+/// Prints `autopar-runtime: rank R: <message>` on stderr and aborts the
+/// whole job (MPI_Abort, exit code 1; plain exit(1) without MPI).
+[[noreturn]] void fail(const std::string &message);
+
+/// The `autopar-runner` main: parses the command line, initializes MPI and
+/// the runtime, loads the device program and runs its `autopar_main`.
+int runnerMain(int argc, char **argv);
+
+} // namespace autopar::runtime
+
+#endif // AUTOPAR_RUNTIME_RUNNER_H

@@ -1,0 +1,121 @@
+//===- Passes.td - autopar planning and partitioning passes -*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_TRANSFORMS_PASSES_TD
+#define AUTOPAR_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ApplyPlanPass : Pass<"autopar-apply-plan", "mlir::ModuleOp"> {
+  let summary = "annotate every value with the sharding of a parallel plan";
+  let description = [{
+    Input contract: a module as produced by the importer (`func.func @main` of
+    autopar ops, weights as `autopar.weight`), without shardings. The pass
+    adds the device grid as `shard.grid @grid` (unless the module already has
+    one with the same shape) and writes a `#autopar.sharding` on every tensor
+    value: `autopar.sharding` on each argument and result of `@main`,
+    `autopar.shardings` on each op.
+
+    Plans (`plan` option):
+    - `replicated`: nothing is split.
+    - `data`: dimension 0 of every runtime input is split over all grid axes;
+      everything else follows by propagation through the ops' sharding rules.
+    - `tensor`: Megatron-style over the last grid axis (and data parallel over
+      axis 0 on a grid of two or more axes): along each chain of weight-bearing
+      MatMul/Gemm ops, the first is split by output columns, the next by its
+      contraction dimension (its result is a pending sum, reduced where a
+      consumer needs it), and so on.
+    - a path to a plan file (`plan.json`): its `values` pin the sharding of
+      the named ONNX tensors; the rest propagates.
+
+    Outputs of `@main` are requested replicated.
+
+    Before (`--autopar-apply-plan="grid=2 plan=data"`):
+    ```mlir
+    func.func @main(%x: tensor<8x4xf32>) -> tensor<8x16xf32> {
+      %w = autopar.weight "w" : tensor<4x16xf32>
+      %y = autopar.matmul %x, %w : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+      return %y : tensor<8x16xf32>
+    }
+    ```
+    After:
+    ```mlir
+    shard.grid @grid(shape = 2)
+    func.func @main(%x: tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[0], []]>})
+        -> (tensor<8x16xf32> {autopar.sharding = #autopar.sharding<[[], []]>}) {
+      %w = autopar.weight "w" {autopar.shardings = [#autopar.sharding<[[], []]>]} : tensor<4x16xf32>
+      %y = autopar.matmul %x, %w {autopar.shardings = [#autopar.sharding<[[0], []]>]} : ...
+      return %y : tensor<8x16xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"grid", "grid", "std::string", /*default=*/"\"1\"",
+           "device grid: N or AxB[xC...]">,
+    Option<"plan", "plan", "std::string", /*default=*/"\"replicated\"",
+           "replicated, data, tensor, or the path of a plan file">,
+  ];
+  let dependentDialects = ["mlir::shard::ShardDialect",
+                           "mlir::autopar::AutoparDialect"];
+}
+
+def VerifyShardedPass : Pass<"autopar-verify-sharded", "mlir::ModuleOp"> {
+  let summary = "check the planning contract: every tensor value is sharded";
+  let description = [{
+    Input contract of partitioning (upstream `shard-partition` segfaults when it
+    is broken): the module has exactly one `shard.grid`; every tensor argument,
+    op result and function result of `@main` carries a `#autopar.sharding`
+    whose rank matches the value, whose axes exist on the grid, and whose split
+    dimensions divide evenly. Each violation is an error on the offending value
+    naming it (ONNX tensor name when known); the IR is not changed.
+
+    ```mlir
+    // expected-error @below {{value 'y' has no sharding}}
+    %y = autopar.relu %x : (tensor<8xf32>) -> tensor<8xf32>
+    ```
+  }];
+}
+
+def PartitionPass : Pass<"autopar-partition", "mlir::ModuleOp"> {
+  let summary = "partition an annotated module into the SPMD device program";
+  let description = [{
+    Input contract: the output of `autopar-verify-sharded`. Output: the same
+    function computing one device's share: every value gets its local type,
+    each op's operands are resharded to what the op's sharding rule requires
+    (from its `shard::ShardingInterface` loop iterator types and indexing maps
+    and the loop assignment implied by its result sharding), and the reshards
+    are single-step collectives on `@grid`: `shard.all_reduce` (pending sum to
+    replicated), `shard.reduce_scatter` (pending sum to split),
+    `shard.all_gather`, `shard.all_to_all`, `shard.all_slice` (local), and
+    `autopar.to_partial` (replicated to pending sum, local). The arguments and
+    results of `@main` keep their global types: inputs arrive whole on every
+    device and are sliced locally; results are gathered to replicated.
+    `autopar.weight` ops get the local type and keep their global type in
+    `autopar.global_type` and their sharding in `autopar.shardings`.
+
+    Before (grid 2, data plan):
+    ```mlir
+    %y = autopar.matmul %x, %w {autopar.shardings = [#autopar.sharding<[[0], []]>]}
+        : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+    return %y : tensor<8x16xf32>
+    ```
+    After:
+    ```mlir
+    %xs = shard.all_slice %x on @grid grid_axes = [0] slice_axis = 0 : tensor<8x4xf32> -> tensor<4x4xf32>
+    %y = autopar.matmul %xs, %w : (tensor<4x4xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %g = shard.all_gather %y on @grid grid_axes = [0] gather_axis = 0 : tensor<4x16xf32> -> tensor<8x16xf32>
+    return %g : tensor<8x16xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::shard::ShardDialect",
+                           "mlir::autopar::AutoparDialect"];
+  let statistics = [
+    Statistic<"numCollectives", "collectives",
+              "number of communicating collectives inserted">,
+  ];
+}
+
+#endif // AUTOPAR_TRANSFORMS_PASSES_TD

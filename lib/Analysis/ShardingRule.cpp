@@ -1,0 +1,206 @@
+//===- ShardingRule.cpp - loop-based sharding rules of ops ----------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Analysis/ShardingRule.h"
+
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+FailureOr<ShardingRule> ShardingRule::get(Operation *op) {
+  auto iface = dyn_cast<shard::ShardingInterface>(op);
+  if (!iface)
+    return failure();
+  ShardingRule rule;
+  rule.iterators = iface.getLoopIteratorTypes();
+  rule.maps = iface.getIndexingMaps();
+  rule.numOperands = op->getNumOperands();
+  if (rule.maps.size() != op->getNumOperands() + op->getNumResults())
+    return failure();
+  for (AffineMap map : rule.maps) {
+    if (map.getNumDims() != rule.iterators.size())
+      return failure();
+    for (AffineExpr expr : map.getResults())
+      if (!isa<AffineDimExpr, AffineConstantExpr>(expr))
+        return failure();
+  }
+  auto partialRule = dyn_cast<PartialSumRuleInterface>(op);
+  for (unsigned i = 0; i < rule.numOperands; ++i)
+    rule.additive.push_back(partialRule && partialRule.isAdditiveOperand(i));
+  return rule;
+}
+
+static std::optional<unsigned> loopOf(AffineMap map, unsigned dim) {
+  if (auto d = dyn_cast<AffineDimExpr>(map.getResult(dim)))
+    return d.getPosition();
+  return std::nullopt;
+}
+
+std::optional<unsigned> ShardingRule::getOperandLoop(unsigned index,
+                                                     unsigned dim) const {
+  return loopOf(maps[index], dim);
+}
+
+std::optional<unsigned> ShardingRule::getResultLoop(unsigned index,
+                                                    unsigned dim) const {
+  return loopOf(maps[numOperands + index], dim);
+}
+
+SmallVector<int64_t> ShardingRule::getPartialAxes(const LoopAxes &loops) const {
+  SmallVector<int64_t> axes;
+  for (unsigned l = 0; l < getNumLoops(); ++l)
+    if (isReduction(l))
+      llvm::append_range(axes, loops[l]);
+  llvm::sort(axes);
+  return axes;
+}
+
+static ShardingAttr shardingFromMap(MLIRContext *ctx, AffineMap map,
+                                    const LoopAxes &loops,
+                                    ArrayRef<int64_t> partial) {
+  SmallVector<SmallVector<int64_t>> dims;
+  for (unsigned i = 0; i < map.getNumResults(); ++i) {
+    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(i)))
+      dims.push_back(loops[d.getPosition()]);
+    else
+      dims.emplace_back();
+  }
+  return ShardingAttr::get(ctx, dims, partial);
+}
+
+ShardingAttr ShardingRule::getOperandSharding(MLIRContext *ctx, unsigned index,
+                                              const LoopAxes &loops) const {
+  SmallVector<int64_t> partial;
+  if (additive[index])
+    partial = getPartialAxes(loops);
+  return shardingFromMap(ctx, maps[index], loops, partial);
+}
+
+ShardingAttr ShardingRule::getResultSharding(MLIRContext *ctx, unsigned index,
+                                             const LoopAxes &loops) const {
+  return shardingFromMap(ctx, maps[numOperands + index], loops,
+                         getPartialAxes(loops));
+}
+
+FailureOr<LoopAxes> ShardingRule::getLoopsFromResults(
+    Operation *op, ArrayRef<ShardingAttr> resultShardings,
+    ArrayRef<ShardingAttr> operandShardings) const {
+  LoopAxes loops(getNumLoops());
+  SmallVector<bool> assigned(getNumLoops(), false);
+  for (auto [r, sharding] : llvm::enumerate(resultShardings)) {
+    AffineMap map = maps[numOperands + r];
+    for (unsigned dim = 0; dim < map.getNumResults(); ++dim) {
+      std::optional<unsigned> loop = loopOf(map, dim);
+      ArrayRef<int64_t> axes = sharding.getDimAxes(dim);
+      if (!loop) {
+        if (!axes.empty())
+          return op->emitError() << "result " << r << " dimension " << dim
+                                 << " is a broadcast and cannot be split";
+        continue;
+      }
+      if (assigned[*loop] && ArrayRef(loops[*loop]) != axes)
+        return op->emitError()
+               << "results disagree on the split of loop " << *loop;
+      loops[*loop].assign(axes.begin(), axes.end());
+      assigned[*loop] = true;
+    }
+  }
+  // Pending-sum axes of the results.
+  SmallVector<int64_t> partial;
+  if (!resultShardings.empty())
+    partial.assign(resultShardings[0].getPartial().begin(),
+                   resultShardings[0].getPartial().end());
+  for (ShardingAttr sharding : resultShardings.drop_front())
+    if (sharding.getPartial() != ArrayRef(partial))
+      return op->emitError() << "results disagree on their pending sums";
+  if (partial.empty())
+    return loops;
+  SmallVector<unsigned> reductionLoops;
+  for (unsigned l = 0; l < getNumLoops(); ++l)
+    if (isReduction(l))
+      reductionLoops.push_back(l);
+  if (reductionLoops.empty())
+    return op->emitError() << "result cannot be a pending sum: the op has no "
+                              "reduction to split";
+  llvm::SmallSet<int64_t, 4> remaining;
+  for (int64_t axis : partial)
+    remaining.insert(axis);
+  // Place each pending axis on the reduction loop an operand splits over it.
+  for (auto [o, sharding] : llvm::enumerate(operandShardings)) {
+    if (!sharding)
+      continue;
+    AffineMap map = maps[o];
+    for (unsigned dim = 0; dim < map.getNumResults(); ++dim) {
+      std::optional<unsigned> loop = loopOf(map, dim);
+      if (!loop || !isReduction(*loop))
+        continue;
+      for (int64_t axis : sharding.getDimAxes(dim))
+        if (remaining.erase(axis))
+          loops[*loop].push_back(axis);
+    }
+  }
+  for (int64_t axis : partial)
+    if (remaining.count(axis))
+      loops[reductionLoops.front()].push_back(axis);
+  return loops;
+}
+
+LoopAxes ShardingRule::getLoopsFromOperands(
+    ArrayRef<ShardingAttr> operandShardings) const {
+  LoopAxes loops(getNumLoops());
+  llvm::SmallSet<int64_t, 4> used;
+  for (auto [o, sharding] : llvm::enumerate(operandShardings)) {
+    if (!sharding || additive[o])
+      continue;
+    AffineMap map = maps[o];
+    for (unsigned dim = 0; dim < map.getNumResults(); ++dim) {
+      std::optional<unsigned> loop = loopOf(map, dim);
+      ArrayRef<int64_t> axes = sharding.getDimAxes(dim);
+      if (!loop || axes.empty() || !loops[*loop].empty())
+        continue;
+      if (llvm::any_of(axes, [&](int64_t a) { return used.count(a); }))
+        continue;
+      loops[*loop].assign(axes.begin(), axes.end());
+      for (int64_t axis : axes)
+        used.insert(axis);
+    }
+  }
+  return loops;
+}
+
+FailureOr<OpShardingPlan> mlir::autopar::getOpShardingPlan(Operation *op) {
+  FailureOr<ShardingRule> rule = ShardingRule::get(op);
+  if (failed(rule))
+    return op->emitError() << "op '" << op->getName()
+                           << "' has no sharding rule";
+  OpShardingPlan plan;
+  SmallVector<ShardingAttr> operands;
+  for (Value v : op->getOperands()) {
+    ShardingAttr s = getSharding(v);
+    if (!s)
+      return op->emitError() << "operand '" << getOnnxValueName(v)
+                             << "' has no sharding";
+    operands.push_back(s);
+  }
+  for (Value v : op->getResults()) {
+    ShardingAttr s = getSharding(v);
+    if (!s)
+      return op->emitError() << "result '" << getOnnxValueName(v)
+                             << "' has no sharding";
+    plan.results.push_back(s);
+  }
+  FailureOr<LoopAxes> loops =
+      rule->getLoopsFromResults(op, plan.results, operands);
+  if (failed(loops))
+    return failure();
+  plan.loops = *loops;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    plan.requiredOperands.push_back(
+        rule->getOperandSharding(op->getContext(), i, plan.loops));
+  return plan;
+}

@@ -1,0 +1,462 @@
+//===- ProgramToRuntime.cpp - device program to runtime calls ---*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements autopar-lower-program-to-runtime: the device program's
+// `@main` becomes `autopar_main()`, whose inputs, outputs, weights and
+// collectives are calls of the runtime ABI (autopar/Runtime/RuntimeABI.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Conversion/ProgramToRuntime.h"
+#include "autopar/Conversion/Passes.h"
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "autopar-lower-program-to-runtime"
+
+namespace mlir::autopar {
+#define GEN_PASS_DEF_LOWERPROGRAMTORUNTIMEPASS
+#include "autopar/Conversion/Passes.h.inc"
+} // namespace mlir::autopar
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+/// Name of the entry point the runtime calls.
+static constexpr llvm::StringLiteral kEntryName = "autopar_main";
+
+SmallVector<std::string> mlir::autopar::getProgramWeightOrder(func::FuncOp func) {
+  SmallVector<std::string> order;
+  llvm::StringSet<> seen;
+  func.walk<WalkOrder::PreOrder>([&](WeightOp weight) {
+    if (seen.insert(weight.getName()).second)
+      order.push_back(weight.getName().str());
+  });
+  return order;
+}
+
+/// The ABI suffix of `elementType` (`f32`, `f64`, `i64`, `i32`, `i8`, `i1`),
+/// or an empty string when the runtime has no entry points for it.
+static StringRef getTypeSuffix(Type elementType) {
+  if (elementType.isF32())
+    return "f32";
+  if (elementType.isF64())
+    return "f64";
+  if (elementType.isSignlessInteger(64))
+    return "i64";
+  if (elementType.isSignlessInteger(32))
+    return "i32";
+  if (elementType.isSignlessInteger(8))
+    return "i8";
+  if (elementType.isSignlessInteger(1))
+    return "i1";
+  return "";
+}
+
+namespace {
+
+/// Emits runtime calls for one module: declares the runtime functions on first
+/// use and builds the buffers passed to them.
+class RuntimeCallBuilder {
+public:
+  RuntimeCallBuilder(ModuleOp module, int64_t &numCalls)
+      : module(module), symbolTable(module), numCalls(numCalls) {}
+
+  /// Checks that `type` is a statically shaped tensor of a supported element
+  /// type; emits an error on `op` otherwise.
+  static LogicalResult checkTensorType(Operation *op, Type type,
+                                       StringRef what) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType)
+      return op->emitOpError() << what << " must be a ranked tensor, got "
+                               << type;
+    if (!tensorType.hasStaticShape())
+      return op->emitOpError()
+             << what << " must have a static shape, got " << type;
+    if (getTypeSuffix(tensorType.getElementType()).empty())
+      return op->emitOpError()
+             << what << " has unsupported element type "
+             << tensorType.getElementType()
+             << " (expected f32, f64, i64, i32, i8 or i1)";
+    return success();
+  }
+
+  /// Allocates a buffer for a tensor of `type`; returns the buffer and its
+  /// unranked cast.
+  std::pair<Value, Value> allocate(OpBuilder &b, Location loc,
+                                   RankedTensorType type) {
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    Value buffer = memref::AllocOp::create(b, loc, memrefType);
+    return {buffer, toUnranked(b, loc, buffer)};
+  }
+
+  /// The tensor view of `buffer` once the runtime has filled it.
+  static Value toTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                        Value buffer) {
+    return bufferization::ToTensorOp::create(b, loc, type, buffer,
+                                             /*restrict=*/true);
+  }
+
+  /// A read-only unranked buffer holding `tensor`.
+  Value toReadOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                                     /*read_only=*/true);
+    return toUnranked(b, loc, buffer);
+  }
+
+  /// Calls runtime function `base` + `_` + suffix of `elementType` (or `base`
+  /// itself when `elementType` is null) with `args`; returns its results.
+  ValueRange call(OpBuilder &b, Location loc, StringRef base, Type elementType,
+                  ValueRange args, TypeRange results = {}) {
+    std::string name = base.str();
+    if (elementType)
+      name += ("_" + getTypeSuffix(elementType)).str();
+    func::FuncOp callee = declare(name, args.getTypes(), results);
+    ++numCalls;
+    return func::CallOp::create(b, loc, callee, args).getResults();
+  }
+
+  /// `autopar_rt_group_index(axes)` as an i64.
+  Value groupIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> axes) {
+    Value encoded = i64Constant(b, loc, encodeGridAxes(axes));
+    return call(b, loc, "autopar_rt_group_index", Type(), encoded,
+                b.getI64Type())
+        .front();
+  }
+
+  static Value i64Constant(OpBuilder &b, Location loc, int64_t value) {
+    return arith::ConstantIntOp::create(b, loc, value, 64);
+  }
+
+  /// Whether an existing symbol blocks a runtime declaration (set by
+  /// `declare`; checked by the pass once all calls are emitted).
+  Operation *getConflict() const { return conflict; }
+
+private:
+  static Value toUnranked(OpBuilder &b, Location loc, Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    return memref::CastOp::create(
+        b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
+  }
+
+  func::FuncOp declare(StringRef name, TypeRange args, TypeRange results) {
+    auto type = FunctionType::get(module.getContext(), args, results);
+    if (auto existing = symbolTable.lookup<func::FuncOp>(name)) {
+      if (existing.getFunctionType() != type && !conflict)
+        conflict = existing;
+      return existing;
+    }
+    OpBuilder b(module.getBodyRegion());
+    b.setInsertionPointToStart(module.getBody());
+    auto decl = func::FuncOp::create(b, module.getLoc(), name, type);
+    decl.setPrivate();
+    symbolTable.insert(decl);
+    return decl;
+  }
+
+  ModuleOp module;
+  SymbolTable symbolTable;
+  int64_t &numCalls;
+  Operation *conflict = nullptr;
+};
+
+struct LowerProgramToRuntimePass
+    : public autopar::impl::LowerProgramToRuntimePassBase<LowerProgramToRuntimePass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult lowerFunction(func::FuncOp func, RuntimeCallBuilder &rt);
+  LogicalResult lowerOp(Operation *op, RuntimeCallBuilder &rt,
+                        const llvm::StringMap<int64_t> &weightIds);
+};
+
+} // namespace
+
+/// Checks the collective's grid axes and element types; `op` must have one
+/// tensor input and one tensor result.
+static LogicalResult checkCollective(Operation *op) {
+  if (failed(RuntimeCallBuilder::checkTensorType(op, op->getOperand(0).getType(),
+                                                 "input")) ||
+      failed(RuntimeCallBuilder::checkTensorType(op, op->getResult(0).getType(),
+                                                 "result")))
+    return failure();
+  Type inElement = getElementTypeOrSelf(op->getOperand(0).getType());
+  Type outElement = getElementTypeOrSelf(op->getResult(0).getType());
+  if (inElement != outElement)
+    return op->emitOpError() << "requires equal input and result element "
+                                "types, got "
+                             << inElement << " and " << outElement;
+  return success();
+}
+
+/// The grid axes of a shard collective as plain integers.
+static SmallVector<int64_t> getAxes(ArrayRef<shard::GridAxis> axes) {
+  return llvm::to_vector(llvm::map_range(
+      axes, [](shard::GridAxis axis) { return static_cast<int64_t>(axis); }));
+}
+
+static LogicalResult checkSum(Operation *op, shard::ReductionKind kind) {
+  if (kind != shard::ReductionKind::Sum)
+    return op->emitOpError() << "supports only sum reductions, got '"
+                             << shard::stringifyReductionKind(kind) << "'";
+  return success();
+}
+
+LogicalResult
+LowerProgramToRuntimePass::lowerOp(Operation *op, RuntimeCallBuilder &rt,
+                                   const llvm::StringMap<int64_t> &weightIds) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+
+  // Calls the runtime collective `base` writing a fresh buffer of `op`'s
+  // result type and replaces the op with that buffer.
+  auto replaceWithCollective = [&](StringRef base, Value input,
+                                   ArrayRef<shard::GridAxis> axes,
+                                   ArrayRef<int64_t> extra) {
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    Value in = rt.toReadOnlyBuffer(b, loc, input);
+    auto [outBuffer, out] = rt.allocate(b, loc, resultType);
+    SmallVector<Value> args = {
+        in, out, RuntimeCallBuilder::i64Constant(b, loc,
+                                            encodeGridAxes(getAxes(axes)))};
+    for (int64_t value : extra)
+      args.push_back(RuntimeCallBuilder::i64Constant(b, loc, value));
+    rt.call(b, loc, base, resultType.getElementType(), args);
+    op->getResult(0).replaceAllUsesWith(
+        RuntimeCallBuilder::toTensor(b, loc, resultType, outBuffer));
+    op->erase();
+    return success();
+  };
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](WeightOp weight) -> LogicalResult {
+        auto type = weight.getResult().getType();
+        if (failed(RuntimeCallBuilder::checkTensorType(op, type, "result")))
+          return failure();
+        auto [buffer, unranked] = rt.allocate(b, loc, type);
+        Value id = RuntimeCallBuilder::i64Constant(
+            b, loc, weightIds.lookup(weight.getName()));
+        rt.call(b, loc, "autopar_rt_load_weight", type.getElementType(),
+                {id, unranked});
+        weight.replaceAllUsesWith(
+            RuntimeCallBuilder::toTensor(b, loc, type, buffer));
+        weight.erase();
+        return success();
+      })
+      .Case([&](shard::AllReduceOp reduce) -> LogicalResult {
+        if (failed(checkCollective(op)) ||
+            failed(checkSum(op, reduce.getReduction())))
+          return failure();
+        return replaceWithCollective("autopar_rt_all_reduce",
+                                     reduce.getInput(), reduce.getGridAxes(),
+                                     {});
+      })
+      .Case([&](shard::AllGatherOp gather) -> LogicalResult {
+        if (failed(checkCollective(op)))
+          return failure();
+        return replaceWithCollective(
+            "autopar_rt_all_gather", gather.getInput(), gather.getGridAxes(),
+            {static_cast<int64_t>(gather.getGatherAxis().getZExtValue())});
+      })
+      .Case([&](shard::ReduceScatterOp scatter) -> LogicalResult {
+        if (failed(checkCollective(op)) ||
+            failed(checkSum(op, scatter.getReduction())))
+          return failure();
+        return replaceWithCollective(
+            "autopar_rt_reduce_scatter", scatter.getInput(),
+            scatter.getGridAxes(),
+            {static_cast<int64_t>(scatter.getScatterAxis().getZExtValue())});
+      })
+      .Case([&](shard::AllToAllOp allToAll) -> LogicalResult {
+        if (failed(checkCollective(op)))
+          return failure();
+        return replaceWithCollective(
+            "autopar_rt_all_to_all", allToAll.getInput(),
+            allToAll.getGridAxes(),
+            {static_cast<int64_t>(allToAll.getSplitAxis().getZExtValue()),
+             static_cast<int64_t>(allToAll.getConcatAxis().getZExtValue())});
+      })
+      .Case([&](shard::AllSliceOp slice) -> LogicalResult {
+        if (failed(checkCollective(op)))
+          return failure();
+        auto resultType = cast<RankedTensorType>(slice.getResult().getType());
+        int64_t axis = slice.getSliceAxis().getZExtValue();
+        int64_t rank = resultType.getRank();
+        Value groupIndex = rt.groupIndex(b, loc, getAxes(slice.getGridAxes()));
+        Value offset = arith::MulIOp::create(
+            b, loc, groupIndex,
+            RuntimeCallBuilder::i64Constant(b, loc,
+                                            resultType.getDimSize(axis)));
+        Value offsetIndex = arith::IndexCastOp::create(
+            b, loc, b.getIndexType(), offset);
+        SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+        offsets[axis] = offsetIndex;
+        SmallVector<OpFoldResult> sizes;
+        for (int64_t size : resultType.getShape())
+          sizes.push_back(b.getIndexAttr(size));
+        SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+        Value result = tensor::ExtractSliceOp::create(
+            b, loc, resultType, slice.getInput(), offsets, sizes, strides);
+        slice.replaceAllUsesWith(result);
+        slice.erase();
+        return success();
+      })
+      .Case([&](ToPartialOp partial) -> LogicalResult {
+        auto type = partial.getResult().getType();
+        if (failed(RuntimeCallBuilder::checkTensorType(op, type, "result")))
+          return failure();
+        Value groupIndex = rt.groupIndex(b, loc, partial.getGridAxes());
+        Value isFirst = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq, groupIndex,
+            RuntimeCallBuilder::i64Constant(b, loc, 0));
+        auto zeros = DenseElementsAttr::get(
+            type, b.getZeroAttr(type.getElementType()));
+        Value zeroTensor = arith::ConstantOp::create(b, loc, type, zeros);
+        Value result = arith::SelectOp::create(b, loc, isFirst,
+                                               partial.getInput(), zeroTensor);
+        partial.replaceAllUsesWith(result);
+        partial.erase();
+        return success();
+      })
+      .Default([&](Operation *other) -> LogicalResult {
+        if (isa<shard::ShardDialect>(other->getDialect()))
+          return other->emitOpError()
+                 << "has no lowering to the autopar runtime";
+        return success();
+      });
+}
+
+LogicalResult
+LowerProgramToRuntimePass::lowerFunction(func::FuncOp func,
+                                         RuntimeCallBuilder &rt) {
+  if (func.getBody().getBlocks().size() != 1)
+    return func.emitOpError() << "must have a single block, got "
+                              << func.getBody().getBlocks().size();
+  Block &entryBlock = func.getBody().front();
+
+  // Weights: one id per name, all uses with the same local type.
+  SmallVector<std::string> weightOrder = getProgramWeightOrder(func);
+  llvm::StringMap<int64_t> weightIds;
+  for (auto [id, name] : llvm::enumerate(weightOrder))
+    weightIds[name] = id;
+  llvm::StringMap<WeightOp> firstWeight;
+  WalkResult weightCheck = func.walk([&](WeightOp weight) {
+    auto [it, inserted] =
+        firstWeight.try_emplace(weight.getName(), weight);
+    if (!inserted &&
+        it->second.getResult().getType() != weight.getResult().getType()) {
+      weight.emitOpError() << "uses weight '" << weight.getName()
+                           << "' with type " << weight.getResult().getType()
+                           << " but an earlier use has type "
+                           << it->second.getResult().getType()
+                           << "; a weight has one local shard per device";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (weightCheck.wasInterrupted())
+    return failure();
+
+  // Arguments: read the whole input on every device.
+  for (auto [index, argument] : llvm::enumerate(func.getArguments()))
+    if (failed(RuntimeCallBuilder::checkTensorType(
+            func, argument.getType(),
+            ("argument #" + Twine(index)).str())))
+      return failure();
+  for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
+    if (failed(RuntimeCallBuilder::checkTensorType(
+            func, type, ("result #" + Twine(index)).str())))
+      return failure();
+
+  OpBuilder b = OpBuilder::atBlockBegin(&entryBlock);
+  for (auto [index, argument] : llvm::enumerate(func.getArguments())) {
+    Location loc = argument.getLoc();
+    auto type = cast<RankedTensorType>(argument.getType());
+    auto [buffer, unranked] = rt.allocate(b, loc, type);
+    rt.call(b, loc, "autopar_rt_read_input", type.getElementType(),
+            {RuntimeCallBuilder::i64Constant(b, loc, index), unranked});
+    argument.replaceAllUsesWith(
+        RuntimeCallBuilder::toTensor(b, loc, type, buffer));
+  }
+
+  // Body: weights and collectives.
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (op != func.getOperation())
+      ops.push_back(op);
+  });
+  for (Operation *op : ops)
+    if (failed(lowerOp(op, rt, weightIds)))
+      return failure();
+
+  // Results: rank 0 writes them.
+  auto returnOp = cast<func::ReturnOp>(entryBlock.getTerminator());
+  b.setInsertionPoint(returnOp);
+  for (auto [index, value] : llvm::enumerate(returnOp.getOperands())) {
+    Location loc = returnOp.getLoc();
+    Value buffer = rt.toReadOnlyBuffer(b, loc, value);
+    rt.call(b, loc, "autopar_rt_write_output", getElementTypeOrSelf(value),
+            {RuntimeCallBuilder::i64Constant(b, loc, index), buffer});
+  }
+  func::ReturnOp::create(b, returnOp.getLoc());
+  returnOp.erase();
+
+  entryBlock.eraseArguments(0, entryBlock.getNumArguments());
+  func.setFunctionType(FunctionType::get(func.getContext(), {}, {}));
+  func.removeArgAttrsAttr();
+  func.removeResAttrsAttr();
+  func.setPublic();
+  return success();
+}
+
+void LowerProgramToRuntimePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto func = module.lookupSymbol<func::FuncOp>(entry);
+  if (!func) {
+    module.emitError() << "no function @" << entry << " to lower";
+    return signalPassFailure();
+  }
+  if (Operation *clash = module.lookupSymbol(kEntryName)) {
+    clash->emitOpError() << "uses the symbol @" << kEntryName
+                         << " reserved for the device program's entry point";
+    return signalPassFailure();
+  }
+
+  int64_t calls = 0;
+  RuntimeCallBuilder rt(module, calls);
+  if (failed(lowerFunction(func, rt)))
+    return signalPassFailure();
+  if (Operation *conflict = rt.getConflict()) {
+    conflict->emitOpError()
+        << "clashes with a runtime function of a different type";
+    return signalPassFailure();
+  }
+  SymbolTable::setSymbolName(func, kEntryName);
+  numRuntimeCalls += calls;
+
+  // mlir-translate rejects a leftover grid; nothing refers to it anymore.
+  for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>()))
+    grid.erase();
+  LLVM_DEBUG(llvm::dbgs() << "emitted " << calls << " runtime calls\n");
+}

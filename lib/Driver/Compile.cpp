@@ -1,0 +1,631 @@
+//===- Compile.cpp - autopar compile and autopar import -----------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the compilation of an imported model into an output
+// directory (plan files, device program, per-device weight shards, manifest)
+// and the `compile` and `import` subcommands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DriverInternal.h"
+
+#include "autopar/Conversion/ProgramToRuntime.h"
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+#include "autopar/Pipelines/Pipelines.h"
+#include "autopar/Transforms/Planning/PlanReport.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::driver;
+
+//===----------------------------------------------------------------------===//
+// Stages
+//===----------------------------------------------------------------------===//
+
+/// Runs the passes that `build` adds on `module`; reports a generic error
+/// naming `stage` when the passes failed without saying why.
+static LogicalResult
+runStage(MLIRContext &ctx, ModuleOp module, StringRef stage,
+         function_ref<void(OpPassManager &)> build) {
+  bool sawError = false;
+  ScopedDiagnosticHandler errorWatcher(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      sawError = true;
+    return failure();
+  });
+  PassManager pm(&ctx, ModuleOp::getOperationName());
+  build(pm);
+  if (succeeded(pm.run(module)))
+    return success();
+  if (!sawError)
+    emitDriverError(ctx) << "the " << stage << " stage failed";
+  return failure();
+}
+
+static LogicalResult runPlanStage(MLIRContext &ctx, ModuleOp module,
+                                  StringRef grid, StringRef plan) {
+  return runStage(ctx, module, "planning", [&](OpPassManager &pm) {
+    PlanPipelineOptions options;
+    options.grid = grid.str();
+    options.plan = plan.str();
+    buildPlanPipeline(pm, options);
+  });
+}
+
+static LogicalResult runPartitionStage(MLIRContext &ctx, ModuleOp module) {
+  return runStage(ctx, module, "partitioning", [&](OpPassManager &pm) {
+    buildPartitionPipeline(pm, PartitionPipelineOptions());
+  });
+}
+
+static LogicalResult runLowerStage(MLIRContext &ctx, ModuleOp module) {
+  return runStage(ctx, module, "lowering", [&](OpPassManager &pm) {
+    buildLowerToLLVMPipeline(pm, LowerToLLVMPipelineOptions());
+  });
+}
+
+/// Returns the `func.func @main` of `module` or emits an error.
+static FailureOr<func::FuncOp> getMainFunction(MLIRContext &ctx,
+                                               ModuleOp module) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main) {
+    emitDriverError(ctx) << "the module has no 'func.func @main'";
+    return failure();
+  }
+  return main;
+}
+
+/// Normalizes the `--grid` value; errors on `ctx`.
+static FailureOr<SmallVector<int64_t>> parseGridOption(MLIRContext &ctx,
+                                                       StringRef grid) {
+  std::string error;
+  FailureOr<SmallVector<int64_t>> shape = parseGridShape(grid, error);
+  if (failed(shape))
+    emitDriverError(ctx) << error;
+  return shape;
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::autopar::runStagesUntil(MLIRContext &ctx, ImportedModel &model,
+                              StringRef grid, StringRef plan,
+                              EmitStage stage) {
+  OwningOpRef<ModuleOp> module = model.module->clone();
+  if (stage == EmitStage::Imported)
+    return module;
+  FailureOr<SmallVector<int64_t>> gridShape = parseGridOption(ctx, grid);
+  if (failed(gridShape) || failed(checkPlanArgument(ctx, plan)))
+    return failure();
+  if (failed(runPlanStage(ctx, *module, formatGridShape(*gridShape), plan)))
+    return failure();
+  if (stage == EmitStage::Annotated)
+    return module;
+  if (failed(runPartitionStage(ctx, *module)))
+    return failure();
+  if (stage == EmitStage::Partitioned)
+    return module;
+  if (failed(runLowerStage(ctx, *module)))
+    return failure();
+  return module;
+}
+
+//===----------------------------------------------------------------------===//
+// Signatures, cluster file
+//===----------------------------------------------------------------------===//
+
+/// Describes the tensor type `type` of runtime input/output `name`.
+static FailureOr<TensorSignature> getSignature(MLIRContext &ctx, Type type,
+                                               StringRef name) {
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  FailureOr<DType> dtype =
+      tensorType ? getDTypeFromElementType(tensorType.getElementType())
+                 : FailureOr<DType>(failure());
+  if (failed(dtype)) {
+    emitDriverError(ctx) << "'" << name << "' has type " << type
+                         << ", which cannot cross the host/device boundary";
+    return failure();
+  }
+  TensorSignature sig;
+  sig.name = name.str();
+  sig.dtype = *dtype;
+  sig.shape.assign(tensorType.getShape().begin(), tensorType.getShape().end());
+  return sig;
+}
+
+/// Fills the inputs and outputs of `manifest` from the imported @main.
+static LogicalResult fillSignatures(MLIRContext &ctx, ImportedModel &model,
+                                    Manifest &manifest) {
+  FailureOr<func::FuncOp> main = getMainFunction(ctx, *model.module);
+  if (failed(main))
+    return failure();
+  FunctionType type = main->getFunctionType();
+  for (auto [index, input] : llvm::enumerate(type.getInputs())) {
+    std::string name = index < model.inputNames.size()
+                           ? model.inputNames[index]
+                           : "input_" + std::to_string(index);
+    FailureOr<TensorSignature> sig = getSignature(ctx, input, name);
+    if (failed(sig))
+      return failure();
+    manifest.inputs.push_back(std::move(*sig));
+  }
+  for (auto [index, output] : llvm::enumerate(type.getResults())) {
+    std::string name = index < model.outputNames.size()
+                           ? model.outputNames[index]
+                           : "output_" + std::to_string(index);
+    FailureOr<TensorSignature> sig = getSignature(ctx, output, name);
+    if (failed(sig))
+      return failure();
+    manifest.outputs.push_back(std::move(*sig));
+  }
+  return success();
+}
+
+/// Reads and checks the `--cluster` file against the grid.
+static FailureOr<llvm::json::Value> readClusterFile(MLIRContext &ctx,
+                                                    StringRef path,
+                                                    ArrayRef<int64_t> grid) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    emitDriverError(ctx) << "cannot read cluster file '" << path
+                         << "': " << buffer.getError().message();
+    return failure();
+  }
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    emitDriverError(ctx) << "invalid cluster file '" << path
+                         << "': " << llvm::toString(json.takeError());
+    return failure();
+  }
+  const llvm::json::Object *object = json->getAsObject();
+  const llvm::json::Array *axes = object ? object->getArray("axes") : nullptr;
+  if (!axes) {
+    emitDriverError(ctx) << "invalid cluster file '" << path
+                         << "': expected an object with an 'axes' array";
+    return failure();
+  }
+  if (axes->size() != grid.size()) {
+    emitDriverError(ctx) << "cluster file has " << axes->size()
+                         << " axes, grid " << formatGridShape(grid) << " has "
+                         << grid.size();
+    return failure();
+  }
+  for (const llvm::json::Value &axis : *axes) {
+    if (!axis.getAsObject()) {
+      emitDriverError(ctx) << "invalid cluster file '" << path
+                           << "': every entry of 'axes' must be an object";
+      return failure();
+    }
+  }
+  return std::move(*json);
+}
+
+//===----------------------------------------------------------------------===//
+// Weight shards
+//===----------------------------------------------------------------------===//
+
+/// Copies the block at `offsets` of `localShape` out of the row-major tensor
+/// `src` of `globalShape` into `dst` (row-major, contiguous).
+static void copyBlock(const char *src, ArrayRef<int64_t> globalShape,
+                      ArrayRef<int64_t> offsets, ArrayRef<int64_t> localShape,
+                      int64_t elementSize, char *dst) {
+  int64_t rank = globalShape.size();
+  if (rank == 0) {
+    std::memcpy(dst, src, elementSize);
+    return;
+  }
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * globalShape[d + 1];
+  int64_t rowBytes = localShape.back() * elementSize;
+  int64_t numRows = 1;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    numRows *= localShape[d];
+  if (rowBytes == 0)
+    return;
+  SmallVector<int64_t> index(rank, 0);
+  for (int64_t row = 0; row < numRows; ++row) {
+    int64_t linear = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      linear += (offsets[d] + index[d]) * strides[d];
+    std::memcpy(dst + row * rowBytes, src + linear * elementSize, rowBytes);
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++index[d] < localShape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+/// Writes every device's shard of every weight of the partitioned @main into
+/// `outDir/weights/rank<R>/w<id>.bin` and records the weights in `manifest`.
+static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
+                                       ImportedModel &model,
+                                       ArrayRef<int64_t> grid,
+                                       StringRef outDir, Manifest &manifest) {
+  FailureOr<func::FuncOp> main = getMainFunction(ctx, module);
+  if (failed(main))
+    return failure();
+
+  // The first `autopar.weight` of each name; every use of a name must agree
+  // on the shard it loads, since one file per (rank, id) is written.
+  llvm::StringMap<WeightOp> weightOps;
+  WalkResult walk = main->walk([&](WeightOp op) -> WalkResult {
+    auto [it, inserted] = weightOps.try_emplace(op.getName(), op);
+    if (inserted)
+      return WalkResult::advance();
+    WeightOp first = it->second;
+    if (first.getType() != op.getType() ||
+        getSharding(first.getResult()) != getSharding(op.getResult()) ||
+        first->getAttr(kGlobalTypeAttrName) != op->getAttr(kGlobalTypeAttrName)) {
+      op.emitError() << "weight '" << op.getName()
+                     << "' is loaded with two different shardings";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  SmallString<256> weightsDir(outDir);
+  llvm::sys::path::append(weightsDir, "weights");
+  if (llvm::sys::fs::exists(weightsDir))
+    if (std::error_code ec = llvm::sys::fs::remove_directories(weightsDir)) {
+      emitDriverError(ctx) << "cannot remove the old '" << weightsDir
+                           << "': " << ec.message();
+      return failure();
+    }
+  int64_t numDevices = manifest.numDevices;
+  for (int64_t rank = 0; rank < numDevices; ++rank) {
+    SmallString<256> rankDir(weightsDir);
+    llvm::sys::path::append(rankDir, "rank" + std::to_string(rank));
+    if (std::error_code ec = llvm::sys::fs::create_directories(rankDir)) {
+      emitDriverError(ctx) << "cannot create '" << rankDir
+                           << "': " << ec.message();
+      return failure();
+    }
+  }
+
+  SmallVector<std::string> order = getProgramWeightOrder(*main);
+  for (auto [id, name] : llvm::enumerate(order)) {
+    auto it = weightOps.find(name);
+    if (it == weightOps.end()) {
+      emitDriverError(ctx) << "weight '" << name
+                           << "' of the program's weight order has no "
+                              "'autopar.weight' op";
+      return failure();
+    }
+    WeightOp op = it->second;
+    auto localType = cast<RankedTensorType>(op.getType());
+    auto globalTypeAttr = op->getAttrOfType<TypeAttr>(kGlobalTypeAttrName);
+    auto globalType = globalTypeAttr
+                          ? dyn_cast<RankedTensorType>(globalTypeAttr.getValue())
+                          : localType;
+    if (!globalType || !globalType.hasStaticShape()) {
+      op.emitError() << "weight '" << name
+                     << "' needs a static global tensor type";
+      return failure();
+    }
+    ShardingAttr sharding = getSharding(op.getResult());
+    if (!sharding)
+      sharding = ShardingAttr::getReplicated(&ctx, globalType.getRank());
+
+    const WeightStore::Weight *stored = model.weights->lookup(name);
+    if (!stored) {
+      op.emitError() << "weight '" << name << "' is not in the model";
+      return failure();
+    }
+    FailureOr<DType> dtype =
+        getDTypeFromElementType(globalType.getElementType());
+    if (failed(dtype) || *dtype != stored->dtype ||
+        ArrayRef<int64_t>(stored->shape) != globalType.getShape()) {
+      op.emitError() << "weight '" << name << "' has type " << globalType
+                     << " in the program but is stored as "
+                     << getDTypeName(stored->dtype) << " "
+                     << formatShape(stored->shape);
+      return failure();
+    }
+    std::string error;
+    FailureOr<ArrayRef<char>> data = model.weights->getData(name, error);
+    if (failed(data)) {
+      emitDriverError(ctx) << error;
+      return failure();
+    }
+    int64_t elementSize = getDTypeSize(*dtype);
+    if (static_cast<int64_t>(data->size()) !=
+        globalType.getNumElements() * elementSize) {
+      emitDriverError(ctx) << "weight '" << name << "' holds " << data->size()
+                           << " bytes, expected "
+                           << globalType.getNumElements() * elementSize;
+      return failure();
+    }
+    FailureOr<SmallVector<int64_t>> localShape = getLocalShape(
+        globalType.getShape(), sharding, grid, [&] { return op.emitError(); });
+    if (failed(localShape))
+      return failure();
+    if (ArrayRef<int64_t>(*localShape) != localType.getShape()) {
+      op.emitError() << "weight '" << name << "' has local type " << localType
+                     << " but its sharding " << sharding << " of "
+                     << globalType << " gives " << formatShape(*localShape);
+      return failure();
+    }
+
+    int64_t localElements = 1;
+    for (int64_t size : *localShape)
+      localElements *= size;
+    std::vector<char> shard(localElements * elementSize);
+    for (int64_t rank = 0; rank < numDevices; ++rank) {
+      SmallVector<int64_t> coords = getGridCoordinates(rank, grid);
+      // A pending sum over some axes: one device of each group holds the
+      // value, the others hold zeros, so that the sum is the weight.
+      bool holdsValue =
+          !sharding.isPartial() ||
+          getGroupIndex(sharding.getPartial(), grid, coords) == 0;
+      if (holdsValue) {
+        SmallVector<int64_t> offsets =
+            getShardOffsets(globalType.getShape(), sharding, grid, coords);
+        copyBlock(data->data(), globalType.getShape(), offsets, *localShape,
+                  elementSize, shard.data());
+      } else {
+        std::fill(shard.begin(), shard.end(), 0);
+      }
+      SmallString<256> path(weightsDir);
+      llvm::sys::path::append(path, "rank" + std::to_string(rank),
+                              "w" + std::to_string(id) + ".bin");
+      if (failed(writeFileBytes(ctx, path, shard)))
+        return failure();
+    }
+
+    WeightEntry entry;
+    entry.id = id;
+    entry.name = name;
+    entry.dtype = *dtype;
+    entry.globalShape.assign(globalType.getShape().begin(),
+                             globalType.getShape().end());
+    manifest.weights.push_back(std::move(entry));
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// compileModel
+//===----------------------------------------------------------------------===//
+
+/// Prints `module` into `path` (for people: no debug locations).
+static LogicalResult writeModule(MLIRContext &ctx, ModuleOp module,
+                                 StringRef path) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os, OpPrintingFlags());
+  return writeFileBytes(ctx, path, ArrayRef<char>(text.data(), text.size()));
+}
+
+FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
+                                                ImportedModel &model,
+                                                const CompileOptions &options) {
+  FailureOr<SmallVector<int64_t>> grid = parseGridOption(ctx, options.grid);
+  if (failed(grid) || failed(checkPlanArgument(ctx, options.plan)))
+    return failure();
+  if (options.outDir.empty()) {
+    emitDriverError(ctx) << "no output directory (-o OUTDIR)";
+    return failure();
+  }
+  if (llvm::sys::fs::exists(options.outDir) &&
+      !llvm::sys::fs::is_directory(options.outDir)) {
+    emitDriverError(ctx) << "output path '" << options.outDir
+                         << "' exists and is not a directory";
+    return failure();
+  }
+
+  Manifest manifest;
+  manifest.autoparVersion = getAutoparVersion().str();
+  manifest.modelSha256 = model.sha256;
+  manifest.plan = options.plan;
+  manifest.grid = *grid;
+  manifest.numDevices = 1;
+  for (int64_t size : *grid)
+    manifest.numDevices *= size;
+  if (!options.clusterPath.empty()) {
+    FailureOr<llvm::json::Value> cluster =
+        readClusterFile(ctx, options.clusterPath, *grid);
+    if (failed(cluster))
+      return failure();
+    manifest.cluster = std::move(*cluster);
+  }
+  if (failed(fillSignatures(ctx, model, manifest)))
+    return failure();
+  if (std::error_code ec = llvm::sys::fs::create_directories(options.outDir)) {
+    emitDriverError(ctx) << "cannot create output directory '"
+                         << options.outDir << "': " << ec.message();
+    return failure();
+  }
+
+  // Plan.
+  OwningOpRef<ModuleOp> module = model.module->clone();
+  std::string gridText = formatGridShape(*grid);
+  if (failed(runPlanStage(ctx, *module, gridText, options.plan)))
+    return failure();
+  PlanMetadata metadata;
+  metadata.modelSha256 = model.sha256;
+  metadata.strategy = options.plan;
+  std::string error;
+  if (failed(writePlanFiles(*module, metadata, options.outDir,
+                            manifest.planSha256, error))) {
+    emitDriverError(ctx) << "cannot write the plan files: " << error;
+    return failure();
+  }
+
+  // Partition; the device program and each device's weights.
+  if (failed(runPartitionStage(ctx, *module)))
+    return failure();
+  SmallString<256> programMlir(options.outDir);
+  llvm::sys::path::append(programMlir, "program.mlir");
+  if (failed(writeModule(ctx, *module, programMlir)) ||
+      failed(writeWeightShards(ctx, *module, model, *grid, options.outDir,
+                               manifest)))
+    return failure();
+
+  // Native code.
+  if (failed(runLowerStage(ctx, *module)))
+    return failure();
+  SmallString<256> programSo(options.outDir);
+  llvm::sys::path::append(programSo, "program.so");
+  llvm::sys::fs::make_absolute(programSo);
+  if (failed(emitSharedLibrary(*module, programSo)))
+    return failure();
+
+  SmallString<256> manifestPath(options.outDir);
+  llvm::sys::path::append(manifestPath, "manifest.json");
+  std::string json =
+      llvm::formatv("{0:2}", manifestToJson(manifest)).str() + "\n";
+  if (failed(writeFileBytes(ctx, manifestPath,
+                            ArrayRef<char>(json.data(), json.size()))))
+    return failure();
+  return manifest;
+}
+
+//===----------------------------------------------------------------------===//
+// Subcommands
+//===----------------------------------------------------------------------===//
+
+int driver::compileCommand(int argc, char **argv) {
+  static llvm::cl::OptionCategory category("autopar compile options");
+  static llvm::cl::opt<std::string> model(
+      llvm::cl::Positional, llvm::cl::desc("<model.onnx>"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> grid(
+      "grid", llvm::cl::desc("device grid: N or AxB[xC...], e.g. 4 or 2x2"),
+      llvm::cl::value_desc("shape"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> plan(
+      "plan",
+      llvm::cl::desc("replicated, data, tensor, or a plan.json file "
+                     "(default: replicated)"),
+      llvm::cl::value_desc("plan"), llvm::cl::init("replicated"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> cluster(
+      "cluster",
+      llvm::cl::desc("cluster description (JSON, one 'axes' entry per grid "
+                     "axis)"),
+      llvm::cl::value_desc("file.json"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> outDir(
+      "o", llvm::cl::desc("output directory"), llvm::cl::value_desc("outdir"),
+      llvm::cl::cat(category));
+
+  if (std::optional<int> exit = parseCommandLine(
+          argc, argv, "compile",
+          "compile an ONNX model into per-device programs and weight shards\n\n"
+          "  autopar compile MODEL.onnx --grid SHAPE [--plan P] "
+          "[--cluster FILE.json] -o OUTDIR\n\n"
+          "OUTDIR receives program.so (the device program), program.mlir, "
+          "weights/rank<R>/w<id>.bin, plan.json, plan.txt and manifest.json.\n",
+          category, kErrorExitCode))
+    return *exit;
+  if (model.empty()) {
+    printError("no model given (autopar compile MODEL.onnx --grid SHAPE -o "
+               "OUTDIR)");
+    return kErrorExitCode;
+  }
+  if (grid.getNumOccurrences() == 0) {
+    printError("missing --grid (e.g. --grid 2 or --grid 2x2)");
+    return kErrorExitCode;
+  }
+  if (outDir.empty()) {
+    printError("missing output directory (-o OUTDIR)");
+    return kErrorExitCode;
+  }
+
+  DriverContext context;
+  MLIRContext &ctx = context.get();
+  // Check the cheap arguments before importing.
+  std::string error;
+  if (failed(parseGridShape(grid, error))) {
+    printError(error);
+    return kErrorExitCode;
+  }
+  if (failed(checkPlanArgument(ctx, plan)))
+    return kErrorExitCode;
+  FailureOr<ImportedModel> imported = importModel(ctx, model);
+  if (failed(imported))
+    return kErrorExitCode;
+  CompileOptions options;
+  options.grid = grid;
+  options.plan = plan;
+  options.clusterPath = cluster;
+  options.outDir = outDir;
+  FailureOr<Manifest> manifest = compileModel(ctx, *imported, options);
+  if (failed(manifest))
+    return kErrorExitCode;
+  llvm::outs() << "compiled '" << model << "' for grid "
+               << formatGridShape(manifest->grid) << " ("
+               << manifest->numDevices << " device"
+               << (manifest->numDevices == 1 ? "" : "s") << ", plan "
+               << manifest->plan << ") into '" << outDir << "'\n";
+  return 0;
+}
+
+int driver::importCommand(int argc, char **argv) {
+  static llvm::cl::OptionCategory category("autopar import options");
+  static llvm::cl::opt<std::string> model(
+      llvm::cl::Positional, llvm::cl::desc("<model.onnx>"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> grid(
+      "grid", llvm::cl::desc("device grid for the later stages (default: 1)"),
+      llvm::cl::value_desc("shape"), llvm::cl::init("1"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> plan(
+      "plan",
+      llvm::cl::desc("replicated, data, tensor, or a plan.json file "
+                     "(default: replicated)"),
+      llvm::cl::value_desc("plan"), llvm::cl::init("replicated"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<EmitStage> emit(
+      "emit", llvm::cl::desc("the stage after which to print the IR"),
+      llvm::cl::init(EmitStage::Imported),
+      llvm::cl::values(
+          clEnumValN(EmitStage::Imported, "imported",
+                     "the imported model (default)"),
+          clEnumValN(EmitStage::Annotated, "annotated",
+                     "after planning: every value carries a sharding"),
+          clEnumValN(EmitStage::Partitioned, "partitioned",
+                     "the SPMD device program"),
+          clEnumValN(EmitStage::LLVM, "llvm", "the LLVM dialect module")),
+      llvm::cl::cat(category));
+
+  if (std::optional<int> exit = parseCommandLine(
+          argc, argv, "import",
+          "print the IR of a model after a compiler stage\n\n"
+          "  autopar import MODEL.onnx [--grid G --plan P] "
+          "[--emit imported|annotated|partitioned|llvm]\n",
+          category, kErrorExitCode))
+    return *exit;
+  if (model.empty()) {
+    printError("no model given (autopar import MODEL.onnx)");
+    return kErrorExitCode;
+  }
+  DriverContext context;
+  MLIRContext &ctx = context.get();
+  FailureOr<ImportedModel> imported =
+      importModel(ctx, model, /*requireWeightData=*/false);
+  if (failed(imported))
+    return kErrorExitCode;
+  FailureOr<OwningOpRef<ModuleOp>> module =
+      runStagesUntil(ctx, *imported, grid, plan, emit);
+  if (failed(module))
+    return kErrorExitCode;
+  (*module)->print(llvm::outs(), OpPrintingFlags());
+  llvm::outs() << "\n";
+  return 0;
+}

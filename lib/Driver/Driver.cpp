@@ -1,0 +1,401 @@
+//===- Driver.cpp - autopar tool entry point and shared helpers ---*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the `autopar` entry point (subcommand dispatch), the
+// per-subcommand command-line parsing, the diagnostic printer and the small
+// helpers shared by the subcommands (grids, dtypes, files).
+//
+//===----------------------------------------------------------------------===//
+
+#include "DriverInternal.h"
+
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+
+#include "mlir/IR/Location.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::driver;
+
+#ifndef AUTOPAR_VERSION_STRING
+#error "AUTOPAR_VERSION_STRING must be defined by the build"
+#endif
+
+StringRef mlir::autopar::getAutoparVersion() { return AUTOPAR_VERSION_STRING; }
+
+void mlir::autopar::registerDriverDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<AutoparDialect>();
+}
+
+//===----------------------------------------------------------------------===//
+// Grids, dtypes, shapes
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>>
+mlir::autopar::parseGridShape(StringRef text, std::string &error) {
+  constexpr size_t kMaxAxes = 15;
+  constexpr int64_t kMaxDevices = 1 << 16;
+  auto fail = [&](const Twine &why) {
+    error = ("invalid grid '" + text + "': " + why).str();
+    return failure();
+  };
+  if (text.empty())
+    return fail("expected N or AxB[xC...]");
+  SmallVector<StringRef> pieces;
+  text.split(pieces, 'x');
+  if (pieces.size() > kMaxAxes)
+    return fail("a grid has at most " + Twine(kMaxAxes) + " axes");
+  SmallVector<int64_t> shape;
+  int64_t devices = 1;
+  for (StringRef piece : pieces) {
+    if (piece.empty() ||
+        !llvm::all_of(piece, [](char c) { return llvm::isDigit(c); }))
+      return fail("'" + piece + "' is not a positive integer (expected N or " +
+                  "AxB[xC...])");
+    int64_t size = 0;
+    if (piece.getAsInteger(10, size) || size > kMaxDevices)
+      return fail("size '" + piece + "' is too large");
+    if (size == 0)
+      return fail("grid sizes must be positive");
+    devices *= size;
+    if (devices > kMaxDevices)
+      return fail("more than " + Twine(kMaxDevices) + " devices");
+    shape.push_back(size);
+  }
+  return shape;
+}
+
+std::string mlir::autopar::formatGridShape(ArrayRef<int64_t> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(shape, os, "x");
+  return text;
+}
+
+std::optional<DType> driver::parseDTypeName(StringRef name) {
+  for (DType dtype : {DType::F32, DType::F64, DType::I64, DType::I32, DType::I8,
+                      DType::Bool})
+    if (getDTypeName(dtype) == name)
+      return dtype;
+  return std::nullopt;
+}
+
+std::string driver::formatShape(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      shape, os,
+      [&](int64_t size) {
+        if (ShapedType::isDynamic(size))
+          os << '?';
+        else
+          os << size;
+      },
+      "x");
+  return text;
+}
+
+std::string driver::formatError(double value) {
+  return llvm::formatv("{0:e3}", value).str();
+}
+
+//===----------------------------------------------------------------------===//
+// Diagnostics
+//===----------------------------------------------------------------------===//
+
+void driver::printError(const Twine &message) {
+  llvm::errs() << "autopar: error: " << message << "\n";
+}
+
+void driver::printNote(const Twine &message) {
+  llvm::errs() << "autopar: note: " << message << "\n";
+}
+
+/// Describes `loc` for people: `file:line:col`, `'tensor'`, `node 'n'`; empty
+/// for unknown locations.
+static std::string describeLocation(Location loc) {
+  if (isa<UnknownLoc>(loc))
+    return "";
+  if (auto fileLoc = dyn_cast<FileLineColLoc>(loc))
+    return (fileLoc.getFilename().getValue() + ":" +
+            Twine(fileLoc.getLine()) + ":" + Twine(fileLoc.getColumn()))
+        .str();
+  if (auto nameLoc = dyn_cast<NameLoc>(loc))
+    return ("'" + nameLoc.getName().getValue() + "'").str();
+  if (auto fusedLoc = dyn_cast<FusedLoc>(loc)) {
+    if (auto node = dyn_cast_or_null<StringAttr>(fusedLoc.getMetadata()))
+      return ("node '" + node.getValue() + "'").str();
+    for (Location inner : fusedLoc.getLocations()) {
+      std::string text = describeLocation(inner);
+      if (!text.empty())
+        return text;
+    }
+    return "";
+  }
+  if (auto callLoc = dyn_cast<CallSiteLoc>(loc))
+    return describeLocation(callLoc.getCallee());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+static StringRef getSeverityName(DiagnosticSeverity severity) {
+  switch (severity) {
+  case DiagnosticSeverity::Error:
+    return "error";
+  case DiagnosticSeverity::Warning:
+    return "warning";
+  case DiagnosticSeverity::Remark:
+    return "remark";
+  case DiagnosticSeverity::Note:
+    return "note";
+  }
+  llvm_unreachable("unknown diagnostic severity");
+}
+
+DriverContext::DriverContext() {
+  DialectRegistry registry;
+  registerDriverDialects(registry);
+  context = std::make_unique<MLIRContext>(registry);
+  // The models are small and the machines shared: compile on one thread.
+  context->disableMultithreading();
+  handler = std::make_unique<ScopedDiagnosticHandler>(
+      context.get(), [this](Diagnostic &diag) {
+        if (diag.getSeverity() == DiagnosticSeverity::Error)
+          ++numErrors;
+        llvm::raw_ostream &os = llvm::errs();
+        os << "autopar: " << getSeverityName(diag.getSeverity()) << ": "
+           << diag.str() << "\n";
+        std::string where = describeLocation(diag.getLocation());
+        if (!where.empty())
+          printNote("at " + where);
+        for (Diagnostic &note : diag.getNotes()) {
+          std::string noteWhere = describeLocation(note.getLocation());
+          printNote(note.str() +
+                    (noteWhere.empty() ? "" : " (at " + noteWhere + ")"));
+        }
+        return success();
+      });
+}
+
+DriverContext::~DriverContext() = default;
+
+InFlightDiagnostic driver::emitDriverError(MLIRContext &ctx) {
+  return mlir::emitError(UnknownLoc::get(&ctx));
+}
+
+//===----------------------------------------------------------------------===//
+// Files and shared checks
+//===----------------------------------------------------------------------===//
+
+FailureOr<ImportedModel> driver::importModel(MLIRContext &ctx,
+                                             StringRef modelPath,
+                                             bool requireWeightData) {
+  if (!llvm::sys::fs::exists(modelPath)) {
+    emitDriverError(ctx) << "model file '" << modelPath << "' does not exist";
+    return failure();
+  }
+  if (llvm::sys::fs::is_directory(modelPath)) {
+    emitDriverError(ctx) << "model path '" << modelPath
+                         << "' is a directory, expected an .onnx file";
+    return failure();
+  }
+  ImportOptions options;
+  options.requireWeightData = requireWeightData;
+  FailureOr<ImportedModel> model = importOnnxFile(modelPath, ctx, options);
+  if (failed(model))
+    return failure();
+  if (!model->module) {
+    emitDriverError(ctx) << "importing '" << modelPath << "' produced no module";
+    return failure();
+  }
+  return model;
+}
+
+LogicalResult driver::checkPlanArgument(MLIRContext &ctx, StringRef plan) {
+  if (plan == "replicated" || plan == "data" || plan == "tensor")
+    return success();
+  if (plan.empty()) {
+    emitDriverError(ctx) << "empty --plan: expected replicated, data, tensor "
+                            "or a plan file";
+    return failure();
+  }
+  if (!llvm::sys::fs::exists(plan) || llvm::sys::fs::is_directory(plan)) {
+    emitDriverError(ctx) << "plan file '" << plan
+                         << "' does not exist (--plan takes replicated, data, "
+                            "tensor or a plan.json path)";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult driver::writeFileBytes(MLIRContext &ctx, StringRef path,
+                                     ArrayRef<char> bytes) {
+  StringRef parent = llvm::sys::path::parent_path(path);
+  if (!parent.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(parent)) {
+      emitDriverError(ctx) << "cannot create directory '" << parent
+                           << "': " << ec.message();
+      return failure();
+    }
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    emitDriverError(ctx) << "cannot write '" << path << "': " << ec.message();
+    return failure();
+  }
+  os.write(bytes.data(), bytes.size());
+  os.close();
+  if (os.has_error()) {
+    emitDriverError(ctx) << "cannot write '" << path
+                         << "': " << os.error().message();
+    os.clear_error();
+    return failure();
+  }
+  return success();
+}
+
+FailureOr<std::string> driver::readPlanText(MLIRContext &ctx,
+                                            StringRef outDir) {
+  SmallString<256> path(outDir);
+  llvm::sys::path::append(path, "plan.txt");
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    emitDriverError(ctx) << "cannot read '" << path
+                         << "': " << buffer.getError().message();
+    return failure();
+  }
+  return (*buffer)->getBuffer().str();
+}
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+std::optional<int> driver::parseCommandLine(int argc, char **argv,
+                                            StringRef command,
+                                            StringRef overview,
+                                            llvm::cl::OptionCategory &category,
+                                            int errorExitCode) {
+  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "autopar " << getAutoparVersion() << "\n";
+  });
+  std::string programName = ("autopar " + command).str();
+  SmallVector<const char *> args = {programName.c_str()};
+  for (int i = 1; i < argc; ++i)
+    args.push_back(argv[i]);
+
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  if (llvm::cl::ParseCommandLineOptions(args.size(), args.data(), overview,
+                                        &errorStream))
+    return std::nullopt;
+
+  // llvm::cl reports `<program>: Message.  Try: '...'`; print it in
+  // autopar's form: one lowercase error line, the rest as notes.
+  SmallVector<StringRef> lines;
+  StringRef(errors).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  bool first = true;
+  for (StringRef line : lines) {
+    line = line.trim();
+    line.consume_front(programName);
+    line = line.ltrim(": ").rtrim();
+    if (line.empty())
+      continue;
+    StringRef hint;
+    size_t tryPos = line.find("  Try: ");
+    if (tryPos != StringRef::npos) {
+      hint = line.drop_front(tryPos + 2);
+      line = line.take_front(tryPos);
+    }
+    line = line.rtrim(".!");
+    std::string message = line.str();
+    message[0] = llvm::toLower(message[0]);
+    if (first)
+      printError(message);
+    else
+      printNote(message);
+    first = false;
+    if (!hint.empty())
+      printNote(hint.lower());
+  }
+  if (first)
+    printError("invalid command line for 'autopar " + command + "'");
+  return errorExitCode;
+}
+
+//===----------------------------------------------------------------------===//
+// Entry point
+//===----------------------------------------------------------------------===//
+
+static void printUsage(llvm::raw_ostream &os) {
+  os << "OVERVIEW: autopar " << getAutoparVersion()
+     << " - automatic parallelization of ONNX models over a device grid\n\n"
+     << "USAGE: autopar <subcommand> [options]\n\n"
+     << "SUBCOMMANDS:\n"
+     << "  compile  MODEL.onnx --grid SHAPE [--plan P] [--cluster FILE] -o "
+        "OUTDIR\n"
+     << "           compile a model into per-device programs and weights\n"
+     << "  run      OUTDIR --inputs DIR --outputs DIR [--timeout S]\n"
+     << "           run a compiled model with mpirun (one rank per device)\n"
+     << "  verify   MODEL.onnx --grid SHAPE [--plan P] [--inputs DIR]\n"
+     << "           compare the partitioned program with the single-device "
+        "one\n"
+     << "  import   MODEL.onnx [--emit imported|annotated|partitioned|llvm]\n"
+     << "           print the IR after a compiler stage\n\n"
+     << "Run 'autopar <subcommand> --help' for the options of a subcommand.\n";
+}
+
+int mlir::autopar::runMain(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  if (argc < 2) {
+    printError("missing subcommand");
+    printUsage(llvm::errs());
+    return kErrorExitCode;
+  }
+  StringRef command = argv[1];
+  if (command == "--help" || command == "-help" || command == "-h" ||
+      command == "help") {
+    printUsage(llvm::outs());
+    return 0;
+  }
+  if (command == "--version" || command == "-version") {
+    llvm::outs() << "autopar " << getAutoparVersion() << "\n";
+    return 0;
+  }
+  int subArgc = argc - 1;
+  char **subArgv = argv + 1;
+  if (command == "compile")
+    return compileCommand(subArgc, subArgv);
+  if (command == "run")
+    return runCommand(subArgc, subArgv);
+  if (command == "verify")
+    return verifyCommand(subArgc, subArgv);
+  if (command == "import")
+    return importCommand(subArgc, subArgv);
+  printError("unknown subcommand '" + command + "'");
+  printNote("the subcommands are compile, run, verify and import; see "
+            "'autopar --help'");
+  return kErrorExitCode;
+}

@@ -1,0 +1,117 @@
+//===- DriverInternal.h - shared pieces of the driver -------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Declarations shared by the files of lib/Driver and not part of its public
+// API: the subcommand entry points, the command-line parsing helper and the
+// context with autopar's diagnostic printer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_LIB_DRIVER_DRIVERINTERNAL_H
+#define AUTOPAR_LIB_DRIVER_DRIVERINTERNAL_H
+
+#include "autopar/Driver/Driver.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <memory>
+#include <optional>
+
+namespace mlir::autopar::driver {
+
+/// Exit code of a failed command (`verify` uses 2 for errors, 1 for a
+/// mismatch).
+constexpr int kErrorExitCode = 1;
+constexpr int kVerifyMismatchExitCode = 1;
+constexpr int kVerifyErrorExitCode = 2;
+
+/// The subcommands; `argv[0]` is the subcommand name.
+int compileCommand(int argc, char **argv);
+int runCommand(int argc, char **argv);
+int verifyCommand(int argc, char **argv);
+int importCommand(int argc, char **argv);
+
+/// Prints `autopar: error: <message>` on stderr.
+void printError(const Twine &message);
+/// Prints `autopar: note: <message>` on stderr.
+void printNote(const Twine &message);
+
+/// Parses the options of subcommand `command` (declared in `category`) from
+/// `argv` (argv[0] is the subcommand). `--help` prints the options of the
+/// subcommand only. Returns the exit code when the command must stop: 0
+/// after `--help`, `errorExitCode` after a malformed command line (reported
+/// as an `autopar: error:` line).
+std::optional<int> parseCommandLine(int argc, char **argv, StringRef command,
+                                    StringRef overview,
+                                    llvm::cl::OptionCategory &category,
+                                    int errorExitCode);
+
+/// An MLIRContext with the driver's dialects and a diagnostic handler that
+/// prints `autopar: error: ...` lines (notes and locations as `autopar:
+/// note:` lines).
+class DriverContext {
+public:
+  DriverContext();
+  ~DriverContext();
+  MLIRContext &get() { return *context; }
+  /// Number of errors reported so far.
+  unsigned getNumErrors() const { return numErrors; }
+
+private:
+  std::unique_ptr<MLIRContext> context;
+  std::unique_ptr<ScopedDiagnosticHandler> handler;
+  unsigned numErrors = 0;
+};
+
+/// Emits an error without a location on `ctx`.
+InFlightDiagnostic emitDriverError(MLIRContext &ctx);
+
+/// Imports `modelPath` (errors on `ctx`).
+FailureOr<ImportedModel> importModel(MLIRContext &ctx, StringRef modelPath,
+                                     bool requireWeightData = true);
+
+/// Checks that `plan` is a keyword or names an existing file.
+LogicalResult checkPlanArgument(MLIRContext &ctx, StringRef plan);
+
+/// Writes `bytes` to `path`, creating parent directories.
+LogicalResult writeFileBytes(MLIRContext &ctx, StringRef path,
+                             ArrayRef<char> bytes);
+
+/// A temporary directory, removed on destruction unless the environment
+/// variable AUTOPAR_KEEP_RUN_DIR is set.
+class TempDirectory {
+public:
+  TempDirectory() = default;
+  TempDirectory(const TempDirectory &) = delete;
+  TempDirectory &operator=(const TempDirectory &) = delete;
+  ~TempDirectory();
+  /// Creates a fresh directory named after `prefix` in the system's
+  /// temporary directory.
+  LogicalResult create(MLIRContext &ctx, StringRef prefix);
+  StringRef get() const { return path; }
+
+private:
+  SmallString<128> path;
+};
+
+/// Reads the plan summary (`plan.txt`) of a compiled directory.
+FailureOr<std::string> readPlanText(MLIRContext &ctx, StringRef outDir);
+
+/// Parses a dtype name as written by getDTypeName.
+std::optional<DType> parseDTypeName(StringRef name);
+
+/// Formats a shape as `8x16` (`?` for dynamic sizes, `scalar` for rank 0).
+std::string formatShape(ArrayRef<int64_t> shape);
+
+/// Formats an error value for the verify report (`%.3e`).
+std::string formatError(double value);
+
+} // namespace mlir::autopar::driver
+
+#endif // AUTOPAR_LIB_DRIVER_DRIVERINTERNAL_H

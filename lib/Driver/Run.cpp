@@ -1,0 +1,474 @@
+//===- Run.cpp - autopar run: launching a compiled program --------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements running a compiled directory: checking the inputs
+// against the manifest, converting them into the runtime's raw files in a
+// temporary run directory, launching `mpirun ... autopar-runner` with a
+// timeout, and reading the outputs back; and the `run` subcommand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DriverInternal.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+extern char **environ;
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::driver;
+
+//===----------------------------------------------------------------------===//
+// Inputs
+//===----------------------------------------------------------------------===//
+
+static std::string joinPath(StringRef dir, const Twine &name) {
+  SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  return path.str().str();
+}
+
+/// True when `actual` matches `expected` (dynamic expected sizes match any).
+static bool shapeMatches(ArrayRef<int64_t> actual, ArrayRef<int64_t> expected) {
+  if (actual.size() != expected.size())
+    return false;
+  for (auto [a, e] : llvm::zip_equal(actual, expected))
+    if (!ShapedType::isDynamic(e) && a != e)
+      return false;
+  return true;
+}
+
+FailureOr<std::vector<HostTensor>>
+mlir::autopar::readInputTensors(MLIRContext &ctx, const Manifest &manifest,
+                                StringRef dir) {
+  if (!llvm::sys::fs::is_directory(dir)) {
+    emitDriverError(ctx) << "input directory '" << dir << "' does not exist";
+    return failure();
+  }
+  size_t count = manifest.inputs.size();
+  std::vector<HostTensor> tensors;
+  for (auto [index, sig] : llvm::enumerate(manifest.inputs)) {
+    std::string file = "input_" + std::to_string(index) + ".pb";
+    std::string path = joinPath(dir, file);
+    if (!llvm::sys::fs::exists(path)) {
+      emitDriverError(ctx) << "missing input '" << sig.name << "': '" << path
+                           << "' does not exist (the model has " << count
+                           << " runtime input" << (count == 1 ? "" : "s")
+                           << ")";
+      return failure();
+    }
+    std::string error;
+    FailureOr<HostTensor> tensor = readTensorProtoFile(path, error);
+    if (failed(tensor)) {
+      emitDriverError(ctx) << "cannot read input '" << sig.name << "' ("
+                           << path << "): " << error;
+      return failure();
+    }
+    if (tensor->dtype != sig.dtype) {
+      emitDriverError(ctx) << "input '" << sig.name << "' (" << file
+                           << ") has dtype " << getDTypeName(tensor->dtype)
+                           << ", expected " << getDTypeName(sig.dtype);
+      return failure();
+    }
+    if (!shapeMatches(tensor->shape, sig.shape)) {
+      emitDriverError(ctx) << "input '" << sig.name << "' (" << file
+                           << ") has shape " << formatShape(tensor->shape)
+                           << ", expected " << formatShape(sig.shape);
+      return failure();
+    }
+    tensors.push_back(std::move(*tensor));
+  }
+  std::string extra = joinPath(dir, "input_" + std::to_string(count) + ".pb");
+  if (llvm::sys::fs::exists(extra)) {
+    emitDriverError(ctx) << "'" << dir << "' holds more inputs than the "
+                         << count << " runtime input" << (count == 1 ? "" : "s")
+                         << " of the model (found '" << extra << "')";
+    return failure();
+  }
+  return tensors;
+}
+
+//===----------------------------------------------------------------------===//
+// Launching the job
+//===----------------------------------------------------------------------===//
+
+/// Finds mpirun: `$AUTOPAR_MPIRUN` when set, else `mpirun` on the PATH.
+static FailureOr<std::string> findMpirun(MLIRContext &ctx) {
+  std::optional<std::string> override =
+      llvm::sys::Process::GetEnv("AUTOPAR_MPIRUN");
+  StringRef name = override ? StringRef(*override) : StringRef("mpirun");
+  if (llvm::sys::path::has_parent_path(name)) {
+    if (llvm::sys::fs::can_execute(name))
+      return name.str();
+  } else if (llvm::ErrorOr<std::string> path =
+                 llvm::sys::findProgramByName(name)) {
+    return *path;
+  }
+  emitDriverError(ctx) << "cannot find '" << name << "'"
+                       << (override ? " (from AUTOPAR_MPIRUN)"
+                                    : " (install openmpi-bin, or set "
+                                      "AUTOPAR_MPIRUN)");
+  return failure();
+}
+
+/// The `autopar-runner` next to the running `autopar` executable.
+static FailureOr<std::string> findRunner(MLIRContext &ctx) {
+  std::string self = llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&mlir::autopar::runMain));
+  std::string runner =
+      joinPath(llvm::sys::path::parent_path(self), "autopar-runner");
+  if (!llvm::sys::fs::can_execute(runner)) {
+    emitDriverError(ctx) << "cannot find the runner '" << runner
+                         << "' (build the autopar-runner target)";
+    return failure();
+  }
+  return runner;
+}
+
+/// The current environment plus what OpenMPI needs to run as root.
+static std::vector<std::string> buildChildEnvironment() {
+  std::vector<std::string> env;
+  bool hasSingleCopy = false;
+  for (char **entry = environ; entry && *entry; ++entry) {
+    StringRef var(*entry);
+    if (var.starts_with("OMPI_ALLOW_RUN_AS_ROOT"))
+      continue;
+    if (var.starts_with("OMPI_MCA_btl_vader_single_copy_mechanism="))
+      hasSingleCopy = true;
+    env.push_back(var.str());
+  }
+  env.push_back("OMPI_ALLOW_RUN_AS_ROOT=1");
+  env.push_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
+  // Containers often forbid the cross-memory-attach single copy.
+  if (!hasSingleCopy)
+    env.push_back("OMPI_MCA_btl_vader_single_copy_mechanism=none");
+  return env;
+}
+
+static std::string readWholeFile(StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  return buffer ? (*buffer)->getBuffer().str() : std::string();
+}
+
+/// Reports a failed job: the runtime's own lines when there are any, else
+/// the tail of mpirun's output.
+static void reportJobFailure(MLIRContext &ctx, int returnCode,
+                             StringRef errorMessage, StringRef log) {
+  SmallVector<StringRef> lines;
+  log.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  SmallVector<StringRef> runtimeLines;
+  llvm::StringSet<> seen;
+  for (StringRef line : lines) {
+    size_t pos = line.find("autopar-runtime:");
+    if (pos == StringRef::npos)
+      continue;
+    StringRef message = line.drop_front(pos).trim();
+    if (seen.insert(message).second)
+      runtimeLines.push_back(message);
+  }
+  if (!runtimeLines.empty()) {
+    InFlightDiagnostic diag = emitDriverError(ctx)
+                              << "job failed: " << runtimeLines.front();
+    for (StringRef line : ArrayRef(runtimeLines).drop_front())
+      diag.attachNote() << line;
+    return;
+  }
+  InFlightDiagnostic diag = emitDriverError(ctx) << "job failed: mpirun ";
+  if (returnCode == -2)
+    diag << "was killed (" << errorMessage << ")";
+  else
+    diag << "exited with code " << returnCode;
+  constexpr size_t kTailLines = 20;
+  SmallVector<StringRef> tail;
+  for (StringRef line : lines) {
+    StringRef text = line.trim();
+    if (!text.empty() && text.find_first_not_of("-=*") != StringRef::npos)
+      tail.push_back(text);
+  }
+  for (StringRef line :
+       ArrayRef(tail).take_back(std::min(kTailLines, tail.size())))
+    diag.attachNote() << line;
+}
+
+/// Polls `process` until it exits or `timeoutSeconds` pass; on timeout stops
+/// it (SIGTERM, so that mpirun takes its ranks down, then SIGKILL).
+static llvm::sys::ProcessInfo waitWithTimeout(llvm::sys::ProcessInfo process,
+                                              unsigned timeoutSeconds,
+                                              bool &timedOut,
+                                              std::string &errorMessage) {
+  using Clock = std::chrono::steady_clock;
+  auto deadline = Clock::now() + std::chrono::seconds(timeoutSeconds);
+  timedOut = false;
+  while (true) {
+    llvm::sys::ProcessInfo status =
+        llvm::sys::Wait(process, /*SecondsToWait=*/0, &errorMessage);
+    if (status.Pid != 0)
+      return status;
+    if (Clock::now() >= deadline)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  timedOut = true;
+  ::kill(process.Pid, SIGTERM);
+  auto killDeadline = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < killDeadline) {
+    llvm::sys::ProcessInfo status =
+        llvm::sys::Wait(process, /*SecondsToWait=*/0, &errorMessage);
+    if (status.Pid != 0)
+      return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(process.Pid, SIGKILL);
+  return llvm::sys::Wait(process, std::nullopt, &errorMessage);
+}
+
+
+LogicalResult TempDirectory::create(MLIRContext &ctx, StringRef prefix) {
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(prefix, path)) {
+    emitDriverError(ctx) << "cannot create a temporary directory: "
+                         << ec.message();
+    return failure();
+  }
+  return success();
+}
+
+TempDirectory::~TempDirectory() {
+  if (path.empty())
+    return;
+  if (llvm::sys::Process::GetEnv("AUTOPAR_KEEP_RUN_DIR")) {
+    printNote("kept the temporary directory '" + path + "'");
+    return;
+  }
+  (void)llvm::sys::fs::remove_directories(path);
+}
+
+FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
+    MLIRContext &ctx, StringRef outDir, const Manifest &manifest,
+    ArrayRef<HostTensor> inputs, const RunOptions &options) {
+  if (inputs.size() != manifest.inputs.size()) {
+    emitDriverError(ctx) << "got " << inputs.size() << " inputs, the model has "
+                         << manifest.inputs.size();
+    return failure();
+  }
+  FailureOr<std::string> mpirun = findMpirun(ctx);
+  FailureOr<std::string> runner = findRunner(ctx);
+  if (failed(mpirun) || failed(runner))
+    return failure();
+
+  SmallString<256> absOutDir(outDir);
+  llvm::sys::fs::make_absolute(absOutDir);
+  TempDirectory runDir;
+  if (failed(runDir.create(ctx, "autopar-run")))
+    return failure();
+  std::string inDir = joinPath(runDir.get(), "in");
+  std::string resultDir = joinPath(runDir.get(), "out");
+  if (std::error_code ec = llvm::sys::fs::create_directories(resultDir)) {
+    emitDriverError(ctx) << "cannot create '" << resultDir
+                         << "': " << ec.message();
+    return failure();
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(inDir)) {
+    emitDriverError(ctx) << "cannot create '" << inDir << "': " << ec.message();
+    return failure();
+  }
+  for (auto [index, tensor] : llvm::enumerate(inputs))
+    if (failed(writeFileBytes(
+            ctx, joinPath(inDir, "input_" + std::to_string(index) + ".bin"),
+            tensor.data)))
+      return failure();
+
+  std::string numRanks = std::to_string(manifest.numDevices);
+  std::string grid = formatGridShape(manifest.grid);
+  std::string program = joinPath(absOutDir, "program.so");
+  std::string weights = joinPath(absOutDir, "weights");
+  SmallVector<StringRef> args = {*mpirun,
+                                 "--allow-run-as-root",
+                                 "--oversubscribe",
+                                 "--bind-to",
+                                 "none",
+                                 "-np",
+                                 numRanks,
+                                 *runner,
+                                 "--program",
+                                 program,
+                                 "--grid",
+                                 grid,
+                                 "--weights",
+                                 weights,
+                                 "--inputs",
+                                 inDir,
+                                 "--outputs",
+                                 resultDir};
+  if (options.profile)
+    args.push_back("--profile");
+  std::vector<std::string> envStrings = buildChildEnvironment();
+  SmallVector<StringRef> env(envStrings.begin(), envStrings.end());
+  std::string stdoutPath = joinPath(runDir.get(), "mpirun.stdout");
+  std::string stderrPath = joinPath(runDir.get(), "mpirun.stderr");
+  std::optional<StringRef> redirects[] = {StringRef(""), StringRef(stdoutPath),
+                                          StringRef(stderrPath)};
+
+  std::string errorMessage;
+  bool executionFailed = false;
+  llvm::sys::ProcessInfo process =
+      llvm::sys::ExecuteNoWait(*mpirun, args, ArrayRef<StringRef>(env),
+                               redirects, /*MemoryLimit=*/0, &errorMessage,
+                               &executionFailed);
+  if (executionFailed || process.Pid == llvm::sys::ProcessInfo::InvalidPid) {
+    emitDriverError(ctx) << "cannot start '" << *mpirun
+                         << "': " << errorMessage;
+    return failure();
+  }
+  bool timedOut = false;
+  llvm::sys::ProcessInfo status = waitWithTimeout(
+      process, options.timeoutSeconds, timedOut, errorMessage);
+  std::string out = readWholeFile(stdoutPath);
+  std::string err = readWholeFile(stderrPath);
+  if (timedOut) {
+    emitDriverError(ctx) << "job timed out after " << options.timeoutSeconds
+                         << " s";
+    return failure();
+  }
+  if (status.ReturnCode != 0) {
+    reportJobFailure(ctx, status.ReturnCode, errorMessage, err + "\n" + out);
+    return failure();
+  }
+  llvm::outs() << out;
+  llvm::outs().flush();
+  llvm::errs() << err;
+
+  std::vector<HostTensor> outputs;
+  for (auto [index, sig] : llvm::enumerate(manifest.outputs)) {
+    std::string path =
+        joinPath(resultDir, "output_" + std::to_string(index) + ".bin");
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    if (!buffer) {
+      emitDriverError(ctx) << "the job wrote no output '" << sig.name
+                           << "' (" << path
+                           << "): " << buffer.getError().message();
+      return failure();
+    }
+    HostTensor tensor;
+    tensor.dtype = sig.dtype;
+    tensor.shape = sig.shape;
+    if (llvm::any_of(tensor.shape, ShapedType::isDynamic)) {
+      emitDriverError(ctx) << "output '" << sig.name
+                           << "' has a dynamic shape, which the runtime "
+                              "cannot report yet";
+      return failure();
+    }
+    StringRef bytes = (*buffer)->getBuffer();
+    int64_t expectedBytes = tensor.getNumElements() * getDTypeSize(sig.dtype);
+    if (static_cast<int64_t>(bytes.size()) != expectedBytes) {
+      emitDriverError(ctx) << "output '" << sig.name << "' holds "
+                           << bytes.size() << " bytes, expected "
+                           << expectedBytes;
+      return failure();
+    }
+    tensor.data.assign(bytes.begin(), bytes.end());
+    outputs.push_back(std::move(tensor));
+  }
+  return outputs;
+}
+
+//===----------------------------------------------------------------------===//
+// autopar run
+//===----------------------------------------------------------------------===//
+
+int driver::runCommand(int argc, char **argv) {
+  static llvm::cl::OptionCategory category("autopar run options");
+  static llvm::cl::opt<std::string> outDir(
+      llvm::cl::Positional, llvm::cl::desc("<compiled dir>"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> inputs(
+      "inputs",
+      llvm::cl::desc("directory with input_<i>.pb (serialized TensorProto)"),
+      llvm::cl::value_desc("dir"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> outputs(
+      "outputs", llvm::cl::desc("directory that receives output_<i>.pb"),
+      llvm::cl::value_desc("dir"), llvm::cl::cat(category));
+  static llvm::cl::opt<unsigned> timeout(
+      "timeout",
+      llvm::cl::desc("seconds before the job is killed (default: 300)"),
+      llvm::cl::value_desc("s"), llvm::cl::init(300), llvm::cl::cat(category));
+  static llvm::cl::opt<bool> profile(
+      "profile", llvm::cl::desc("print per-rank timings of the job"),
+      llvm::cl::cat(category));
+
+  if (std::optional<int> exit = parseCommandLine(
+          argc, argv, "run",
+          "run a compiled model on its device grid with mpirun\n\n"
+          "  autopar run OUTDIR --inputs DIR --outputs DIR [--timeout S] "
+          "[--profile]\n\n"
+          "DIR uses the ONNX test-data layout: input_0.pb, ... (serialized "
+          "TensorProto, matched by position to the runtime inputs); outputs "
+          "are written as output_0.pb, ...\n",
+          category, kErrorExitCode))
+    return *exit;
+  if (outDir.empty()) {
+    printError("no compiled directory given (autopar run OUTDIR --inputs DIR "
+               "--outputs DIR)");
+    return kErrorExitCode;
+  }
+  if (inputs.empty() || outputs.empty()) {
+    printError(inputs.empty() ? "missing --inputs DIR" : "missing --outputs DIR");
+    return kErrorExitCode;
+  }
+  if (timeout == 0) {
+    printError("--timeout must be at least 1 s");
+    return kErrorExitCode;
+  }
+
+  DriverContext context;
+  MLIRContext &ctx = context.get();
+  FailureOr<Manifest> manifest = readManifest(ctx, outDir);
+  if (failed(manifest))
+    return kErrorExitCode;
+  FailureOr<std::vector<HostTensor>> inputTensors =
+      readInputTensors(ctx, *manifest, inputs);
+  if (failed(inputTensors))
+    return kErrorExitCode;
+  RunOptions options;
+  options.timeoutSeconds = timeout;
+  options.profile = profile;
+  FailureOr<std::vector<HostTensor>> results =
+      runCompiledProgram(ctx, outDir, *manifest, *inputTensors, options);
+  if (failed(results))
+    return kErrorExitCode;
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputs)) {
+    printError("cannot create output directory '" + outputs +
+               "': " + ec.message());
+    return kErrorExitCode;
+  }
+  for (auto [index, tensor] : llvm::enumerate(*results)) {
+    std::string path =
+        joinPath(outputs, "output_" + std::to_string(index) + ".pb");
+    std::string error;
+    if (failed(writeTensorProtoFile(path, tensor,
+                                    manifest->outputs[index].name, error))) {
+      printError("cannot write '" + path + "': " + error);
+      return kErrorExitCode;
+    }
+  }
+  llvm::outs() << "ran '" << outDir << "' on " << manifest->numDevices
+               << " rank" << (manifest->numDevices == 1 ? "" : "s")
+               << "; wrote " << results->size() << " output"
+               << (results->size() == 1 ? "" : "s") << " to '" << outputs
+               << "'\n";
+  return 0;
+}

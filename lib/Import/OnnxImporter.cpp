@@ -1,0 +1,766 @@
+//===- OnnxImporter.cpp - ONNX model to autopar dialect -------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the import of an ONNX model (binary ModelProto or ONNX
+// text syntax) into `func.func @main` of autopar ops:
+//
+//   1. parse the model and check that every node is supported;
+//   2. run ONNX's checker and shape inference where they apply (default-domain
+//      opset <= 17; external data present);
+//   3. build the function: runtime inputs become arguments, initializers and
+//      large constants `autopar.weight` ops (their data goes to the weight
+//      store), each node one op whose result type is inferred by the op and
+//      cross-checked against the types ONNX declares or infers;
+//   4. run the MLIR verifier.
+//
+// ONNX reports errors with C++ exceptions; they are caught here and turned
+// into diagnostics, so no exception leaves this library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxUtils.h"
+
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <climits>
+
+#define DEBUG_TYPE "autopar-import"
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::detail;
+
+/// Newest default-domain opset that ONNX 1.12's checker and shape inference
+/// know.
+static constexpr int64_t kMaxCheckedOpset = 17;
+
+//===----------------------------------------------------------------------===//
+// Parsing
+//===----------------------------------------------------------------------===//
+
+/// True when `bytes` look like ONNX text syntax: no control characters other
+/// than whitespace in the first few KiB. Serialized protobufs start with small
+/// tag and length bytes.
+static bool looksLikeText(StringRef bytes) {
+  for (unsigned char c : bytes.take_front(4096))
+    if ((c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f' &&
+         c != '\v') ||
+        c == 0x7f)
+      return false;
+  return true;
+}
+
+/// Returns the version of the default ONNX domain imported by `model`, or -1.
+static int64_t getDefaultOpset(const onnx::ModelProto &model) {
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+      return opset.version();
+  return -1;
+}
+
+/// Returns the opset version imported for `domain`, or -1.
+static int64_t getOpset(const onnx::ModelProto &model, StringRef domain) {
+  if (domain.empty() || domain == "ai.onnx")
+    return getDefaultOpset(model);
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import())
+    if (opset.domain() == domain)
+      return opset.version();
+  return -1;
+}
+
+static bool isDefaultDomain(StringRef domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+namespace {
+
+/// Imports one model. Diagnostics are emitted at the location of the model
+/// file and name the node, input or tensor concerned.
+class OnnxImporter {
+public:
+  OnnxImporter(MLIRContext &ctx, StringRef bufferName,
+               const ImportOptions &options)
+      : ctx(ctx), bufferName(bufferName), options(options),
+        fileLoc(FileLineColLoc::get(&ctx, bufferName, 0, 0)), builder(&ctx) {}
+
+  FailureOr<ImportedModel> run(StringRef bytes);
+
+private:
+  /// Description of a node for diagnostics: "node 'NAME' (op OpType, opset
+  /// N)", with `#index` for a node without a name.
+  struct NodeRef {
+    const onnx::NodeProto *node;
+    std::string name;
+    int64_t opset;
+    std::string describe() const;
+  };
+
+  InFlightDiagnostic emitError() { return mlir::emitError(fileLoc); }
+  InFlightDiagnostic emitError(const NodeRef &ref) {
+    return mlir::emitError(fileLoc) << ref.describe() << ": ";
+  }
+
+  LogicalResult parse(StringRef bytes);
+  LogicalResult checkSupportedNodes();
+  LogicalResult runOnnxChecks(bool externalData);
+  LogicalResult importGraph();
+
+  FailureOr<RankedTensorType> convertTensorType(const onnx::TypeProto &type,
+                                                const Twine &what);
+  FailureOr<RankedTensorType> getTensorType(int32_t dataType,
+                                            ArrayRef<int64_t> shape,
+                                            const Twine &what);
+  LogicalResult checkAgainstOnnxType(Value value, StringRef tensorName,
+                                     const NodeRef *ref) {
+    return checkAgainstOnnxType(value, tensorName, onnxTypes.lookup(tensorName),
+                                ref);
+  }
+  LogicalResult checkAgainstOnnxType(Value value, StringRef tensorName,
+                                     const onnx::TypeProto *onnxType,
+                                     const NodeRef *ref);
+
+  LogicalResult importNode(const NodeRef &ref);
+  LogicalResult importConstant(const NodeRef &ref, Location loc);
+  LogicalResult checkArity(const NodeRef &ref, ArrayRef<Value> inputs,
+                           unsigned minInputs, unsigned maxInputs);
+  LogicalResult checkAttributes(const NodeRef &ref,
+                                ArrayRef<StringRef> allowed);
+  template <typename OpTy>
+  FailureOr<Value> createOp(const NodeRef &ref, Location loc,
+                            ValueRange operands,
+                            const typename OpTy::Properties &properties = {});
+
+  MLIRContext &ctx;
+  StringRef bufferName;
+  const ImportOptions &options;
+  Location fileLoc;
+  OpBuilder builder;
+
+  std::shared_ptr<onnx::ModelProto> model;
+  std::unique_ptr<OnnxWeightStore> weights;
+  int64_t opset = -1;
+  bool checkedByOnnx = false;
+  /// Types ONNX declares or infers, by tensor name.
+  llvm::StringMap<const onnx::TypeProto *> onnxTypes;
+  /// Imported values, by ONNX tensor name.
+  llvm::StringMap<Value> values;
+  ImportedModel result;
+};
+
+} // namespace
+
+std::string OnnxImporter::NodeRef::describe() const {
+  std::string op = node->op_type();
+  if (!isDefaultDomain(node->domain()))
+    op = node->domain() + "." + op;
+  return "node '" + name + "' (op " + op + ", opset " + std::to_string(opset) +
+         ")";
+}
+
+LogicalResult OnnxImporter::parse(StringRef bytes) {
+  if (bytes.empty())
+    return emitError() << "model file '" << bufferName << "' is empty";
+  bool text = llvm::sys::path::extension(bufferName) == ".onnxtxt" ||
+              looksLikeText(bytes);
+  if (text) {
+    // The parser needs a null-terminated string.
+    std::string source = bytes.str();
+    onnx::Common::Status status =
+        onnx::OnnxParser::Parse(*model, source.c_str());
+    if (!status.IsOK())
+      return emitError() << "cannot parse ONNX text model '" << bufferName
+                         << "': " << toOneLine(status.ErrorMessage());
+  } else {
+    if (bytes.size() > static_cast<size_t>(INT_MAX))
+      return emitError() << "model file '" << bufferName << "' has "
+                         << bytes.size()
+                         << " bytes; models over 2 GiB must use external data";
+    if (!model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      return emitError() << "'" << bufferName
+                         << "' is not a valid ONNX model (malformed or "
+                            "truncated protobuf, "
+                         << bytes.size() << " bytes)";
+  }
+  if (!model->has_graph())
+    return emitError() << "'" << bufferName
+                       << "' is not a valid ONNX model (no graph)";
+  opset = getDefaultOpset(*model);
+  if (opset < 0)
+    return emitError() << "model '" << bufferName
+                       << "' imports no opset of the default ONNX domain";
+  return success();
+}
+
+LogicalResult OnnxImporter::checkSupportedNodes() {
+  static const llvm::StringSet<> supported = {"MatMul", "Gemm",     "Add",
+                                               "Relu",   "Constant", "Identity"};
+  for (auto [index, node] : llvm::enumerate(model->graph().node())) {
+    NodeRef ref{&node,
+                node.name().empty() ? "#" + std::to_string(index)
+                                    : node.name(),
+                getOpset(*model, node.domain())};
+    if (!isDefaultDomain(node.domain()) || !supported.contains(node.op_type()))
+      return emitError(ref) << "unsupported operator";
+  }
+  return success();
+}
+
+LogicalResult OnnxImporter::runOnnxChecks(bool externalData) {
+  if (opset > kMaxCheckedOpset) {
+    LLVM_DEBUG(llvm::dbgs() << "opset " << opset
+                            << ": skipping ONNX checker and shape inference\n");
+    return success();
+  }
+  try {
+    if (!externalData) {
+      onnx::checker::check_model(*model);
+    } else if (llvm::sys::fs::is_regular_file(bufferName)) {
+      // The path form resolves external data relative to the model file.
+      onnx::checker::check_model(bufferName.str());
+    }
+  } catch (const std::exception &e) {
+    return emitError() << "ONNX checker rejected '" << bufferName
+                       << "': " << toOneLine(e.what());
+  }
+  try {
+    onnx::ShapeInferenceOptions inferenceOptions(/*check_type_val=*/true,
+                                                 /*strict_mode_val=*/1,
+                                                 /*data_prop_val=*/false);
+    onnx::shape_inference::InferShapes(*model,
+                                       onnx::OpSchemaRegistry::Instance(),
+                                       inferenceOptions);
+  } catch (const std::exception &e) {
+    return emitError() << "ONNX shape inference failed on '" << bufferName
+                       << "': " << toOneLine(e.what());
+  }
+  checkedByOnnx = true;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+FailureOr<RankedTensorType>
+OnnxImporter::getTensorType(int32_t dataType, ArrayRef<int64_t> shape,
+                            const Twine &what) {
+  std::optional<DType> dtype = getDTypeFromOnnx(dataType);
+  if (!dtype)
+    return emitError() << what << " has unsupported element type "
+                       << getOnnxDataTypeName(dataType);
+  if (!getNumElements(shape))
+    return emitError() << what << " has invalid dimensions";
+  return RankedTensorType::get(shape, getDTypeElementType(&ctx, *dtype));
+}
+
+FailureOr<RankedTensorType>
+OnnxImporter::convertTensorType(const onnx::TypeProto &type,
+                                const Twine &what) {
+  if (!type.has_tensor_type())
+    return emitError() << what
+                       << " is not a tensor; only tensor values are supported";
+  const onnx::TypeProto::Tensor &tensor = type.tensor_type();
+  if (!tensor.has_shape())
+    return emitError() << what << " has no shape; static shapes are required";
+  SmallVector<int64_t> shape;
+  for (auto [index, dim] : llvm::enumerate(tensor.shape().dim())) {
+    if (dim.has_dim_param())
+      return emitError() << what << " dimension " << index << " is symbolic ('"
+                         << dim.dim_param()
+                         << "'); static shapes are required";
+    if (!dim.has_dim_value())
+      return emitError() << what << " dimension " << index
+                         << " is unknown; static shapes are required";
+    shape.push_back(dim.dim_value());
+  }
+  return getTensorType(tensor.elem_type(), shape, what);
+}
+
+/// Prints an ONNX tensor type like an MLIR type, `?` for unknown dimensions.
+static std::string describeOnnxType(const onnx::TypeProto::Tensor &tensor) {
+  std::string s = "tensor<";
+  if (tensor.has_shape())
+    for (const onnx::TensorShapeProto::Dimension &dim : tensor.shape().dim())
+      s += (dim.has_dim_value() ? std::to_string(dim.dim_value()) : "?") + "x";
+  else
+    s += "*x";
+  return s + getOnnxDataTypeName(tensor.elem_type()) + ">";
+}
+
+LogicalResult OnnxImporter::checkAgainstOnnxType(
+    Value value, StringRef tensorName, const onnx::TypeProto *onnxType,
+    const NodeRef *ref) {
+  if (!onnxType || !onnxType->has_tensor_type())
+    return success();
+  const onnx::TypeProto::Tensor &tensor = onnxType->tensor_type();
+  auto type = cast<RankedTensorType>(value.getType());
+  bool matches = true;
+  if (tensor.elem_type() != onnx::TensorProto::UNDEFINED) {
+    std::optional<DType> dtype = getDTypeFromOnnx(tensor.elem_type());
+    matches = dtype && getDTypeElementType(&ctx, *dtype) == type.getElementType();
+  }
+  if (tensor.has_shape()) {
+    if (tensor.shape().dim_size() != type.getRank()) {
+      matches = false;
+    } else {
+      for (auto [dim, size] : llvm::zip(tensor.shape().dim(), type.getShape()))
+        if (dim.has_dim_value() && dim.dim_value() != size)
+          matches = false;
+    }
+  }
+  if (matches)
+    return success();
+  InFlightDiagnostic diag = emitError();
+  if (ref)
+    diag << ref->describe() << ": ";
+  diag << "tensor '" << tensorName << "' has type " << type << ", but ONNX "
+       << (checkedByOnnx ? "declares or infers " : "declares ")
+       << describeOnnxType(tensor);
+  return diag;
+}
+
+//===----------------------------------------------------------------------===//
+// Nodes
+//===----------------------------------------------------------------------===//
+
+static const onnx::AttributeProto *getAttr(const onnx::NodeProto &node,
+                                           StringRef name) {
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+LogicalResult OnnxImporter::checkArity(const NodeRef &ref,
+                                       ArrayRef<Value> inputs,
+                                       unsigned minInputs,
+                                       unsigned maxInputs) {
+  const onnx::NodeProto &node = *ref.node;
+  if (inputs.size() < minInputs || inputs.size() > maxInputs)
+    return emitError(ref) << "expected " << minInputs
+                          << (minInputs == maxInputs
+                                  ? ""
+                                  : " to " + std::to_string(maxInputs))
+                          << " inputs, got " << inputs.size();
+  for (unsigned i = 0; i < minInputs; ++i)
+    if (!inputs[i])
+      return emitError(ref) << "required input " << i << " is missing";
+  if (node.output_size() != 1 || node.output(0).empty())
+    return emitError(ref) << "expected 1 output, got " << node.output_size();
+  return success();
+}
+
+LogicalResult OnnxImporter::checkAttributes(const NodeRef &ref,
+                                            ArrayRef<StringRef> allowed) {
+  for (const onnx::AttributeProto &attr : ref.node->attribute())
+    if (!llvm::is_contained(allowed, attr.name()))
+      return emitError(ref) << "unsupported attribute '" << attr.name() << "'";
+  return success();
+}
+
+template <typename OpTy>
+FailureOr<Value>
+OnnxImporter::createOp(const NodeRef &ref, Location loc, ValueRange operands,
+                       const typename OpTy::Properties &properties) {
+  // Infer first: the inferring builders abort on failure. Capture the op's
+  // message and report it with the node.
+  SmallVector<Type> types;
+  std::string message;
+  LogicalResult inferred = failure();
+  {
+    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return success();
+    });
+    auto props = properties;
+    inferred = OpTy::inferReturnTypes(&ctx, loc, operands, DictionaryAttr(),
+                                      OpaqueProperties(&props), RegionRange(),
+                                      types);
+  }
+  if (failed(inferred)) {
+    InFlightDiagnostic diag = emitError(ref);
+    diag << (message.empty() ? "invalid operands" : message) << " (operands:";
+    for (Value operand : operands)
+      diag << " " << operand.getType();
+    return diag << ")";
+  }
+  auto op = OpTy::create(builder, loc, types, operands, properties);
+  return op->getResult(0);
+}
+
+/// Sets `bytes` to the little-endian bytes of `values`.
+template <typename T>
+static void setBytes(ArrayRef<T> values, std::vector<char> &bytes) {
+  const char *begin = reinterpret_cast<const char *>(values.data());
+  bytes.assign(begin, begin + values.size() * sizeof(T));
+}
+
+LogicalResult OnnxImporter::importConstant(const NodeRef &ref, Location loc) {
+  const onnx::NodeProto &node = *ref.node;
+  const std::string &outputName = node.output(0);
+  if (node.attribute_size() != 1)
+    return emitError(ref) << "expected exactly one value attribute, got "
+                          << node.attribute_size();
+  onnx::AttributeProto &attr =
+      const_cast<onnx::AttributeProto &>(node.attribute(0));
+  StringRef kind = attr.name();
+
+  // Value attributes become a tensor (kept in the model) or decoded bytes.
+  onnx::TensorProto *tensor = nullptr;
+  DType dtype = DType::F32;
+  SmallVector<int64_t> shape;
+  std::vector<char> bytes;
+  if (kind == "value") {
+    if (!attr.has_t())
+      return emitError(ref) << "attribute 'value' is not a tensor";
+    tensor = attr.mutable_t();
+    std::optional<DType> type = getDTypeFromOnnx(tensor->data_type());
+    if (!type)
+      return emitError(ref) << "constant has unsupported element type "
+                            << getOnnxDataTypeName(tensor->data_type());
+    dtype = *type;
+    shape.assign(tensor->dims().begin(), tensor->dims().end());
+  } else if (kind == "value_float") {
+    float value = attr.f();
+    setBytes(ArrayRef<float>(value), bytes);
+  } else if (kind == "value_floats") {
+    setBytes(ArrayRef<float>(attr.floats().data(), attr.floats_size()), bytes);
+    shape.push_back(attr.floats_size());
+  } else if (kind == "value_int") {
+    int64_t value = attr.i();
+    setBytes(ArrayRef<int64_t>(value), bytes);
+    dtype = DType::I64;
+  } else if (kind == "value_ints") {
+    setBytes(ArrayRef<int64_t>(attr.ints().data(), attr.ints_size()), bytes);
+    shape.push_back(attr.ints_size());
+    dtype = DType::I64;
+  } else {
+    return emitError(ref) << "constant attribute '" << kind
+                          << "' is unsupported";
+  }
+  std::optional<int64_t> numElements = getNumElements(shape);
+  if (!numElements)
+    return emitError(ref) << "constant has invalid dimensions";
+  auto type = RankedTensorType::get(shape, getDTypeElementType(&ctx, dtype));
+
+  std::string error;
+  bool external =
+      tensor && tensor->data_location() == onnx::TensorProto::EXTERNAL;
+  if (*numElements > kMaxInlineConstantElements || external) {
+    // Large constants stay out of the IR, like initializers.
+    LogicalResult added =
+        tensor ? weights->addTensor(outputName, dtype, shape, *tensor, error)
+               : weights->addBytes(outputName, dtype, shape, std::move(bytes),
+                                   error);
+    if (failed(added))
+      return emitError(ref) << error;
+    values[outputName] = WeightOp::create(builder, loc, type, outputName);
+    return success();
+  }
+
+  if (tensor) {
+    if (tensor->has_raw_data()) {
+      const std::string &raw = tensor->raw_data();
+      if (static_cast<int64_t>(raw.size()) != *numElements * getDTypeSize(dtype))
+        return emitError(ref) << "constant has " << raw.size()
+                              << " bytes of raw_data, expected "
+                              << *numElements * getDTypeSize(dtype);
+      bytes.assign(raw.begin(), raw.end());
+    } else if (failed(decodeTypedData(*tensor, dtype, *numElements, bytes,
+                                      error))) {
+      return emitError(ref) << error;
+    }
+  }
+  DenseElementsAttr value;
+  if (dtype == DType::Bool) {
+    SmallVector<bool> bools(bytes.begin(), bytes.end());
+    value = DenseElementsAttr::get(type, ArrayRef<bool>(bools));
+  } else {
+    value = DenseElementsAttr::getFromRawBuffer(type, bytes);
+  }
+  values[outputName] =
+      ConstantOp::create(builder, loc, type, cast<ElementsAttr>(value));
+  return success();
+}
+
+LogicalResult OnnxImporter::importNode(const NodeRef &ref) {
+  const onnx::NodeProto &node = *ref.node;
+  SmallVector<Value> inputs;
+  for (const std::string &name : node.input()) {
+    if (name.empty()) {
+      inputs.push_back(Value());
+      continue;
+    }
+    Value value = values.lookup(name);
+    if (!value)
+      return emitError(ref) << "input '" << name
+                            << "' is not defined by an earlier node, a graph "
+                               "input or an initializer";
+    inputs.push_back(value);
+  }
+  for (const std::string &name : node.output())
+    if (!name.empty() && values.count(name))
+      return emitError(ref) << "tensor '" << name << "' is defined twice";
+
+  std::vector<std::string> outputNames(node.output().begin(),
+                                       node.output().end());
+  Location loc = getOnnxNodeLoc(&ctx, ref.name, outputNames);
+  StringRef opType = node.op_type();
+  FailureOr<Value> result = failure();
+
+  if (opType == "Identity") {
+    if (failed(checkArity(ref, inputs, 1, 1)) ||
+        failed(checkAttributes(ref, {})))
+      return failure();
+    values[node.output(0)] = inputs[0];
+    return success();
+  }
+  if (opType == "Constant") {
+    if (failed(checkArity(ref, inputs, 0, 0)) ||
+        failed(importConstant(ref, loc)))
+      return failure();
+    return checkAgainstOnnxType(values.lookup(node.output(0)), node.output(0),
+                                &ref);
+  }
+  if (opType == "MatMul") {
+    if (failed(checkArity(ref, inputs, 2, 2)) ||
+        failed(checkAttributes(ref, {})))
+      return failure();
+    result = createOp<MatMulOp>(ref, loc, inputs);
+  } else if (opType == "Relu") {
+    if (failed(checkArity(ref, inputs, 1, 1)) ||
+        failed(checkAttributes(ref, {})))
+      return failure();
+    result = createOp<ReluOp>(ref, loc, inputs);
+  } else if (opType == "Add") {
+    if (failed(checkArity(ref, inputs, 2, 2)) ||
+        failed(checkAttributes(ref, {"broadcast"})))
+      return failure();
+    result = createOp<AddOp>(ref, loc, inputs);
+  } else if (opType == "Gemm") {
+    if (failed(checkArity(ref, inputs, 2, 3)) ||
+        failed(checkAttributes(ref, {"alpha", "beta", "transA", "transB",
+                                     "broadcast"})))
+      return failure();
+    GemmOp::Properties props;
+    float alpha = 1.0f, beta = 1.0f;
+    bool transA = false, transB = false;
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      bool isFloat = attr.name() == "alpha" || attr.name() == "beta";
+      if (isFloat && attr.type() != onnx::AttributeProto::FLOAT)
+        return emitError(ref) << "attribute '" << attr.name()
+                              << "' must be a float";
+      if (!isFloat && attr.type() != onnx::AttributeProto::INT)
+        return emitError(ref) << "attribute '" << attr.name()
+                              << "' must be an int";
+      if (attr.name() == "alpha")
+        alpha = attr.f();
+      else if (attr.name() == "beta")
+        beta = attr.f();
+      else if (attr.name() == "transA")
+        transA = attr.i() != 0;
+      else if (attr.name() == "transB")
+        transB = attr.i() != 0;
+    }
+    props.setAlpha(builder.getF32FloatAttr(alpha));
+    props.setBeta(builder.getF32FloatAttr(beta));
+    props.setTransA(builder.getBoolAttr(transA));
+    props.setTransB(builder.getBoolAttr(transB));
+    SmallVector<Value> operands = {inputs[0], inputs[1]};
+    if (inputs.size() == 3 && inputs[2])
+      operands.push_back(inputs[2]);
+    result = createOp<GemmOp>(ref, loc, operands, props);
+  } else {
+    llvm_unreachable("unsupported operators are rejected before import");
+  }
+  if (failed(result))
+    return failure();
+  values[node.output(0)] = *result;
+  return checkAgainstOnnxType(*result, node.output(0), &ref);
+}
+
+//===----------------------------------------------------------------------===//
+// Graph
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnnxImporter::importGraph() {
+  onnx::GraphProto &graph = *model->mutable_graph();
+  for (const onnx::ValueInfoProto &info : graph.value_info())
+    if (info.has_type())
+      onnxTypes[info.name()] = &info.type();
+  for (const onnx::ValueInfoProto &info : graph.output())
+    if (info.has_type())
+      onnxTypes[info.name()] = &info.type();
+
+  llvm::StringSet<> initializerNames;
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializerNames.insert(init.name());
+
+  // Runtime inputs: graph inputs that are not initializers.
+  SmallVector<Type> inputTypes;
+  SmallVector<Location> inputLocs;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializerNames.contains(input.name()))
+      continue;
+    if (llvm::is_contained(result.inputNames, input.name()))
+      return emitError() << "graph input '" << input.name()
+                         << "' is listed twice";
+    FailureOr<RankedTensorType> type =
+        convertTensorType(input.type(), "input '" + input.name() + "'");
+    if (failed(type))
+      return failure();
+    inputTypes.push_back(*type);
+    inputLocs.push_back(getOnnxTensorLoc(&ctx, input.name()));
+    result.inputNames.push_back(input.name());
+  }
+
+  builder.setInsertionPointToEnd(result.module->getBody());
+  auto func = func::FuncOp::create(builder, fileLoc, "main",
+                                   builder.getFunctionType(inputTypes, {}));
+  Block *entry = builder.createBlock(&func.getBody(), {}, inputTypes,
+                                     inputLocs);
+  for (auto [name, arg] : llvm::zip(result.inputNames, entry->getArguments()))
+    values[name] = arg;
+
+  // Initializers: data stays in the weight store.
+  for (onnx::TensorProto &init : *graph.mutable_initializer()) {
+    SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
+    FailureOr<RankedTensorType> type = getTensorType(
+        init.data_type(), shape, "initializer '" + init.name() + "'");
+    if (failed(type))
+      return failure();
+    std::string error;
+    if (failed(weights->addTensor(init.name(), *getDTypeFromOnnx(
+                                                   init.data_type()),
+                                  shape, init, error)))
+      return emitError() << error;
+    Value weight = WeightOp::create(
+        builder, getOnnxTensorLoc(&ctx, init.name()), *type, init.name());
+    values[init.name()] = weight;
+  }
+  // An initializer that is also a graph input declares its type there.
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (initializerNames.contains(input.name()) &&
+        failed(checkAgainstOnnxType(values.lookup(input.name()), input.name(),
+                                    &input.type(), nullptr)))
+      return failure();
+
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    NodeRef ref{&node,
+                node.name().empty() ? "#" + std::to_string(index)
+                                    : node.name(),
+                getOpset(*model, node.domain())};
+    if (failed(importNode(ref)))
+      return failure();
+  }
+
+  SmallVector<Value> outputs;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value value = values.lookup(output.name());
+    if (!value)
+      return emitError() << "graph output '" << output.name()
+                         << "' is not produced by any node, input or "
+                            "initializer";
+    if (failed(checkAgainstOnnxType(value, output.name(), nullptr)))
+      return failure();
+    outputs.push_back(value);
+    result.outputNames.push_back(output.name());
+  }
+  // Large constants may also live in external files.
+  std::string error;
+  if (options.requireWeightData && failed(weights->checkExternalData(error)))
+    return emitError() << error;
+  func::ReturnOp::create(builder, fileLoc, outputs);
+  func.setFunctionType(
+      builder.getFunctionType(inputTypes, ValueRange(outputs).getTypes()));
+  return success();
+}
+
+FailureOr<ImportedModel> OnnxImporter::run(StringRef bytes) {
+  ctx.loadDialect<AutoparDialect, func::FuncDialect>();
+  result.sha256 = computeSha256(bytes);
+  model = std::make_shared<onnx::ModelProto>();
+  SmallString<256> baseDir(bufferName);
+  llvm::sys::path::remove_filename(baseDir);
+  weights = std::make_unique<OnnxWeightStore>(model, std::string(baseDir));
+  result.module = ModuleOp::create(fileLoc);
+
+  try {
+    if (failed(parse(bytes)) || failed(checkSupportedNodes()))
+      return failure();
+    // Probe the initializers' external data: ONNX 1.12's checker fails when
+    // it is missing, which planning-only imports allow.
+    OnnxWeightStore probe(model, std::string(baseDir));
+    std::string error;
+    for (onnx::TensorProto &init :
+         *model->mutable_graph()->mutable_initializer()) {
+      SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
+      std::optional<DType> dtype = getDTypeFromOnnx(init.data_type());
+      if (init.data_location() == onnx::TensorProto::EXTERNAL && dtype &&
+          getNumElements(shape))
+        (void)probe.addTensor(init.name(), *dtype, shape, init, error);
+    }
+    bool external = probe.hasExternalData();
+    bool externalMissing = external && failed(probe.checkExternalData(error));
+    if (externalMissing && options.requireWeightData)
+      return emitError() << error;
+    if (!externalMissing && failed(runOnnxChecks(external)))
+      return failure();
+    if (failed(importGraph()))
+      return failure();
+  } catch (const std::exception &e) {
+    return emitError() << "cannot import '" << bufferName
+                       << "': " << toOneLine(e.what());
+  } catch (...) {
+    return emitError() << "cannot import '" << bufferName
+                       << "': unknown exception";
+  }
+  if (failed(verify(*result.module)))
+    return failure();
+  result.weights = std::move(weights);
+  return std::move(result);
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+FailureOr<ImportedModel>
+mlir::autopar::importOnnxBuffer(StringRef bytes, StringRef bufferName,
+                                MLIRContext &ctx,
+                                const ImportOptions &options) {
+  OnnxImporter importer(ctx, bufferName, options);
+  return importer.run(bytes);
+}
+
+FailureOr<ImportedModel>
+mlir::autopar::importOnnxFile(StringRef path, MLIRContext &ctx,
+                              const ImportOptions &options) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return mlir::emitError(FileLineColLoc::get(&ctx, path, 0, 0))
+           << "cannot open model file '" << path
+           << "': " << buffer.getError().message();
+  return importOnnxBuffer((*buffer)->getBuffer(), path, ctx, options);
+}

@@ -1,0 +1,303 @@
+//===- TensorProto.cpp - ONNX TensorProto conversion and files ------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the conversion between ONNX TensorProtos and host
+// tensors, and the TensorProto files of the ONNX test-data layout
+// (`test_data_set_0/input_0.pb`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxUtils.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <climits>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::detail;
+
+//===----------------------------------------------------------------------===//
+// Data types
+//===----------------------------------------------------------------------===//
+
+std::optional<DType> detail::getDTypeFromOnnx(int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return DType::F32;
+  case onnx::TensorProto::DOUBLE:
+    return DType::F64;
+  case onnx::TensorProto::INT64:
+    return DType::I64;
+  case onnx::TensorProto::INT32:
+    return DType::I32;
+  case onnx::TensorProto::INT8:
+    return DType::I8;
+  case onnx::TensorProto::BOOL:
+    return DType::Bool;
+  default:
+    return std::nullopt;
+  }
+}
+
+int32_t detail::getOnnxDataType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return onnx::TensorProto::FLOAT;
+  case DType::F64:
+    return onnx::TensorProto::DOUBLE;
+  case DType::I64:
+    return onnx::TensorProto::INT64;
+  case DType::I32:
+    return onnx::TensorProto::INT32;
+  case DType::I8:
+    return onnx::TensorProto::INT8;
+  case DType::Bool:
+    return onnx::TensorProto::BOOL;
+  }
+  llvm_unreachable("unknown DType");
+}
+
+std::string detail::getOnnxDataTypeName(int32_t dataType) {
+  if (onnx::TensorProto::DataType_IsValid(dataType))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(dataType));
+  return "data type " + std::to_string(dataType);
+}
+
+std::optional<int64_t> detail::getNumElements(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0)
+      return std::nullopt;
+    if (dim != 0 && count > INT64_MAX / dim)
+      return std::nullopt;
+    count *= dim;
+  }
+  return count;
+}
+
+std::string detail::toOneLine(StringRef message) {
+  SmallVector<StringRef> lines;
+  message.split(lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  std::string result;
+  for (StringRef line : lines) {
+    line = line.trim();
+    if (line.empty())
+      continue;
+    if (!result.empty())
+      result += "; ";
+    result += line.str();
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Typed value fields
+//===----------------------------------------------------------------------===//
+
+/// Appends `values` converted to `T` to `out` (host order is little-endian on
+/// every platform autopar supports).
+template <typename T, typename Range>
+static void appendAs(const Range &values, std::vector<char> &out) {
+  size_t offset = out.size();
+  out.resize(offset + values.size() * sizeof(T));
+  char *dst = out.data() + offset;
+  for (auto value : values) {
+    T converted = static_cast<T>(value);
+    std::memcpy(dst, &converted, sizeof(T));
+    dst += sizeof(T);
+  }
+}
+
+LogicalResult detail::decodeTypedData(const onnx::TensorProto &tensor,
+                                      DType dtype, int64_t numElements,
+                                      std::vector<char> &out,
+                                      std::string &error) {
+  static_assert(llvm::sys::IsLittleEndianHost,
+                "autopar assumes a little-endian host");
+  auto check = [&](int64_t count, StringRef field) -> LogicalResult {
+    if (count == numElements)
+      return success();
+    error = ("tensor '" + tensor.name() + "' has " + std::to_string(count) +
+             " values in " + field.str() + ", expected " +
+             std::to_string(numElements));
+    return failure();
+  };
+  out.clear();
+  switch (dtype) {
+  case DType::F32:
+    if (failed(check(tensor.float_data_size(), "float_data")))
+      return failure();
+    appendAs<float>(tensor.float_data(), out);
+    return success();
+  case DType::F64:
+    if (failed(check(tensor.double_data_size(), "double_data")))
+      return failure();
+    appendAs<double>(tensor.double_data(), out);
+    return success();
+  case DType::I64:
+    if (failed(check(tensor.int64_data_size(), "int64_data")))
+      return failure();
+    appendAs<int64_t>(tensor.int64_data(), out);
+    return success();
+  case DType::I32:
+    if (failed(check(tensor.int32_data_size(), "int32_data")))
+      return failure();
+    appendAs<int32_t>(tensor.int32_data(), out);
+    return success();
+  case DType::I8:
+    if (failed(check(tensor.int32_data_size(), "int32_data")))
+      return failure();
+    appendAs<int8_t>(tensor.int32_data(), out);
+    return success();
+  case DType::Bool:
+    if (failed(check(tensor.int32_data_size(), "int32_data")))
+      return failure();
+    out.reserve(numElements);
+    for (int32_t value : tensor.int32_data())
+      out.push_back(value != 0 ? 1 : 0);
+    return success();
+  }
+  llvm_unreachable("unknown DType");
+}
+
+//===----------------------------------------------------------------------===//
+// TensorProto files
+//===----------------------------------------------------------------------===//
+
+/// Converts `tensor` into a host tensor; `what` names it in `error`.
+static FailureOr<HostTensor> toHostTensor(const onnx::TensorProto &tensor,
+                                          StringRef what, std::string &error) {
+  std::optional<DType> dtype = getDTypeFromOnnx(tensor.data_type());
+  if (!dtype) {
+    error = (what + ": unsupported element type " +
+             getOnnxDataTypeName(tensor.data_type()))
+                .str();
+    return failure();
+  }
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    error = (what + ": external data is not supported in tensor files").str();
+    return failure();
+  }
+  HostTensor host;
+  host.dtype = *dtype;
+  host.shape.assign(tensor.dims().begin(), tensor.dims().end());
+  std::optional<int64_t> numElements = getNumElements(host.shape);
+  if (!numElements) {
+    error = (what + ": invalid dimensions").str();
+    return failure();
+  }
+  int64_t numBytes = *numElements * getDTypeSize(*dtype);
+  if (tensor.has_raw_data()) {
+    const std::string &raw = tensor.raw_data();
+    if (static_cast<int64_t>(raw.size()) != numBytes) {
+      error = (what + ": raw_data has " + Twine(raw.size()) +
+               " bytes, expected " + Twine(numBytes))
+                  .str();
+      return failure();
+    }
+    host.data.assign(raw.begin(), raw.end());
+    return host;
+  }
+  std::string decodeError;
+  if (failed(decodeTypedData(tensor, *dtype, *numElements, host.data,
+                             decodeError))) {
+    error = (what + ": " + decodeError).str();
+    return failure();
+  }
+  return host;
+}
+
+FailureOr<HostTensor> mlir::autopar::parseTensorProto(StringRef bytes,
+                                                      StringRef bufferName,
+                                                      std::string &error) {
+  try {
+    if (bytes.empty()) {
+      error = ("'" + bufferName + "' is empty").str();
+      return failure();
+    }
+    if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+      error = ("'" + bufferName + "' is larger than 2 GiB").str();
+      return failure();
+    }
+    onnx::TensorProto tensor;
+    if (!tensor.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      error = ("'" + bufferName +
+               "' is not a valid ONNX TensorProto (malformed or truncated)")
+                  .str();
+      return failure();
+    }
+    return toHostTensor(tensor, "'" + bufferName.str() + "'", error);
+  } catch (const std::exception &e) {
+    error = ("'" + bufferName + "': " + toOneLine(e.what())).str();
+  } catch (...) {
+    error = ("'" + bufferName + "': unknown error while reading a tensor").str();
+  }
+  return failure();
+}
+
+std::string mlir::autopar::serializeTensorProto(const HostTensor &tensor,
+                                                StringRef name) {
+  onnx::TensorProto proto;
+  proto.set_name(name.str());
+  proto.set_data_type(getOnnxDataType(tensor.dtype));
+  for (int64_t dim : tensor.shape)
+    proto.add_dims(dim);
+  proto.set_raw_data(tensor.data.data(), tensor.data.size());
+  return proto.SerializeAsString();
+}
+
+FailureOr<HostTensor> mlir::autopar::readTensorProtoFile(StringRef path,
+                                                         std::string &error) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = ("cannot open '" + path + "': " + buffer.getError().message()).str();
+    return failure();
+  }
+  return parseTensorProto((*buffer)->getBuffer(), path, error);
+}
+
+LogicalResult mlir::autopar::writeTensorProtoFile(StringRef path,
+                                                  const HostTensor &tensor,
+                                                  StringRef name,
+                                                  std::string &error) {
+  int64_t expected = tensor.getNumElements() * getDTypeSize(tensor.dtype);
+  if (static_cast<int64_t>(tensor.data.size()) != expected) {
+    error = ("tensor '" + name + "' has " + Twine(tensor.data.size()) +
+             " bytes of data, expected " + Twine(expected))
+                .str();
+    return failure();
+  }
+  std::string bytes;
+  try {
+    bytes = serializeTensorProto(tensor, name);
+  } catch (const std::exception &e) {
+    error = ("cannot serialize tensor '" + name + "': " + toOneLine(e.what()))
+                .str();
+    return failure();
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    error = ("cannot open '" + path + "' for writing: " + ec.message()).str();
+    return failure();
+  }
+  os << bytes;
+  os.close();
+  if (os.has_error()) {
+    error = ("cannot write '" + path + "': " + os.error().message()).str();
+    os.clear_error();
+    return failure();
+  }
+  return success();
+}

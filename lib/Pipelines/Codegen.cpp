@@ -1,0 +1,1 @@
+//===- Codegen.cpp - placeholder until the stage lands -------------------===//

@@ -1,0 +1,1 @@
+//===- LowerToLLVM.cpp - placeholder until the stage lands -------------------===//

@@ -1,0 +1,739 @@
+//===- Runtime.cpp - Collectives, I/O and errors of device programs -------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the `autopar_rt_*` entry points of RuntimeABI.h:
+// unranked-memref decoding, grid groups over cached MPI sub-communicators,
+// the collectives, weight/input/output files and the one-line job abort.
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Runtime/Runner.h"
+#include "autopar/Runtime/RuntimeABI.h"
+
+#include <mpi.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sys/stat.h>
+#include <vector>
+
+using namespace autopar::runtime;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+/// printf into a std::string.
+__attribute__((format(printf, 1, 2))) std::string format(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  va_list copy;
+  va_copy(copy, args);
+  int length = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  std::string result(length > 0 ? static_cast<size_t>(length) : 0, '\0');
+  if (length > 0)
+    std::vsnprintf(result.data(), result.size() + 1, fmt, args);
+  va_end(args);
+  return result;
+}
+
+bool mpiActive() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
+/// This process's world rank, also before MPI_Init (from the launcher).
+int currentRank() {
+  if (mpiActive()) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+  }
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+    if (const char *value = std::getenv(name))
+      return std::atoi(value);
+  return 0;
+}
+
+/// Fails the job when an MPI call did not return MPI_SUCCESS.
+void checkMpi(int code, const char *op, const char *call) {
+  if (code == MPI_SUCCESS)
+    return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    length = std::snprintf(text, sizeof(text), "error code %d", code);
+  fail(format("%s: %s failed: %.*s", op, call, length, text));
+}
+
+//===----------------------------------------------------------------------===//
+// Element types and memrefs
+//===----------------------------------------------------------------------===//
+
+enum class ElemKind { F32, F64, I64, I32, I8, I1 };
+
+struct ElemInfo {
+  const char *name;
+  size_t size;
+  MPI_Datatype type;
+  MPI_Op sum;
+};
+
+ElemInfo elemInfo(ElemKind kind) {
+  switch (kind) {
+  case ElemKind::F32:
+    return {"f32", 4, MPI_FLOAT, MPI_SUM};
+  case ElemKind::F64:
+    return {"f64", 8, MPI_DOUBLE, MPI_SUM};
+  case ElemKind::I64:
+    return {"i64", 8, MPI_INT64_T, MPI_SUM};
+  case ElemKind::I32:
+    return {"i32", 4, MPI_INT32_T, MPI_SUM};
+  case ElemKind::I8:
+    return {"i8", 1, MPI_INT8_T, MPI_SUM};
+  case ElemKind::I1:
+    // One byte per element, 0 or 1: a sum of booleans is their logical or.
+    return {"i1", 1, MPI_UINT8_T, MPI_LOR};
+  }
+  fail("unknown element kind");
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string result;
+  for (size_t i = 0; i < shape.size(); ++i)
+    result += (i ? "x" : "") + std::to_string(shape[i]);
+  return result;
+}
+
+int64_t product(const std::vector<int64_t> &values, size_t begin, size_t end) {
+  int64_t result = 1;
+  for (size_t i = begin; i < end; ++i)
+    result *= values[i];
+  return result;
+}
+
+/// A contiguous row-major buffer decoded from an unranked memref.
+struct MemRefView {
+  char *data = nullptr;
+  std::vector<int64_t> shape;
+  int64_t numElements = 0;
+  size_t elemSize = 0;
+
+  size_t bytes() const { return static_cast<size_t>(numElements) * elemSize; }
+};
+
+/// Decodes the ranked descriptor `{allocated, aligned, offset, sizes[rank],
+/// strides[rank]}` behind `desc`; fails unless the layout is row-major
+/// contiguous.
+MemRefView viewOf(const std::string &op, const char *what, int64_t rank,
+                  void *desc, ElemKind kind) {
+  if (!desc)
+    fail(format("%s: %s descriptor is null", op.c_str(), what));
+  if (rank < 0 || rank > 64)
+    fail(format("%s: %s memref has an invalid rank %" PRId64, op.c_str(), what,
+                rank));
+  const auto *fields = static_cast<const int64_t *>(desc);
+  char *aligned = nullptr;
+  std::memcpy(&aligned, &fields[1], sizeof(aligned));
+  int64_t offset = fields[2];
+  const int64_t *sizes = fields + 3;
+  const int64_t *strides = fields + 3 + rank;
+
+  MemRefView view;
+  view.elemSize = elemInfo(kind).size;
+  view.shape.assign(sizes, sizes + rank);
+  view.numElements = 1;
+  for (int64_t size : view.shape) {
+    if (size < 0)
+      fail(format("%s: %s memref has a negative size: %s", op.c_str(), what,
+                  shapeString(view.shape).c_str()));
+    if (__builtin_mul_overflow(view.numElements, size, &view.numElements) ||
+        view.numElements > (int64_t(1) << 56))
+      fail(format("%s: %s memref is too large: %s", op.c_str(), what,
+                  shapeString(view.shape).c_str()));
+  }
+  if (view.numElements == 0)
+    return view;
+
+  std::vector<int64_t> expected(rank);
+  for (int64_t d = rank - 1, stride = 1; d >= 0; --d) {
+    expected[d] = stride;
+    stride *= view.shape[d];
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    if (view.shape[d] == 1 || strides[d] == expected[d])
+      continue;
+    fail(format(
+        "%s: %s memref of shape %s has a non-identity layout: "
+        "strides %s, expected %s",
+        op.c_str(), what, shapeString(view.shape).c_str(),
+        shapeString(std::vector<int64_t>(strides, strides + rank)).c_str(),
+        shapeString(expected).c_str()));
+  }
+  if (!aligned)
+    fail(format("%s: %s memref of shape %s has a null data pointer", op.c_str(),
+                what, shapeString(view.shape).c_str()));
+  if (offset < 0)
+    fail(format("%s: %s memref has a negative offset %" PRId64, op.c_str(),
+                what, offset));
+  view.data = aligned + offset * static_cast<int64_t>(view.elemSize);
+  return view;
+}
+
+bool overlaps(const MemRefView &a, const MemRefView &b) {
+  return a.data < b.data + b.bytes() && b.data < a.data + a.bytes();
+}
+
+/// Views `src` as a [rows][cols] array of `chunkBytes` chunks and writes its
+/// transpose [cols][rows] into `dst`.
+void transposeBlocks(const char *src, char *dst, int64_t rows, int64_t cols,
+                     size_t chunkBytes) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      std::memcpy(dst + (c * rows + r) * chunkBytes,
+                  src + (r * cols + c) * chunkBytes, chunkBytes);
+}
+
+int mpiCount(const std::string &op, int64_t count) {
+  if (count > INT32_MAX)
+    fail(format("%s: %" PRId64 " elements exceed the MPI count limit %d",
+                op.c_str(), count, INT32_MAX));
+  return static_cast<int>(count);
+}
+
+//===----------------------------------------------------------------------===//
+// Grid state and groups
+//===----------------------------------------------------------------------===//
+
+struct RuntimeState {
+  bool initialized = false;
+  RuntimeConfig config;
+  int worldRank = 0;
+  /// This device's grid coordinates (row-major rank order).
+  std::vector<int64_t> coords;
+  /// Sub-communicators by encoded axes list.
+  std::map<int64_t, MPI_Comm> comms;
+};
+
+RuntimeState &state() {
+  static RuntimeState instance;
+  return instance;
+}
+
+RuntimeState &initializedState(const std::string &op) {
+  RuntimeState &s = state();
+  if (!s.initialized)
+    fail(format("%s: the runtime is not initialized (run the program "
+                "through autopar-runner)",
+                op.c_str()));
+  return s;
+}
+
+/// The group of this device for one axes list.
+struct Group {
+  int64_t size = 1;
+  int64_t index = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
+/// Decodes the hexadecimal axes list (digit = axis + 1, major first).
+std::vector<int64_t> decodeAxes(const std::string &op, int64_t code) {
+  const RuntimeState &s = initializedState(op);
+  auto numAxes = static_cast<int64_t>(s.config.grid.size());
+  std::vector<int64_t> axes;
+  for (int64_t rest = code; rest > 0; rest >>= 4)
+    axes.insert(axes.begin(), (rest & 0xF) - 1);
+  std::vector<bool> seen(numAxes, false);
+  bool valid = code >= 0;
+  for (int64_t axis : axes) {
+    if (axis < 0 || axis >= numAxes || seen[axis]) {
+      valid = false;
+      break;
+    }
+    seen[axis] = true;
+  }
+  if (!valid)
+    fail(format("%s: invalid grid axes 0x%" PRIx64 " for grid %s", op.c_str(),
+                static_cast<uint64_t>(code),
+                shapeString(s.config.grid).c_str()));
+  return axes;
+}
+
+/// Returns the group of `code`, splitting MPI_COMM_WORLD the first time a
+/// list is used (collective over the world: SPMD programs use lists in the
+/// same order on every rank).
+Group groupOf(const std::string &op, int64_t code) {
+  RuntimeState &s = initializedState(op);
+  std::vector<int64_t> axes = decodeAxes(op, code);
+  std::vector<bool> inGroup(s.config.grid.size(), false);
+  Group group;
+  for (int64_t axis : axes) {
+    inGroup[axis] = true;
+    group.size *= s.config.grid[axis];
+    group.index = group.index * s.config.grid[axis] + s.coords[axis];
+  }
+  if (group.size == 1)
+    return group;
+  auto cached = s.comms.find(code);
+  if (cached != s.comms.end()) {
+    group.comm = cached->second;
+    return group;
+  }
+  int64_t color = 0;
+  for (size_t axis = 0; axis < s.config.grid.size(); ++axis)
+    if (!inGroup[axis])
+      color = color * s.config.grid[axis] + s.coords[axis];
+  MPI_Comm comm = MPI_COMM_NULL;
+  checkMpi(MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(color),
+                          static_cast<int>(group.index), &comm),
+           op.c_str(), "MPI_Comm_split");
+  int commSize = 0;
+  MPI_Comm_size(comm, &commSize);
+  if (commSize != group.size)
+    fail(format("%s: sub-communicator for axes 0x%" PRIx64
+                " has %d ranks, expected %" PRId64,
+                op.c_str(), static_cast<uint64_t>(code), commSize, group.size));
+  s.comms.emplace(code, comm);
+  group.comm = comm;
+  return group;
+}
+
+std::string opName(const char *base, ElemKind kind) {
+  return std::string(base) + "_" + elemInfo(kind).name;
+}
+
+void copyInto(const MemRefView &in, const MemRefView &out) {
+  if (in.data != out.data && in.bytes())
+    std::memmove(out.data, in.data, in.bytes());
+}
+
+void checkSameRank(const std::string &op, const MemRefView &in,
+                   const MemRefView &out) {
+  if (in.shape.size() != out.shape.size())
+    fail(format("%s: output rank %zu differs from input rank %zu (input %s, "
+                "output %s)",
+                op.c_str(), out.shape.size(), in.shape.size(),
+                shapeString(in.shape).c_str(), shapeString(out.shape).c_str()));
+}
+
+void checkDim(const std::string &op, const char *what, int64_t dim,
+              size_t rank) {
+  if (dim < 0 || dim >= static_cast<int64_t>(rank))
+    fail(format("%s: %s %" PRId64 " is out of range for rank %zu", op.c_str(),
+                what, dim, rank));
+}
+
+void checkShape(const std::string &op, const MemRefView &in,
+                const MemRefView &out, const std::vector<int64_t> &expected,
+                const std::string &why) {
+  if (out.shape != expected)
+    fail(format("%s: output shape %s is inconsistent with input shape %s %s "
+                "(expected %s)",
+                op.c_str(), shapeString(out.shape).c_str(),
+                shapeString(in.shape).c_str(), why.c_str(),
+                shapeString(expected).c_str()));
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+void allReduce(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
+               void *outDesc, int64_t axes) {
+  std::string op = opName("all_reduce", kind);
+  MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
+  MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
+  Group group = groupOf(op, axes);
+  if (out.shape != in.shape)
+    fail(format("%s: output shape %s differs from input shape %s", op.c_str(),
+                shapeString(out.shape).c_str(), shapeString(in.shape).c_str()));
+  copyInto(in, out);
+  if (group.size == 1 || out.numElements == 0)
+    return;
+  ElemInfo info = elemInfo(kind);
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, out.data, mpiCount(op, out.numElements),
+                         info.type, info.sum, group.comm),
+           op.c_str(), "MPI_Allreduce");
+}
+
+void allGather(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
+               void *outDesc, int64_t axes, int64_t dim) {
+  std::string op = opName("all_gather", kind);
+  MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
+  MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
+  Group group = groupOf(op, axes);
+  checkSameRank(op, in, out);
+  checkDim(op, "gather dim", dim, in.shape.size());
+  std::vector<int64_t> expected = in.shape;
+  expected[dim] *= group.size;
+  checkShape(op, in, out, expected,
+             format("gathered along dim %" PRId64 " over %" PRId64 " devices",
+                    dim, group.size));
+  if (group.size == 1) {
+    copyInto(in, out);
+    return;
+  }
+  if (in.numElements == 0)
+    return;
+  ElemInfo info = elemInfo(kind);
+  int64_t outer = product(in.shape, 0, dim);
+  size_t chunkBytes = in.bytes() / outer;
+  int count = mpiCount(op, in.numElements);
+  mpiCount(op, out.numElements);
+  std::vector<char> gathered;
+  char *target = out.data;
+  if (outer != 1 || overlaps(in, out)) {
+    gathered.resize(out.bytes());
+    target = gathered.data();
+  }
+  checkMpi(MPI_Allgather(in.data, count, info.type, target, count, info.type,
+                         group.comm),
+           op.c_str(), "MPI_Allgather");
+  // [group][outer][chunk] -> [outer][group][chunk].
+  if (target != out.data)
+    transposeBlocks(target, out.data, group.size, outer, chunkBytes);
+}
+
+void reduceScatter(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
+                   void *outDesc, int64_t axes, int64_t dim) {
+  std::string op = opName("reduce_scatter", kind);
+  MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
+  MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
+  Group group = groupOf(op, axes);
+  checkSameRank(op, in, out);
+  checkDim(op, "scatter dim", dim, in.shape.size());
+  if (in.shape[dim] % group.size != 0)
+    fail(format("%s: scatter dim %" PRId64 " of input shape %s is not "
+                "divisible by the group size %" PRId64,
+                op.c_str(), dim, shapeString(in.shape).c_str(), group.size));
+  std::vector<int64_t> expected = in.shape;
+  expected[dim] /= group.size;
+  checkShape(op, in, out, expected,
+             format("scattered along dim %" PRId64 " over %" PRId64 " devices",
+                    dim, group.size));
+  if (group.size == 1) {
+    copyInto(in, out);
+    return;
+  }
+  if (out.numElements == 0)
+    return;
+  ElemInfo info = elemInfo(kind);
+  int64_t outer = product(in.shape, 0, dim);
+  size_t chunkBytes = out.bytes() / outer;
+  int count = mpiCount(op, out.numElements);
+  mpiCount(op, in.numElements);
+  // Block j (sent to member j) must be contiguous: [outer][group][chunk] ->
+  // [group][outer][chunk].
+  std::vector<char> packed;
+  const char *send = in.data;
+  if (outer != 1 || overlaps(in, out)) {
+    packed.resize(in.bytes());
+    transposeBlocks(in.data, packed.data(), outer, group.size, chunkBytes);
+    send = packed.data();
+  }
+  checkMpi(MPI_Reduce_scatter_block(send, out.data, count, info.type, info.sum,
+                                    group.comm),
+           op.c_str(), "MPI_Reduce_scatter_block");
+}
+
+void allToAll(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
+              void *outDesc, int64_t axes, int64_t splitDim,
+              int64_t concatDim) {
+  std::string op = opName("all_to_all", kind);
+  MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
+  MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
+  Group group = groupOf(op, axes);
+  checkSameRank(op, in, out);
+  checkDim(op, "split dim", splitDim, in.shape.size());
+  checkDim(op, "concat dim", concatDim, in.shape.size());
+  if (in.shape[splitDim] % group.size != 0)
+    fail(format("%s: split dim %" PRId64 " of input shape %s is not "
+                "divisible by the group size %" PRId64,
+                op.c_str(), splitDim, shapeString(in.shape).c_str(),
+                group.size));
+  std::vector<int64_t> block = in.shape;
+  block[splitDim] /= group.size;
+  std::vector<int64_t> expected = block;
+  expected[concatDim] *= group.size;
+  checkShape(op, in, out, expected,
+             format("split along dim %" PRId64 " and concatenated along dim "
+                    "%" PRId64 " over %" PRId64 " devices",
+                    splitDim, concatDim, group.size));
+  if (group.size == 1) {
+    copyInto(in, out);
+    return;
+  }
+  if (in.numElements == 0)
+    return;
+  ElemInfo info = elemInfo(kind);
+  int count = mpiCount(op, in.numElements / group.size);
+  mpiCount(op, in.numElements);
+
+  // Send blocks: [outerSplit][group][chunk] -> [group][outerSplit][chunk].
+  int64_t outerSplit = product(in.shape, 0, splitDim);
+  std::vector<char> packed;
+  const char *send = in.data;
+  if (outerSplit != 1 || overlaps(in, out)) {
+    packed.resize(in.bytes());
+    transposeBlocks(in.data, packed.data(), outerSplit, group.size,
+                    in.bytes() / outerSplit / group.size);
+    send = packed.data();
+  }
+  // Received blocks: [group][outerConcat][chunk] ->
+  // [outerConcat][group][chunk].
+  int64_t outerConcat = product(block, 0, concatDim);
+  std::vector<char> received;
+  char *recv = out.data;
+  if (outerConcat != 1) {
+    received.resize(out.bytes());
+    recv = received.data();
+  }
+  checkMpi(
+      MPI_Alltoall(send, count, info.type, recv, count, info.type, group.comm),
+      op.c_str(), "MPI_Alltoall");
+  if (recv != out.data)
+    transposeBlocks(recv, out.data, group.size, outerConcat,
+                    out.bytes() / outerConcat / group.size);
+}
+
+//===----------------------------------------------------------------------===//
+// Files
+//===----------------------------------------------------------------------===//
+
+void readFile(const std::string &op, const char *what, const std::string &path,
+              const MemRefView &view, ElemKind kind) {
+  FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    fail(format("%s: cannot open %s file '%s': %s", op.c_str(), what,
+                path.c_str(), std::strerror(errno)));
+  struct stat info;
+  if (fstat(fileno(file), &info) != 0)
+    fail(format("%s: cannot stat %s file '%s': %s", op.c_str(), what,
+                path.c_str(), std::strerror(errno)));
+  auto actual = static_cast<int64_t>(info.st_size);
+  auto expected = static_cast<int64_t>(view.bytes());
+  if (actual != expected)
+    fail(format("%s: %s file '%s' has %" PRId64 " bytes, expected %" PRId64
+                " (%s tensor of shape %s)",
+                op.c_str(), what, path.c_str(), actual, expected,
+                elemInfo(kind).name, shapeString(view.shape).c_str()));
+  if (view.bytes() &&
+      std::fread(view.data, 1, view.bytes(), file) != view.bytes())
+    fail(format("%s: cannot read %" PRId64 " bytes from %s file '%s'",
+                op.c_str(), expected, what, path.c_str()));
+  std::fclose(file);
+}
+
+const std::string &requireDir(const std::string &op, const std::string &dir,
+                              const char *flag) {
+  if (dir.empty())
+    fail(format("%s: no %s directory was given to autopar-runner", op.c_str(),
+                flag));
+  return dir;
+}
+
+void loadWeight(ElemKind kind, int64_t id, int64_t rank, void *desc) {
+  std::string op = opName("load_weight", kind);
+  RuntimeState &s = initializedState(op);
+  MemRefView view = viewOf(op, "weight", rank, desc, kind);
+  if (id < 0)
+    fail(format("%s: invalid weight id %" PRId64, op.c_str(), id));
+  std::string path = requireDir(op, s.config.weightsDir, "--weights") +
+                     "/rank" + std::to_string(s.worldRank) + "/w" +
+                     std::to_string(id) + ".bin";
+  readFile(op, "weight", path, view, kind);
+}
+
+void readInput(ElemKind kind, int64_t index, int64_t rank, void *desc) {
+  std::string op = opName("read_input", kind);
+  RuntimeState &s = initializedState(op);
+  MemRefView view = viewOf(op, "input", rank, desc, kind);
+  if (index < 0)
+    fail(format("%s: invalid input index %" PRId64, op.c_str(), index));
+  std::string path = requireDir(op, s.config.inputsDir, "--inputs") +
+                     "/input_" + std::to_string(index) + ".bin";
+  readFile(op, "input", path, view, kind);
+}
+
+void writeOutput(ElemKind kind, int64_t index, int64_t rank, void *desc) {
+  std::string op = opName("write_output", kind);
+  RuntimeState &s = initializedState(op);
+  MemRefView view = viewOf(op, "output", rank, desc, kind);
+  if (index < 0)
+    fail(format("%s: invalid output index %" PRId64, op.c_str(), index));
+  if (s.worldRank != 0)
+    return;
+  const std::string &dir = requireDir(op, s.config.outputsDir, "--outputs");
+  if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+    fail(format("%s: cannot create output directory '%s': %s", op.c_str(),
+                dir.c_str(), std::strerror(errno)));
+  std::string path = dir + "/output_" + std::to_string(index) + ".bin";
+  FILE *file = std::fopen(path.c_str(), "wb");
+  if (!file)
+    fail(format("%s: cannot create output file '%s': %s", op.c_str(),
+                path.c_str(), std::strerror(errno)));
+  bool ok = !view.bytes() ||
+            std::fwrite(view.data, 1, view.bytes(), file) == view.bytes();
+  ok = (std::fclose(file) == 0) && ok;
+  if (!ok)
+    fail(format("%s: cannot write %zu bytes to output file '%s'", op.c_str(),
+                view.bytes(), path.c_str()));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// C++ API
+//===----------------------------------------------------------------------===//
+
+void autopar::runtime::fail(const std::string &message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "autopar-runtime: rank %d: %s\n", currentRank(),
+               message.c_str());
+  std::fflush(stderr);
+  if (mpiActive())
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}
+
+std::optional<std::vector<int64_t>>
+autopar::runtime::parseGrid(const std::string &text) {
+  std::vector<int64_t> grid;
+  size_t pos = 0;
+  while (true) {
+    size_t end = text.find('x', pos);
+    std::string part =
+        text.substr(pos, end == std::string::npos ? end : end - pos);
+    if (part.empty() || part.size() > 9 ||
+        part.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    int64_t size = std::stoll(part);
+    if (size <= 0)
+      return std::nullopt;
+    grid.push_back(size);
+    if (end == std::string::npos)
+      break;
+    pos = end + 1;
+  }
+  if (grid.size() > 15)
+    return std::nullopt;
+  return grid;
+}
+
+void autopar::runtime::initializeRuntime(const RuntimeConfig &config) {
+  if (!mpiActive())
+    fail("initializeRuntime: mpi is not initialized");
+  RuntimeState &s = state();
+  if (s.initialized)
+    fail("initializeRuntime: the runtime is already initialized");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int worldSize = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &s.worldRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+  if (config.grid.empty() || config.grid.size() > 15)
+    fail(format("grid %s must have between 1 and 15 axes",
+                shapeString(config.grid).c_str()));
+  int64_t devices = 1;
+  for (int64_t size : config.grid) {
+    if (size <= 0 || size > INT32_MAX)
+      fail(format("invalid grid %s", shapeString(config.grid).c_str()));
+    devices *= size;
+  }
+  if (devices != worldSize)
+    fail(format("expected %" PRId64 " ranks for grid %s, got %d", devices,
+                shapeString(config.grid).c_str(), worldSize));
+  s.config = config;
+  s.coords.assign(config.grid.size(), 0);
+  for (int64_t axis = static_cast<int64_t>(config.grid.size()) - 1,
+               rest = s.worldRank;
+       axis >= 0; --axis) {
+    s.coords[axis] = rest % config.grid[axis];
+    rest /= config.grid[axis];
+  }
+  s.initialized = true;
+}
+
+void autopar::runtime::finalizeRuntime() {
+  RuntimeState &s = state();
+  for (auto &entry : s.comms)
+    MPI_Comm_free(&entry.second);
+  s.comms.clear();
+  s.initialized = false;
+}
+
+//===----------------------------------------------------------------------===//
+// C entry points
+//===----------------------------------------------------------------------===//
+
+#define AUTOPAR_RT_EXPORT extern "C" __attribute__((visibility("default")))
+
+#define AUTOPAR_RT_DEFINE(SUFFIX, KIND)                                        \
+  AUTOPAR_RT_EXPORT void autopar_rt_load_weight_##SUFFIX(                      \
+      int64_t id, int64_t rank, void *desc) {                                  \
+    loadWeight(ElemKind::KIND, id, rank, desc);                                \
+  }                                                                            \
+  AUTOPAR_RT_EXPORT void autopar_rt_read_input_##SUFFIX(                       \
+      int64_t index, int64_t rank, void *desc) {                               \
+    readInput(ElemKind::KIND, index, rank, desc);                              \
+  }                                                                            \
+  AUTOPAR_RT_EXPORT void autopar_rt_write_output_##SUFFIX(                     \
+      int64_t index, int64_t rank, void *desc) {                               \
+    writeOutput(ElemKind::KIND, index, rank, desc);                            \
+  }                                                                            \
+  AUTOPAR_RT_EXPORT void autopar_rt_all_reduce_##SUFFIX(                       \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t axes) {    \
+    allReduce(ElemKind::KIND, inRank, in, outRank, out, axes);                 \
+  }                                                                            \
+  AUTOPAR_RT_EXPORT void autopar_rt_all_gather_##SUFFIX(                       \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t axes,      \
+      int64_t dim) {                                                           \
+    allGather(ElemKind::KIND, inRank, in, outRank, out, axes, dim);            \
+  }                                                                            \
+  AUTOPAR_RT_EXPORT void autopar_rt_reduce_scatter_##SUFFIX(                   \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t axes,      \
+      int64_t dim) {                                                           \
+    reduceScatter(ElemKind::KIND, inRank, in, outRank, out, axes, dim);        \
+  }                                                                            \
+  AUTOPAR_RT_EXPORT void autopar_rt_all_to_all_##SUFFIX(                       \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t axes,      \
+      int64_t splitDim, int64_t concatDim) {                                   \
+    allToAll(ElemKind::KIND, inRank, in, outRank, out, axes, splitDim,         \
+             concatDim);                                                       \
+  }
+
+AUTOPAR_RT_DEFINE(f32, F32)
+AUTOPAR_RT_DEFINE(f64, F64)
+AUTOPAR_RT_DEFINE(i64, I64)
+AUTOPAR_RT_DEFINE(i32, I32)
+AUTOPAR_RT_DEFINE(i8, I8)
+AUTOPAR_RT_DEFINE(i1, I1)
+
+#undef AUTOPAR_RT_DEFINE
+
+AUTOPAR_RT_EXPORT int64_t autopar_rt_group_index(int64_t axes) {
+  std::string op = "group_index";
+  const RuntimeState &s = initializedState(op);
+  int64_t index = 0;
+  for (int64_t axis : decodeAxes(op, axes))
+    index = index * s.config.grid[axis] + s.coords[axis];
+  return index;
+}
+
+AUTOPAR_RT_EXPORT void autopar_rt_fail(const char *message) {
+  fail(message ? message : "autopar_rt_fail called with a null message");
+}

@@ -1,0 +1,281 @@
+//===- Partition.cpp - SPMD partitioning of an annotated module -----------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Turns a module whose values all carry a #autopar.sharding into the program
+// one device runs. Per op, the sharding rule (upstream ShardingInterface) and
+// the op's result shardings give the loop assignment and from it the sharding
+// each operand must have; a mismatch is closed by the single-step collectives
+// of planReshard. Pending sums stay pending until a consumer needs them
+// reduced, which is where upstream shard-partition (no partial state in MLIR
+// 22) would all-reduce right away.
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Analysis/Reshard.h"
+#include "autopar/Analysis/ShardingRule.h"
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+#include "autopar/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#define DEBUG_TYPE "autopar-partition"
+
+namespace mlir::autopar {
+#define GEN_PASS_DEF_PARTITIONPASS
+#include "autopar/Transforms/Passes.h.inc"
+} // namespace mlir::autopar
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+namespace {
+
+struct PartitionPass
+    : public mlir::autopar::impl::PartitionPassBase<PartitionPass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  /// Emits the collectives taking `local` (the device's part of a value of
+  /// `globalType` with sharding `from`) to sharding `to`.
+  FailureOr<Value> reshard(OpBuilder &b, Location loc, Value local,
+                           RankedTensorType globalType, ShardingAttr from,
+                           ShardingAttr to);
+  FailureOr<RankedTensorType> localType(Location loc, RankedTensorType global,
+                                        ShardingAttr sharding);
+
+  SmallVector<int64_t> gridShape;
+  StringRef gridName;
+};
+
+} // namespace
+
+static SmallVector<int16_t> toGridAxes(ArrayRef<int64_t> axes) {
+  return llvm::to_vector(
+      llvm::map_range(axes, [](int64_t a) { return (int16_t)a; }));
+}
+
+FailureOr<RankedTensorType>
+PartitionPass::localType(Location loc, RankedTensorType global,
+                         ShardingAttr sharding) {
+  FailureOr<SmallVector<int64_t>> shape =
+      getLocalShape(global.getShape(), sharding, gridShape,
+                    [&]() { return emitError(loc) << "value "; });
+  if (failed(shape))
+    return failure();
+  return RankedTensorType::get(*shape, global.getElementType());
+}
+
+FailureOr<Value> PartitionPass::reshard(OpBuilder &b, Location loc,
+                                        Value local,
+                                        RankedTensorType globalType,
+                                        ShardingAttr from, ShardingAttr to) {
+  for (const ReshardStep &step : planReshard(from, to)) {
+    FailureOr<RankedTensorType> type = localType(loc, globalType, step.after);
+    if (failed(type))
+      return failure();
+    SmallVector<int16_t> axes = toGridAxes(step.axes);
+    switch (step.kind) {
+    case ReshardStep::Kind::AllReduce:
+      local = shard::AllReduceOp::create(b, loc, *type, gridName, axes, local,
+                                         shard::ReductionKind::Sum);
+      ++numCollectives;
+      break;
+    case ReshardStep::Kind::ReduceScatter:
+      local = shard::ReduceScatterOp::create(
+          b, loc, *type, gridName, axes, local, shard::ReductionKind::Sum,
+          llvm::APInt(64, step.dim));
+      ++numCollectives;
+      break;
+    case ReshardStep::Kind::AllGather:
+      local = shard::AllGatherOp::create(b, loc, *type, gridName, axes, local,
+                                         llvm::APInt(64, step.dim));
+      ++numCollectives;
+      break;
+    case ReshardStep::Kind::AllToAll:
+      local = shard::AllToAllOp::create(b, loc, *type, gridName, axes, local,
+                                        llvm::APInt(64, step.otherDim),
+                                        llvm::APInt(64, step.dim));
+      ++numCollectives;
+      break;
+    case ReshardStep::Kind::AllSlice:
+      local = shard::AllSliceOp::create(b, loc, *type, gridName, axes, local,
+                                        llvm::APInt(64, step.dim));
+      break;
+    case ReshardStep::Kind::ToPartial:
+      local = ToPartialOp::create(b, loc, local,
+                                  FlatSymbolRefAttr::get(b.getContext(), gridName),
+                                  b.getDenseI64ArrayAttr(step.axes));
+      break;
+    }
+  }
+  return local;
+}
+
+void PartitionPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  shard::GridOp grid = getUniqueGrid(module);
+  if (!grid)
+    return signalPassFailure();
+  gridShape.assign(grid.getShape().begin(), grid.getShape().end());
+  gridName = grid.getSymName();
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func) {
+    module.emitError() << "expected a function @main to partition";
+    return signalPassFailure();
+  }
+
+  // Read the whole plan before the IR changes: shardings and global types of
+  // every value, and each op's required operand shardings.
+  DenseMap<Value, ShardingAttr> sharding;
+  DenseMap<Value, RankedTensorType> globalType;
+  DenseMap<Operation *, OpShardingPlan> plans;
+  auto record = [&](Value v) -> LogicalResult {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return success();
+    ShardingAttr s = getSharding(v);
+    if (!s)
+      return emitError(v.getLoc())
+             << "value '" << getOnnxValueName(v)
+             << "' has no sharding (run autopar-verify-sharded first)";
+    sharding[v] = s;
+    globalType[v] = type;
+    return success();
+  };
+  for (BlockArgument arg : func.getArguments())
+    if (failed(record(arg)))
+      return signalPassFailure();
+  WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+    if (isa<func::FuncOp, func::ReturnOp>(op))
+      return WalkResult::advance();
+    for (Value r : op->getResults())
+      if (failed(record(r)))
+        return WalkResult::interrupt();
+    if (isa<WeightOp, ConstantOp>(op))
+      return WalkResult::advance();
+    FailureOr<OpShardingPlan> plan = getOpShardingPlan(op);
+    if (failed(plan))
+      return WalkResult::interrupt();
+    plans[op] = std::move(*plan);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return signalPassFailure();
+
+  OpBuilder b(ctx);
+  // Runtime inputs arrive whole on every device: slice them locally.
+  b.setInsertionPointToStart(&func.getBody().front());
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      continue;
+    FailureOr<Value> local =
+        reshard(b, arg.getLoc(), arg, type,
+                ShardingAttr::getReplicated(ctx, type.getRank()), sharding[arg]);
+    if (failed(local))
+      return signalPassFailure();
+    arg.replaceAllUsesExcept(*local, local->getDefiningOp());
+    if (*local != arg)
+      sharding[*local] = sharding[arg];
+    func.removeArgAttr(arg.getArgNumber(), kShardingAttrName);
+  }
+
+  // Reshards are shared between the consumers of a value.
+  DenseMap<std::pair<Value, Attribute>, Value> resharded;
+  auto operandAs = [&](Operation *user, Value v, RankedTensorType global,
+                       ShardingAttr to) -> FailureOr<Value> {
+    ShardingAttr from = sharding.lookup(v);
+    if (from == to)
+      return v;
+    auto key = std::make_pair(v, Attribute(to));
+    if (Value done = resharded.lookup(key))
+      return done;
+    b.setInsertionPoint(user);
+    FailureOr<Value> local = reshard(b, v.getLoc(), v, global, from, to);
+    if (succeeded(local))
+      resharded[key] = *local;
+    return local;
+  };
+
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (OpOperand &operand : ret->getOpOperands()) {
+        Value v = operand.get();
+        auto want = func.getResultAttrOfType<ShardingAttr>(
+            operand.getOperandNumber(), kShardingAttrName);
+        auto global = dyn_cast<RankedTensorType>(globalType.lookup(v));
+        if (!global)
+          continue;
+        if (!want)
+          want = ShardingAttr::getReplicated(ctx, global.getRank());
+        if (!want.isReplicated()) {
+          ret.emitError() << "results of @main must be replicated, result "
+                          << operand.getOperandNumber() << " is not";
+          return signalPassFailure();
+        }
+        FailureOr<Value> local = operandAs(ret, v, global, want);
+        if (failed(local))
+          return signalPassFailure();
+        operand.set(*local);
+        func.removeResultAttr(operand.getOperandNumber(),
+                              StringAttr::get(ctx, kShardingAttrName));
+      }
+      continue;
+    }
+    if (auto weight = dyn_cast<WeightOp>(op)) {
+      Value v = weight.getResult();
+      FailureOr<RankedTensorType> type =
+          localType(op->getLoc(), globalType[v], sharding[v]);
+      if (failed(type))
+        return signalPassFailure();
+      weight->setAttr(kGlobalTypeAttrName, TypeAttr::get(globalType[v]));
+      v.setType(*type);
+      continue;
+    }
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      // Constants are materialized whole, then sliced to their sharding.
+      Value v = constant.getResult();
+      ShardingAttr s = sharding[v];
+      constant->removeAttr(kShardingsAttrName);
+      b.setInsertionPointAfter(constant);
+      FailureOr<Value> local = reshard(
+          b, op->getLoc(), v, globalType[v],
+          ShardingAttr::getReplicated(ctx, globalType[v].getRank()), s);
+      if (failed(local))
+        return signalPassFailure();
+      v.replaceAllUsesExcept(*local, local->getDefiningOp());
+      if (*local != v) {
+        sharding[*local] = s;
+        globalType[*local] = globalType[v];
+      }
+      continue;
+    }
+    const OpShardingPlan &plan = plans[op];
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      FailureOr<Value> local =
+          operandAs(op, v, globalType.lookup(v),
+                    plan.requiredOperands[operand.getOperandNumber()]);
+      if (failed(local))
+        return signalPassFailure();
+      operand.set(*local);
+    }
+    for (OpResult r : op->getResults()) {
+      FailureOr<RankedTensorType> type = localType(
+          op->getLoc(), globalType[r], plan.results[r.getResultNumber()]);
+      if (failed(type))
+        return signalPassFailure();
+      r.setType(*type);
+    }
+    op->removeAttr(kShardingsAttrName);
+  }
+}

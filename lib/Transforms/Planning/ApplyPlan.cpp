@@ -1,0 +1,303 @@
+//===- ApplyPlan.cpp - annotate values with a parallel plan ---------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Writes the shardings of a plan onto the IR: seeds (split runtime inputs for
+// data parallelism, Megatron column/row splits for tensor parallelism, or the
+// values pinned by a plan file), then a forward propagation through the ops'
+// sharding rules that gives every other value a sharding. Automatic planning
+// plugs in by producing a plan file (or seeds) for the same propagation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Analysis/ShardingRule.h"
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Transforms/Passes.h"
+#include "autopar/Transforms/Planning/PlanReport.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#define DEBUG_TYPE "autopar-apply-plan"
+
+namespace mlir::autopar {
+#define GEN_PASS_DEF_APPLYPLANPASS
+#include "autopar/Transforms/Passes.h.inc"
+} // namespace mlir::autopar
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+namespace {
+
+enum class PlanKind { Replicated, Data, Tensor, File };
+
+/// Parses `N` or `AxB[xC...]`.
+static FailureOr<SmallVector<int64_t>> parseGrid(StringRef text, Location loc) {
+  SmallVector<StringRef> parts;
+  text.split(parts, 'x');
+  SmallVector<int64_t> shape;
+  for (StringRef part : parts) {
+    int64_t size;
+    if (part.getAsInteger(10, size) || size <= 0)
+      return emitError(loc) << "invalid grid '" << text
+                            << "': expected N or AxB[xC...] with positive "
+                               "integer sizes";
+    shape.push_back(size);
+  }
+  return shape;
+}
+
+struct ApplyPlanPass
+    : public mlir::autopar::impl::ApplyPlanPassBase<ApplyPlanPass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  /// Grid axes of size > 1 (splitting over a size-1 axis is a no-op).
+  SmallVector<int64_t> activeAxes(ArrayRef<int64_t> axes) const {
+    SmallVector<int64_t> result;
+    for (int64_t axis : axes)
+      if (gridShape[axis] > 1)
+        result.push_back(axis);
+    return result;
+  }
+  LogicalResult annotate(func::FuncOp func);
+  /// The Megatron loop assignment of a weight-bearing MatMul/Gemm, if `op`
+  /// is one.
+  std::optional<LoopAxes> tensorLoops(Operation *op, const ShardingRule &rule,
+                                      ArrayRef<ShardingAttr> operands);
+
+  PlanKind kind = PlanKind::Replicated;
+  SmallVector<int64_t> gridShape;
+  std::map<std::string, ShardingAttr> pinned;
+};
+
+} // namespace
+
+/// The weight operand index of a MatMul/Gemm whose B is a weight, or nullopt.
+static std::optional<unsigned> getWeightOperand(Operation *op) {
+  if (!isa<MatMulOp, GemmOp>(op))
+    return std::nullopt;
+  if (op->getOperand(1).getDefiningOp<WeightOp>())
+    return 1u;
+  return std::nullopt;
+}
+
+std::optional<LoopAxes>
+ApplyPlanPass::tensorLoops(Operation *op, const ShardingRule &rule,
+                           ArrayRef<ShardingAttr> operands) {
+  if (!getWeightOperand(op))
+    return std::nullopt;
+  SmallVector<int64_t> tensorAxis = activeAxes({(int64_t)gridShape.size() - 1});
+  if (tensorAxis.empty())
+    return std::nullopt;
+  int64_t axis = tensorAxis.front();
+  // Start from the data operand only (the weight follows).
+  SmallVector<ShardingAttr> dataOnly(operands.size());
+  dataOnly[0] = operands[0];
+  LoopAxes loops = rule.getLoopsFromOperands(dataOnly);
+  for (SmallVector<int64_t> &axes : loops)
+    if (llvm::is_contained(axes, axis))
+      // The activation already arrives split over the tensor axis: if that is
+      // the contraction, this is the row-split half of a Megatron pair.
+      return loops;
+  // Column split: the last parallel loop that B walks (N).
+  unsigned numLoops = rule.getNumLoops();
+  for (int64_t l = numLoops - 1; l >= 0; --l) {
+    if (rule.isReduction(l))
+      continue;
+    bool walkedByB = false;
+    for (unsigned d = 0, e = cast<RankedTensorType>(op->getOperand(1).getType())
+                                 .getRank();
+         d < e; ++d)
+      walkedByB |= rule.getOperandLoop(1, d) == (unsigned)l;
+    if (!walkedByB)
+      continue;
+    loops[l].push_back(axis);
+    return loops;
+  }
+  return loops;
+}
+
+LogicalResult ApplyPlanPass::annotate(func::FuncOp func) {
+  MLIRContext *ctx = &getContext();
+  auto replicated = [&](Value v) {
+    return ShardingAttr::getReplicated(
+        ctx, cast<RankedTensorType>(v.getType()).getRank());
+  };
+  auto pinnedFor = [&](Value v) -> ShardingAttr {
+    if (kind != PlanKind::File)
+      return {};
+    auto it = pinned.find(getOnnxValueName(v));
+    return it == pinned.end() ? ShardingAttr() : it->second;
+  };
+  auto checkRank = [&](Value v, ShardingAttr s, Location loc) -> LogicalResult {
+    int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+    if (s.getRank() != rank)
+      return emitError(loc) << "plan gives value '" << getOnnxValueName(v)
+                            << "' a sharding of rank " << s.getRank()
+                            << ", the value has rank " << rank;
+    for (ArrayRef<int64_t> list :
+         {ArrayRef<int64_t>(s.getPartial())})
+      for (int64_t axis : list)
+        if (axis >= (int64_t)gridShape.size())
+          return emitError(loc) << "plan uses grid axis " << axis
+                                << " on a " << gridShape.size() << "-d grid";
+    for (int64_t d = 0; d < rank; ++d)
+      for (int64_t axis : s.getDimAxes(d))
+        if (axis >= (int64_t)gridShape.size())
+          return emitError(loc) << "plan uses grid axis " << axis
+                                << " on a " << gridShape.size() << "-d grid";
+    return success();
+  };
+
+  // Seeds: runtime inputs.
+  SmallVector<int64_t> dataAxes;
+  if (kind == PlanKind::Data) {
+    SmallVector<int64_t> all;
+    for (int64_t a = 0; a < (int64_t)gridShape.size(); ++a)
+      all.push_back(a);
+    dataAxes = activeAxes(all);
+  } else if (kind == PlanKind::Tensor && gridShape.size() >= 2) {
+    dataAxes = activeAxes({0});
+  }
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      return emitError(arg.getLoc()) << "runtime input " << arg.getArgNumber()
+                                     << " is not a ranked tensor";
+    ShardingAttr s = replicated(arg);
+    if (ShardingAttr p = pinnedFor(arg)) {
+      if (failed(checkRank(arg, p, arg.getLoc())))
+        return failure();
+      s = p;
+    } else if (!dataAxes.empty() && type.getRank() >= 1) {
+      SmallVector<SmallVector<int64_t>> dims(type.getRank());
+      dims[0] = dataAxes;
+      s = ShardingAttr::get(ctx, dims, {});
+    }
+    setSharding(arg, s);
+  }
+
+  // Forward propagation in program order.
+  WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+    if (isa<func::FuncOp, func::ReturnOp>(op))
+      return WalkResult::advance();
+    if (auto weight = dyn_cast<WeightOp>(op)) {
+      // Pinned now; otherwise the first consumer decides (below).
+      if (ShardingAttr p = pinnedFor(weight)) {
+        if (failed(checkRank(weight, p, op->getLoc())))
+          return WalkResult::interrupt();
+        setSharding(weight, p);
+      }
+      return WalkResult::advance();
+    }
+    if (isa<ConstantOp>(op)) {
+      ShardingAttr p = pinnedFor(op->getResult(0));
+      setSharding(op->getResult(0), p ? p : replicated(op->getResult(0)));
+      return WalkResult::advance();
+    }
+    FailureOr<ShardingRule> rule = ShardingRule::get(op);
+    if (failed(rule)) {
+      op->emitError() << "op '" << op->getName()
+                      << "' has no sharding rule; it cannot be planned";
+      return WalkResult::interrupt();
+    }
+    SmallVector<ShardingAttr> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(getSharding(v));
+
+    // Pinned results fix the loops; otherwise the plan's rule or the operands.
+    SmallVector<ShardingAttr> pinnedResults;
+    for (Value r : op->getResults())
+      if (ShardingAttr p = pinnedFor(r)) {
+        if (failed(checkRank(r, p, op->getLoc())))
+          return WalkResult::interrupt();
+        pinnedResults.push_back(p);
+      }
+    LoopAxes loops;
+    if (!pinnedResults.empty() &&
+        pinnedResults.size() == op->getNumResults()) {
+      FailureOr<LoopAxes> fromResults =
+          rule->getLoopsFromResults(op, pinnedResults, operands);
+      if (failed(fromResults))
+        return WalkResult::interrupt();
+      loops = *fromResults;
+    } else if (std::optional<LoopAxes> t =
+                   kind == PlanKind::Tensor ? tensorLoops(op, *rule, operands)
+                                            : std::nullopt) {
+      loops = *t;
+    } else {
+      loops = rule->getLoopsFromOperands(operands);
+    }
+    for (unsigned r = 0; r < op->getNumResults(); ++r)
+      setSharding(op->getResult(r), rule->getResultSharding(ctx, r, loops));
+    // Weights without a sharding take what this op needs (their first use).
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      auto weight = op->getOperand(i).getDefiningOp<WeightOp>();
+      if (!weight || getSharding(weight))
+        continue;
+      setSharding(weight,
+                  rule->getOperandSharding(ctx, i, loops).withoutPartial());
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  func.walk([&](WeightOp weight) {
+    if (!getSharding(weight))
+      setSharding(weight, replicated(weight));
+  });
+  // Outputs are requested replicated.
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto type = cast<RankedTensorType>(func.getResultTypes()[i]);
+    func.setResultAttr(i, kShardingAttrName,
+                       ShardingAttr::getReplicated(ctx, type.getRank()));
+  }
+  return success();
+}
+
+void ApplyPlanPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  FailureOr<SmallVector<int64_t>> shape = parseGrid(grid, module.getLoc());
+  if (failed(shape))
+    return signalPassFailure();
+  gridShape = *shape;
+
+  kind = llvm::StringSwitch<PlanKind>(plan)
+             .Case("replicated", PlanKind::Replicated)
+             .Case("data", PlanKind::Data)
+             .Case("tensor", PlanKind::Tensor)
+             .Default(PlanKind::File);
+  if (kind == PlanKind::File) {
+    FailureOr<std::map<std::string, ShardingAttr>> values =
+        readPlanValues(plan, ctx, module.getLoc());
+    if (failed(values))
+      return signalPassFailure();
+    pinned = std::move(*values);
+  }
+
+  // The grid.
+  if (shard::GridOp existing = getUniqueGrid(module, /*emitErrors=*/false)) {
+    if (existing.getShape() != ArrayRef(gridShape)) {
+      module.emitError() << "module already has a grid of another shape";
+      return signalPassFailure();
+    }
+  } else {
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    shard::GridOp::create(b, module.getLoc(), "grid", gridShape);
+  }
+
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func) {
+    module.emitError() << "expected a function @main to plan";
+    return signalPassFailure();
+  }
+  if (failed(annotate(func)))
+    return signalPassFailure();
+}
