@@ -30,10 +30,13 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"
@@ -46,7 +49,7 @@
 
 using namespace mlir;
 using namespace mlir::autopar;
-using namespace mlir::autopar::detail;
+using namespace mlir::autopar::importer;
 
 /// Newest default-domain opset that ONNX 1.12's checker and shape inference
 /// know.
@@ -119,6 +122,7 @@ private:
   }
 
   LogicalResult parse(StringRef bytes);
+  LogicalResult emitParseError(StringRef message);
   LogicalResult checkSupportedNodes();
   LogicalResult runOnnxChecks(bool externalData);
   LogicalResult importGraph();
@@ -175,6 +179,44 @@ std::string OnnxImporter::NodeRef::describe() const {
          ")";
 }
 
+LogicalResult OnnxImporter::emitParseError(StringRef message) {
+  // ONNX 1.12 reports "[ParseError at position (line: L column: C)]",
+  // "Error context: <line>" and the reason on separate lines.
+  Location loc = fileLoc;
+  std::string reason;
+  static const llvm::Regex position("\\(line: ([0-9]+) column: ([0-9]+)\\)");
+  SmallVector<StringRef> lines;
+  message.split(lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef line : lines) {
+    SmallVector<StringRef, 3> matches;
+    unsigned lineNo = 0, column = 0;
+    if (line.starts_with("[ParseError") && position.match(line, &matches) &&
+        !matches[1].getAsInteger(10, lineNo) &&
+        !matches[2].getAsInteger(10, column)) {
+      loc = FileLineColLoc::get(&ctx, bufferName, lineNo, column);
+      continue;
+    }
+    if (line.trim().starts_with("Error context:"))
+      continue;
+    if (!reason.empty())
+      reason += "; ";
+    reason += line.trim().str();
+  }
+  if (reason.empty())
+    reason = toOneLine(message);
+  StringRef trimmed = StringRef(reason).rtrim(". ");
+  std::string text = trimmed.str();
+  if (!text.empty())
+    text[0] = llvm::toLower(text[0]);
+  InFlightDiagnostic diag = mlir::emitError(loc)
+                            << "cannot parse ONNX text model: " << text;
+  if (auto fileLineCol = dyn_cast<FileLineColLoc>(loc);
+      fileLineCol && fileLineCol.getLine() != 0)
+    diag << " (line " << fileLineCol.getLine() << ", column "
+         << fileLineCol.getColumn() << ")";
+  return diag;
+}
+
 LogicalResult OnnxImporter::parse(StringRef bytes) {
   if (bytes.empty())
     return emitError() << "model file '" << bufferName << "' is empty";
@@ -186,8 +228,7 @@ LogicalResult OnnxImporter::parse(StringRef bytes) {
     onnx::Common::Status status =
         onnx::OnnxParser::Parse(*model, source.c_str());
     if (!status.IsOK())
-      return emitError() << "cannot parse ONNX text model '" << bufferName
-                         << "': " << toOneLine(status.ErrorMessage());
+      return emitParseError(status.ErrorMessage());
   } else {
     if (bytes.size() > static_cast<size_t>(INT_MAX))
       return emitError() << "model file '" << bufferName << "' has "
@@ -294,15 +335,28 @@ OnnxImporter::convertTensorType(const onnx::TypeProto &type,
   return getTensorType(tensor.elem_type(), shape, what);
 }
 
+/// Prints `type` without the quotes diagnostics put around types.
+static std::string typeToString(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
 /// Prints an ONNX tensor type like an MLIR type, `?` for unknown dimensions.
-static std::string describeOnnxType(const onnx::TypeProto::Tensor &tensor) {
+static std::string describeOnnxType(MLIRContext &ctx,
+                                    const onnx::TypeProto::Tensor &tensor) {
   std::string s = "tensor<";
   if (tensor.has_shape())
     for (const onnx::TensorShapeProto::Dimension &dim : tensor.shape().dim())
       s += (dim.has_dim_value() ? std::to_string(dim.dim_value()) : "?") + "x";
   else
     s += "*x";
-  return s + getOnnxDataTypeName(tensor.elem_type()) + ">";
+  if (std::optional<DType> dtype = getDTypeFromOnnx(tensor.elem_type()))
+    s += typeToString(getDTypeElementType(&ctx, *dtype));
+  else
+    s += getOnnxDataTypeName(tensor.elem_type());
+  return s + ">";
 }
 
 LogicalResult OnnxImporter::checkAgainstOnnxType(
@@ -331,23 +385,15 @@ LogicalResult OnnxImporter::checkAgainstOnnxType(
   InFlightDiagnostic diag = emitError();
   if (ref)
     diag << ref->describe() << ": ";
-  diag << "tensor '" << tensorName << "' has type " << type << ", but ONNX "
-       << (checkedByOnnx ? "declares or infers " : "declares ")
-       << describeOnnxType(tensor);
+  diag << "tensor '" << tensorName << "' has type " << typeToString(type)
+       << ", but ONNX " << (checkedByOnnx ? "declares or infers " : "declares ")
+       << describeOnnxType(ctx, tensor);
   return diag;
 }
 
 //===----------------------------------------------------------------------===//
 // Nodes
 //===----------------------------------------------------------------------===//
-
-static const onnx::AttributeProto *getAttr(const onnx::NodeProto &node,
-                                           StringRef name) {
-  for (const onnx::AttributeProto &attr : node.attribute())
-    if (attr.name() == name)
-      return &attr;
-  return nullptr;
-}
 
 LogicalResult OnnxImporter::checkArity(const NodeRef &ref,
                                        ArrayRef<Value> inputs,
@@ -400,7 +446,7 @@ OnnxImporter::createOp(const NodeRef &ref, Location loc, ValueRange operands,
     InFlightDiagnostic diag = emitError(ref);
     diag << (message.empty() ? "invalid operands" : message) << " (operands:";
     for (Value operand : operands)
-      diag << " " << operand.getType();
+      diag << " " << typeToString(operand.getType());
     return diag << ")";
   }
   auto op = OpTy::create(builder, loc, types, operands, properties);

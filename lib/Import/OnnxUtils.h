@@ -22,7 +22,7 @@
 
 #include <optional>
 
-namespace mlir::autopar::detail {
+namespace mlir::autopar::importer {
 
 /// DType of an ONNX `TensorProto.DataType`, or nullopt when unsupported.
 std::optional<DType> getDTypeFromOnnx(int32_t dataType);
@@ -93,6 +93,6 @@ private:
   llvm::StringMap<size_t> indices;
 };
 
-} // namespace mlir::autopar::detail
+} // namespace mlir::autopar::importer
 
 #endif // AUTOPAR_LIB_IMPORT_ONNXUTILS_H

@@ -22,13 +22,13 @@
 
 using namespace mlir;
 using namespace mlir::autopar;
-using namespace mlir::autopar::detail;
+using namespace mlir::autopar::importer;
 
 //===----------------------------------------------------------------------===//
 // Data types
 //===----------------------------------------------------------------------===//
 
-std::optional<DType> detail::getDTypeFromOnnx(int32_t dataType) {
+std::optional<DType> importer::getDTypeFromOnnx(int32_t dataType) {
   switch (dataType) {
   case onnx::TensorProto::FLOAT:
     return DType::F32;
@@ -47,7 +47,7 @@ std::optional<DType> detail::getDTypeFromOnnx(int32_t dataType) {
   }
 }
 
-int32_t detail::getOnnxDataType(DType dtype) {
+int32_t importer::getOnnxDataType(DType dtype) {
   switch (dtype) {
   case DType::F32:
     return onnx::TensorProto::FLOAT;
@@ -65,14 +65,14 @@ int32_t detail::getOnnxDataType(DType dtype) {
   llvm_unreachable("unknown DType");
 }
 
-std::string detail::getOnnxDataTypeName(int32_t dataType) {
+std::string importer::getOnnxDataTypeName(int32_t dataType) {
   if (onnx::TensorProto::DataType_IsValid(dataType))
     return onnx::TensorProto::DataType_Name(
         static_cast<onnx::TensorProto::DataType>(dataType));
   return "data type " + std::to_string(dataType);
 }
 
-std::optional<int64_t> detail::getNumElements(ArrayRef<int64_t> shape) {
+std::optional<int64_t> importer::getNumElements(ArrayRef<int64_t> shape) {
   int64_t count = 1;
   for (int64_t dim : shape) {
     if (dim < 0)
@@ -84,7 +84,7 @@ std::optional<int64_t> detail::getNumElements(ArrayRef<int64_t> shape) {
   return count;
 }
 
-std::string detail::toOneLine(StringRef message) {
+std::string importer::toOneLine(StringRef message) {
   SmallVector<StringRef> lines;
   message.split(lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   std::string result;
@@ -117,7 +117,7 @@ static void appendAs(const Range &values, std::vector<char> &out) {
   }
 }
 
-LogicalResult detail::decodeTypedData(const onnx::TensorProto &tensor,
+LogicalResult importer::decodeTypedData(const onnx::TensorProto &tensor,
                                       DType dtype, int64_t numElements,
                                       std::vector<char> &out,
                                       std::string &error) {

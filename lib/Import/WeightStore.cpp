@@ -17,7 +17,7 @@
 
 using namespace mlir;
 using namespace mlir::autopar;
-using namespace mlir::autopar::detail;
+using namespace mlir::autopar::importer;
 
 WeightStore::~WeightStore() = default;
 
@@ -26,12 +26,6 @@ const WeightStore::Weight *WeightStore::lookup(StringRef name) const {
     if (weight.name == name)
       return &weight;
   return nullptr;
-}
-
-static int64_t getByteSize(DType dtype, ArrayRef<int64_t> shape) {
-  std::optional<int64_t> count = getNumElements(shape);
-  assert(count && "weight shapes are checked before they are added");
-  return *count * getDTypeSize(dtype);
 }
 
 LogicalResult OnnxWeightStore::addEntry(StringRef name, DType dtype,
@@ -205,10 +199,9 @@ FailureOr<ArrayRef<char>> OnnxWeightStore::getData(StringRef name,
         llvm::MemoryBuffer::getFileSlice(entry.path, entry.length,
                                          entry.offset);
     if (!buffer) {
-      error = ("cannot read external data file '" + entry.path +
-               "' of weight '" + weight.name +
-               "': " + buffer.getError().message())
-                  .str();
+      error = "cannot read external data file '" + entry.path +
+            "' of weight '" + weight.name +
+            "': " + buffer.getError().message();
       return failure();
     }
     entry.mapped = std::move(*buffer);

@@ -1,1 +1,152 @@
-//===- Codegen.cpp - placeholder until the stage lands -------------------===//
+//===- Codegen.cpp - LLVM-dialect module to a shared object ------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements emitSharedLibrary: LLVM-dialect module -> LLVM IR ->
+// optimized (-O2) host object file, in process -> shared object linked by the
+// system C compiler (`cc`, or `$AUTOPAR_CC`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Pipelines/Pipelines.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <cstdlib>
+#include <optional>
+
+#define DEBUG_TYPE "autopar-codegen"
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+/// A TargetMachine for the host CPU (the device programs run where they are
+/// compiled), position-independent for a shared object.
+static std::unique_ptr<llvm::TargetMachine>
+createHostTargetMachine(ModuleOp module) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    module.emitError() << "no LLVM target for host triple '" << triple.str()
+                       << "': " << error;
+    return nullptr;
+  }
+  llvm::SmallVector<std::string> features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    features.push_back((feature.second ? "+" : "-") + feature.first().str());
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), llvm::join(features, ","),
+      llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Default));
+  if (!machine)
+    module.emitError() << "cannot create a target machine for '"
+                       << triple.str() << "'";
+  return machine;
+}
+
+/// Writes the object code of `llvmModule` to `objPath`.
+static LogicalResult emitObject(ModuleOp module, llvm::Module &llvmModule,
+                                llvm::TargetMachine &machine,
+                                StringRef objPath) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(objPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return module.emitError() << "cannot open '" << objPath
+                              << "': " << ec.message();
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, os, nullptr,
+                                  llvm::CodeGenFileType::ObjectFile))
+    return module.emitError() << "the host target cannot emit object files";
+  passes.run(llvmModule);
+  os.flush();
+  if (os.has_error())
+    return module.emitError() << "cannot write '" << objPath
+                              << "': " << os.error().message();
+  return success();
+}
+
+/// Links `objPath` into the shared object `soPath` with the C compiler.
+static LogicalResult linkSharedObject(ModuleOp module, StringRef objPath,
+                                      StringRef soPath) {
+  std::string compiler;
+  if (const char *fromEnv = std::getenv("AUTOPAR_CC"); fromEnv && *fromEnv) {
+    compiler = fromEnv;
+  } else {
+    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("cc");
+    if (!found)
+      return module.emitError()
+             << "no C compiler 'cc' on PATH to link '" << soPath
+             << "' (set AUTOPAR_CC)";
+    compiler = *found;
+  }
+  llvm::SmallVector<llvm::StringRef> args = {compiler, "-shared", "-o",
+                                             soPath, objPath};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(compiler, args, /*Env=*/std::nullopt,
+                                     /*Redirects=*/{}, /*SecondsToWait=*/0,
+                                     /*MemoryLimit=*/0, &error);
+  if (rc != 0)
+    return module.emitError()
+           << "linking '" << soPath << "' with '" << compiler
+           << "' failed (exit code " << rc << ")"
+           << (error.empty() ? "" : ": ") << error;
+  return success();
+}
+
+LogicalResult mlir::autopar::emitSharedLibrary(ModuleOp module,
+                                               StringRef soPath) {
+  MLIRContext *ctx = module.getContext();
+  registerBuiltinDialectTranslation(*ctx);
+  registerLLVMDialectTranslation(*ctx);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "autopar_program");
+  if (!llvmModule)
+    return module.emitError() << "cannot translate the module to LLVM IR";
+
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createHostTargetMachine(module);
+  if (!machine)
+    return failure();
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
+                                            machine.get());
+  if (llvm::Error error = optimize(llvmModule.get()))
+    return module.emitError() << "LLVM optimization failed: "
+                              << llvm::toString(std::move(error));
+
+  llvm::SmallString<128> objPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("autopar-program", "o", objPath))
+    return module.emitError() << "cannot create a temporary object file: "
+                              << ec.message();
+  auto removeObject =
+      llvm::make_scope_exit([&] { llvm::sys::fs::remove(objPath); });
+  if (failed(emitObject(module, *llvmModule, *machine, objPath)))
+    return failure();
+  return linkSharedObject(module, objPath, soPath);
+}

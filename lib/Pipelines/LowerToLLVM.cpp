@@ -1,1 +1,83 @@
-//===- LowerToLLVM.cpp - placeholder until the stage lands -------------------===//
+//===- LowerToLLVM.cpp - device program to the LLVM dialect ------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the lowering stage: a partitioned device program
+// (autopar ops, shard collectives, autopar.weight) becomes an LLVM-dialect
+// module exporting `autopar_main`, which calls the runtime ABI
+// (autopar/Runtime/RuntimeABI.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Conversion/Passes.h"
+#include "autopar/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+void mlir::autopar::buildLowerToLLVMPipeline(
+    OpPassManager &pm, const LowerToLLVMPipelineOptions &) {
+  // Device program -> autopar_main() on tensors calling the runtime.
+  pm.addPass(createLowerProgramToRuntimePass());
+  pm.addNestedPass<func::FuncOp>(createConvertAutoparToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Tensors -> buffers. Function boundaries use identity layouts (the runtime
+  // requires row-major contiguous buffers); every buffer allocated here or by
+  // the program-to-runtime lowering is freed by the deallocation pipeline
+  // (autopar_main returns nothing, so nothing escapes).
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(createLowerStridedCopiesPass());
+
+  // Buffers -> loops -> LLVM.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::autopar::registerLowerToLLVMPipeline() {
+  // Idempotent: both autopar-opt and registerAutoparPipelines may call it.
+  static bool registered = false;
+  if (registered)
+    return;
+  registered = true;
+  PassPipelineRegistration<LowerToLLVMPipelineOptions>(
+      "autopar-lower-to-llvm-pipeline",
+      "lower a device program to the LLVM dialect (exports autopar_main)",
+      buildLowerToLLVMPipeline);
+}

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "autopar/Conversion/Passes.h"
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
 #include "autopar/Pipelines/Pipelines.h"
 #include "autopar/Transforms/Passes.h"
@@ -18,6 +19,8 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::autopar::registerAutoparTransformsPasses();
   mlir::autopar::registerAutoparPipelines();
+  mlir::autopar::registerAutoparConversionPasses();
+  mlir::autopar::registerLowerToLLVMPipeline();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

@@ -105,10 +105,12 @@ def ConvertAutoparToLinalgPass
     computation in `linalg` on tensors, ready for One-Shot Bufferize:
 
     - `autopar.matmul` (numpy semantics: 1-D operands promoted, batch
-      dimensions broadcast): `linalg.matmul` for two matrices, otherwise a
-      `linalg.generic` with broadcasting indexing maps, both accumulating into
-      a zero-filled init;
-    - `autopar.gemm`: a `linalg.generic` accumulating `alpha * op(A) * op(B)`
+      dimensions broadcast): a `linalg.generic` with broadcasting indexing
+      maps accumulating into a zero-filled init; its loops are ordered
+      (batch..., m, k, n) so that the loop nest lowered from it has a
+      contiguous, vectorizable innermost loop;
+    - `autopar.gemm`: a `linalg.generic` (loops m, k, n) accumulating
+      `alpha * op(A) * op(B)`
       into an init holding `beta * C` broadcast to `M x N` (from `[]`, `[N]`,
       `[1, N]`, `[M, 1]` or `[M, N]`), or zeros without `C`;
     - `autopar.add`: a `linalg.generic` with broadcasting indexing maps;

@@ -67,6 +67,10 @@ void buildLowerToLLVMPipeline(OpPassManager &pm,
 /// Registers the pipelines above with the pass registry (for autopar-opt).
 void registerAutoparPipelines();
 
+/// Registers `autopar-lower-to-llvm-pipeline` (buildLowerToLLVMPipeline) with
+/// the pass registry.
+void registerLowerToLLVMPipeline();
+
 /// Translates an LLVM-dialect `module` to LLVM IR, compiles it for the host
 /// (in process, LLVM TargetMachine, -O2) and links it into the shared object
 /// `soPath` with the system C compiler. Errors are emitted on `module`.

@@ -192,15 +192,10 @@ struct MatMulLowering : public OpConversionPattern<MatMulOp> {
     Location loc = op.getLoc();
     Value init = createZeroTensor(rewriter, loc, type);
 
-    if (aType.getRank() == 2 && bType.getRank() == 2) {
-      auto matmul = linalg::MatmulOp::create(
-          rewriter, loc, TypeRange{type}, ValueRange{a, b}, ValueRange{init});
-      rewriter.replaceOp(op, matmul->getResults());
-      return success();
-    }
-
-    // Loops: broadcast batch dimensions, m (unless A is a vector), n (unless
-    // B is a vector), then the reduction k.
+    // Loops: broadcast batch dimensions, m (unless A is a vector), the
+    // reduction k, then n (unless B is a vector). With k outside n the
+    // innermost loop of the lowered nest walks rows of B and of the result
+    // contiguously, which LLVM vectorizes.
     MLIRContext *ctx = rewriter.getContext();
     bool hasM = aType.getRank() >= 2, hasN = bType.getRank() >= 2;
     ArrayRef<int64_t> aBatch =
@@ -209,8 +204,8 @@ struct MatMulLowering : public OpConversionPattern<MatMulOp> {
         bType.getShape().drop_back(std::min<int64_t>(bType.getRank(), 2));
     ArrayRef<int64_t> batch = type.getShape().drop_back(hasM + hasN);
     unsigned numBatch = batch.size();
-    unsigned m = numBatch, n = numBatch + hasM, k = n + hasN;
-    unsigned numLoops = k + 1;
+    unsigned m = numBatch, k = numBatch + hasM, n = k + 1;
+    unsigned numLoops = n + hasN;
 
     SmallVector<AffineExpr> aExprs = getBroadcastExprs(aBatch, batch, 0, ctx);
     if (hasM)
@@ -231,9 +226,9 @@ struct MatMulLowering : public OpConversionPattern<MatMulOp> {
     SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, aExprs, ctx),
                                    AffineMap::get(numLoops, 0, bExprs, ctx),
                                    AffineMap::get(numLoops, 0, outExprs, ctx)};
-    SmallVector<utils::IteratorType> iterators(numLoops - 1,
+    SmallVector<utils::IteratorType> iterators(numLoops,
                                                utils::IteratorType::parallel);
-    iterators.push_back(utils::IteratorType::reduction);
+    iterators[k] = utils::IteratorType::reduction;
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{type}, ValueRange{a, b}, ValueRange{init},
         maps, iterators,
@@ -263,8 +258,9 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
           op, "alpha and beta other than 1 need a float element type");
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
-               k = getAffineDimExpr(2, ctx);
+    // Loops (m, k, n): see MatMulLowering for why k is not innermost.
+    AffineExpr m = getAffineDimExpr(0, ctx), k = getAffineDimExpr(1, ctx),
+               n = getAffineDimExpr(2, ctx);
     AffineMap outMap = AffineMap::get(3, 0, {m, n}, ctx);
     auto parallel = utils::IteratorType::parallel;
 
@@ -311,7 +307,7 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
         rewriter, loc, TypeRange{type},
         ValueRange{adaptor.getA(), adaptor.getB()}, ValueRange{init},
         ArrayRef<AffineMap>{aMap, bMap, outMap},
-        {parallel, parallel, utils::IteratorType::reduction},
+        {parallel, utils::IteratorType::reduction, parallel},
         [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
           Value lhs =
               alphaValue ? createMul(b, nestedLoc, alphaValue, args[0])

@@ -168,6 +168,11 @@ void PartitionPass::runOnOperation() {
   if (walk.wasInterrupted())
     return signalPassFailure();
 
+  // The ops of the plan, before any reshard is inserted.
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    ops.push_back(&op);
+
   OpBuilder b(ctx);
   // Runtime inputs arrive whole on every device: slice them locally.
   b.setInsertionPointToStart(&func.getBody().front());
@@ -181,8 +186,10 @@ void PartitionPass::runOnOperation() {
     if (failed(local))
       return signalPassFailure();
     arg.replaceAllUsesExcept(*local, local->getDefiningOp());
-    if (*local != arg)
-      sharding[*local] = sharding[arg];
+    if (*local != arg) {
+      ShardingAttr s = sharding.lookup(arg);
+      sharding[*local] = s;
+    }
     func.removeArgAttr(arg.getArgNumber(), kShardingAttrName);
   }
 
@@ -191,6 +198,7 @@ void PartitionPass::runOnOperation() {
   auto operandAs = [&](Operation *user, Value v, RankedTensorType global,
                        ShardingAttr to) -> FailureOr<Value> {
     ShardingAttr from = sharding.lookup(v);
+    assert(from && "every operand was recorded or produced by a reshard");
     if (from == to)
       return v;
     auto key = std::make_pair(v, Attribute(to));
@@ -203,9 +211,6 @@ void PartitionPass::runOnOperation() {
     return local;
   };
 
-  SmallVector<Operation *> ops;
-  for (Operation &op : func.getBody().front())
-    ops.push_back(&op);
   for (Operation *op : ops) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (OpOperand &operand : ret->getOpOperands()) {
@@ -254,8 +259,9 @@ void PartitionPass::runOnOperation() {
         return signalPassFailure();
       v.replaceAllUsesExcept(*local, local->getDefiningOp());
       if (*local != v) {
+        RankedTensorType global = globalType.lookup(v);
         sharding[*local] = s;
-        globalType[*local] = globalType[v];
+        globalType[*local] = global;
       }
       continue;
     }

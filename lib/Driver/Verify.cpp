@@ -1,0 +1,369 @@
+//===- Verify.cpp - autopar verify: partitioned vs single device --*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the `verify` subcommand: it compiles a model twice
+// (the single-device reference program and the requested partitioned one),
+// runs both on the same inputs (given, or random and seeded), compares every
+// output and, when the input directory holds reference outputs, compares the
+// single-device outputs against them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DriverInternal.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::driver;
+
+//===----------------------------------------------------------------------===//
+// Comparison
+//===----------------------------------------------------------------------===//
+
+Tolerance mlir::autopar::getDefaultTolerance(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return {1e-4, 1e-5};
+  case DType::F64:
+    return {1e-9, 1e-12};
+  case DType::I64:
+  case DType::I32:
+  case DType::I8:
+  case DType::Bool:
+    return {0, 0};
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+/// Element `index` of `tensor` as a double.
+static double getElement(const HostTensor &tensor, int64_t index) {
+  const char *data = tensor.data.data();
+  auto load = [&](auto zero) {
+    decltype(zero) value;
+    std::memcpy(&value, data + index * sizeof(value), sizeof(value));
+    return static_cast<double>(value);
+  };
+  switch (tensor.dtype) {
+  case DType::F32:
+    return load(float());
+  case DType::F64:
+    return load(double());
+  case DType::I64:
+    return load(int64_t());
+  case DType::I32:
+    return load(int32_t());
+  case DType::I8:
+    return load(int8_t());
+  case DType::Bool:
+    return data[index] != 0 ? 1.0 : 0.0;
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+FailureOr<Comparison> mlir::autopar::compareTensors(MLIRContext &ctx,
+                                                    StringRef what,
+                                                    const HostTensor &actual,
+                                                    const HostTensor &expected,
+                                                    Tolerance tolerance) {
+  if (actual.dtype != expected.dtype ||
+      ArrayRef<int64_t>(actual.shape) != ArrayRef<int64_t>(expected.shape)) {
+    emitDriverError(ctx) << what << " is " << getDTypeName(actual.dtype) << " "
+                         << formatShape(actual.shape) << ", expected "
+                         << getDTypeName(expected.dtype) << " "
+                         << formatShape(expected.shape);
+    return failure();
+  }
+  int64_t numElements = expected.getNumElements();
+  int64_t numBytes = numElements * getDTypeSize(expected.dtype);
+  if (static_cast<int64_t>(actual.data.size()) != numBytes ||
+      static_cast<int64_t>(expected.data.size()) != numBytes) {
+    emitDriverError(ctx) << what << " holds the wrong number of bytes";
+    return failure();
+  }
+  Comparison result;
+  for (int64_t i = 0; i < numElements; ++i) {
+    double a = getElement(actual, i);
+    double b = getElement(expected, i);
+    if (std::isnan(a) || std::isnan(b)) {
+      if (std::isnan(a) != std::isnan(b)) {
+        result.ok = false;
+        result.maxAbsErr = result.maxRelErr = INFINITY;
+      }
+      continue;
+    }
+    if (a == b)
+      continue;
+    double absErr = std::fabs(a - b);
+    result.maxAbsErr = std::max(result.maxAbsErr, absErr);
+    double relErr = b != 0 ? absErr / std::fabs(b) : INFINITY;
+    result.maxRelErr = std::max(result.maxRelErr, relErr);
+    if (!(absErr <= tolerance.atol + tolerance.rtol * std::fabs(b)))
+      result.ok = false;
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Random inputs
+//===----------------------------------------------------------------------===//
+
+FailureOr<std::vector<HostTensor>>
+mlir::autopar::generateRandomInputs(MLIRContext &ctx, const Manifest &manifest,
+                                    uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> integer(0, 7);
+  std::uniform_int_distribution<int> boolean(0, 1);
+  std::vector<HostTensor> tensors;
+  for (const TensorSignature &sig : manifest.inputs) {
+    if (llvm::any_of(sig.shape, ShapedType::isDynamic)) {
+      emitDriverError(ctx) << "input '" << sig.name << "' has the dynamic shape "
+                           << formatShape(sig.shape)
+                           << "; give concrete inputs with --inputs DIR";
+      return failure();
+    }
+    HostTensor tensor;
+    tensor.dtype = sig.dtype;
+    tensor.shape = sig.shape;
+    int64_t numElements = tensor.getNumElements();
+    tensor.data.resize(numElements * getDTypeSize(sig.dtype));
+    char *data = tensor.data.data();
+    auto store = [&](int64_t index, auto value) {
+      std::memcpy(data + index * sizeof(value), &value, sizeof(value));
+    };
+    for (int64_t i = 0; i < numElements; ++i) {
+      switch (sig.dtype) {
+      case DType::F32:
+        store(i, static_cast<float>(real(engine)));
+        break;
+      case DType::F64:
+        store(i, real(engine));
+        break;
+      case DType::I64:
+        store(i, static_cast<int64_t>(integer(engine)));
+        break;
+      case DType::I32:
+        store(i, static_cast<int32_t>(integer(engine)));
+        break;
+      case DType::I8:
+        store(i, static_cast<int8_t>(integer(engine)));
+        break;
+      case DType::Bool:
+        data[i] = static_cast<char>(boolean(engine));
+        break;
+      }
+    }
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
+//===----------------------------------------------------------------------===//
+// autopar verify
+//===----------------------------------------------------------------------===//
+
+/// Tolerance for `dtype`: the defaults, overridden by --rtol/--atol.
+static Tolerance getTolerance(DType dtype, std::optional<double> rtol,
+                              std::optional<double> atol) {
+  Tolerance tolerance = getDefaultTolerance(dtype);
+  if (rtol)
+    tolerance.rtol = *rtol;
+  if (atol)
+    tolerance.atol = *atol;
+  return tolerance;
+}
+
+static void printComparison(StringRef kind, StringRef name,
+                            const Comparison &comparison) {
+  llvm::outs() << kind << " '" << name
+               << "': max_abs_err=" << formatError(comparison.maxAbsErr)
+               << " max_rel_err=" << formatError(comparison.maxRelErr) << " "
+               << (comparison.ok ? "ok" : "MISMATCH") << "\n";
+}
+
+int driver::verifyCommand(int argc, char **argv) {
+  static llvm::cl::OptionCategory category("autopar verify options");
+  static llvm::cl::opt<std::string> model(
+      llvm::cl::Positional, llvm::cl::desc("<model.onnx>"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> grid(
+      "grid", llvm::cl::desc("device grid: N or AxB[xC...], e.g. 4 or 2x2"),
+      llvm::cl::value_desc("shape"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> plan(
+      "plan",
+      llvm::cl::desc("replicated, data, tensor, or a plan.json file "
+                     "(default: replicated)"),
+      llvm::cl::value_desc("plan"), llvm::cl::init("replicated"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> inputs(
+      "inputs",
+      llvm::cl::desc("directory with input_<i>.pb (default: random inputs); "
+                     "output_<i>.pb there are compared with the "
+                     "single-device outputs"),
+      llvm::cl::value_desc("dir"), llvm::cl::cat(category));
+  static llvm::cl::opt<uint64_t> seed(
+      "seed", llvm::cl::desc("seed of the random inputs (default: 0)"),
+      llvm::cl::init(0), llvm::cl::cat(category));
+  static llvm::cl::opt<double> rtol(
+      "rtol",
+      llvm::cl::desc("relative tolerance (default per dtype: f32 1e-4, f64 "
+                     "1e-9, integers and bool 0)"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<double> atol(
+      "atol",
+      llvm::cl::desc("absolute tolerance (default per dtype: f32 1e-5, f64 "
+                     "1e-12, integers and bool 0)"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<unsigned> timeout(
+      "timeout",
+      llvm::cl::desc("seconds before each job is killed (default: 300)"),
+      llvm::cl::value_desc("s"), llvm::cl::init(300), llvm::cl::cat(category));
+
+  if (std::optional<int> exit = parseCommandLine(
+          argc, argv, "verify",
+          "compare a partitioned model with the single-device run\n\n"
+          "  autopar verify MODEL.onnx --grid SHAPE [--plan P] [--inputs DIR] "
+          "[--seed N] [--rtol R] [--atol A] [--timeout S]\n\n"
+          "Prints the plan, one line per output, then 'max_abs_err=... "
+          "max_rel_err=...'. An element matches when |a - b| <= atol + rtol * "
+          "|b| (b: single-device value). Exit code 0: match, 1: mismatch, 2: "
+          "error.\n",
+          category, kVerifyErrorExitCode))
+    return *exit;
+  if (model.empty()) {
+    printError("no model given (autopar verify MODEL.onnx --grid SHAPE)");
+    return kVerifyErrorExitCode;
+  }
+  if (grid.getNumOccurrences() == 0) {
+    printError("missing --grid (e.g. --grid 2 or --grid 2x2)");
+    return kVerifyErrorExitCode;
+  }
+  if (timeout == 0) {
+    printError("--timeout must be at least 1 s");
+    return kVerifyErrorExitCode;
+  }
+  if ((rtol.getNumOccurrences() && !(rtol >= 0)) ||
+      (atol.getNumOccurrences() && !(atol >= 0))) {
+    printError("tolerances must be non-negative");
+    return kVerifyErrorExitCode;
+  }
+  std::optional<double> rtolOverride, atolOverride;
+  if (rtol.getNumOccurrences())
+    rtolOverride = rtol;
+  if (atol.getNumOccurrences())
+    atolOverride = atol;
+
+  DriverContext context;
+  MLIRContext &ctx = context.get();
+  std::string error;
+  if (failed(parseGridShape(grid, error))) {
+    printError(error);
+    return kVerifyErrorExitCode;
+  }
+  if (failed(checkPlanArgument(ctx, plan)))
+    return kVerifyErrorExitCode;
+  if (!inputs.empty() && !llvm::sys::fs::is_directory(inputs)) {
+    printError("input directory '" + inputs + "' does not exist");
+    return kVerifyErrorExitCode;
+  }
+  FailureOr<ImportedModel> imported = importModel(ctx, model);
+  if (failed(imported))
+    return kVerifyErrorExitCode;
+
+  TempDirectory tempDir;
+  if (failed(tempDir.create(ctx, "autopar-verify")))
+    return kVerifyErrorExitCode;
+  SmallString<256> singleDir(tempDir.get()), partitionedDir(tempDir.get());
+  llvm::sys::path::append(singleDir, "single");
+  llvm::sys::path::append(partitionedDir, "partitioned");
+
+  CompileOptions singleOptions;
+  singleOptions.grid = "1";
+  singleOptions.plan = "replicated";
+  singleOptions.outDir = singleDir.str().str();
+  CompileOptions partitionedOptions;
+  partitionedOptions.grid = grid;
+  partitionedOptions.plan = plan;
+  partitionedOptions.outDir = partitionedDir.str().str();
+  FailureOr<Manifest> single = compileModel(ctx, *imported, singleOptions);
+  if (failed(single))
+    return kVerifyErrorExitCode;
+  FailureOr<Manifest> partitioned =
+      compileModel(ctx, *imported, partitionedOptions);
+  if (failed(partitioned))
+    return kVerifyErrorExitCode;
+  FailureOr<std::string> planText = readPlanText(ctx, partitionedDir);
+  if (failed(planText))
+    return kVerifyErrorExitCode;
+  llvm::outs() << *planText;
+  if (!StringRef(*planText).ends_with("\n"))
+    llvm::outs() << "\n";
+
+  FailureOr<std::vector<HostTensor>> inputTensors =
+      inputs.empty() ? generateRandomInputs(ctx, *partitioned, seed)
+                     : readInputTensors(ctx, *partitioned, inputs);
+  if (failed(inputTensors))
+    return kVerifyErrorExitCode;
+  RunOptions runOptions;
+  runOptions.timeoutSeconds = timeout;
+  FailureOr<std::vector<HostTensor>> expected =
+      runCompiledProgram(ctx, singleDir, *single, *inputTensors, runOptions);
+  if (failed(expected))
+    return kVerifyErrorExitCode;
+  FailureOr<std::vector<HostTensor>> actual = runCompiledProgram(
+      ctx, partitionedDir, *partitioned, *inputTensors, runOptions);
+  if (failed(actual))
+    return kVerifyErrorExitCode;
+
+  bool allOk = true;
+  Comparison total;
+  for (auto [index, sig] : llvm::enumerate(partitioned->outputs)) {
+    FailureOr<Comparison> comparison = compareTensors(
+        ctx, "output '" + sig.name + "'", (*actual)[index], (*expected)[index],
+        getTolerance(sig.dtype, rtolOverride, atolOverride));
+    if (failed(comparison))
+      return kVerifyErrorExitCode;
+    printComparison("output", sig.name, *comparison);
+    allOk &= comparison->ok;
+    total.maxAbsErr = std::max(total.maxAbsErr, comparison->maxAbsErr);
+    total.maxRelErr = std::max(total.maxRelErr, comparison->maxRelErr);
+  }
+
+  // Reference outputs stored next to the inputs (ONNX test-data layout).
+  if (!inputs.empty()) {
+    for (auto [index, sig] : llvm::enumerate(single->outputs)) {
+      SmallString<256> path(inputs);
+      llvm::sys::path::append(path, "output_" + std::to_string(index) + ".pb");
+      if (!llvm::sys::fs::exists(path))
+        continue;
+      FailureOr<HostTensor> reference = readTensorProtoFile(path, error);
+      if (failed(reference)) {
+        printError("cannot read reference output '" + path + "': " + error);
+        return kVerifyErrorExitCode;
+      }
+      FailureOr<Comparison> comparison = compareTensors(
+          ctx, "reference output '" + sig.name + "' (" + path.str().str() + ")",
+          (*expected)[index], *reference,
+          getTolerance(sig.dtype, rtolOverride, atolOverride));
+      if (failed(comparison))
+        return kVerifyErrorExitCode;
+      printComparison("reference", sig.name, *comparison);
+      allOk &= comparison->ok;
+    }
+  }
+
+  llvm::outs() << "max_abs_err=" << formatError(total.maxAbsErr)
+               << " max_rel_err=" << formatError(total.maxRelErr) << "\n";
+  llvm::outs().flush();
+  return allOk ? 0 : kVerifyMismatchExitCode;
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+#===- test.sh - build autopar and run every test tier ----------------------===#
+#
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
+#===------------------------------------------------------------------------===#
+#
+# Builds autopar (scripts/setup.sh) and runs every test tier:
+#   regression  lit tests of the dialect, importer, passes, runtime (test/)
+#   unit        Catch2 unit tests and MPI tests, through ctest
+#   end-to-end  lit tests of the `autopar` tool (test/Driver): verify on 1, 2,
+#               4 and 2x2 grids for every plan, reference outputs, errors
+#   sweep       (--all only) `autopar verify` of the bundled MLP on more grids
+#               and seeds: the check-all tier
+# and ends with one line `N passed, N failed` that totals every tier. Exits
+# non-zero when a test failed or when no test ran.
+#
+# Usage: scripts/test.sh [--all]
+#
+#===------------------------------------------------------------------------===#
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${AUTOPAR_BUILD_DIR:-$ROOT/build}"
+JOBS="${AUTOPAR_JOBS:-2}"
+LIT=/usr/lib/llvm-22/bin/lit
+PYTHON=/usr/bin/python3
+
+all=0
+for arg in "$@"; do
+  case "$arg" in
+    --all) all=1 ;;
+    -h|--help) sed -n '/^# Builds/,/^# Usage/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test.sh: error: unknown argument '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+"$ROOT/scripts/setup.sh"
+
+total_passed=0
+total_failed=0
+RESULTS="$(mktemp -d)"
+trap 'rm -rf "$RESULTS"' EXIT
+
+# tally NAME PASSED FAILED [SKIPPED]
+tally() {
+  total_passed=$((total_passed + $2))
+  total_failed=$((total_failed + $3))
+  echo "tier $1: passed=$2 failed=$3 skipped=${4:-0}"
+}
+
+# run_lit NAME LIT-ARGS...: runs lit on the build's test suite and counts the
+# results from its JSON report.
+run_lit() {
+  local name="$1"
+  shift
+  local report="$RESULTS/$name.json"
+  echo "== lit ($name)"
+  "$LIT" -sv -j "$JOBS" -o "$report" "$@" "$BUILD_DIR/test" || true
+  if [[ ! -s "$report" ]]; then
+    echo "test.sh: lit ($name) wrote no report" >&2
+    tally "$name" 0 1
+    return
+  fi
+  local counts
+  counts="$("$PYTHON" - "$report" <<'PY'
+import json, sys
+passed = failed = skipped = 0
+for test in json.load(open(sys.argv[1])).get("tests", []):
+    code = test.get("code")
+    if code in ("PASS", "FLAKYPASS", "XFAIL"):
+        passed += 1
+    elif code in ("UNSUPPORTED", "SKIPPED", "EXCLUDED"):
+        skipped += 1
+    else:
+        failed += 1
+print(passed, failed, skipped)
+PY
+)"
+  # shellcheck disable=SC2086
+  tally "$name" $counts
+}
+
+# Regression tests: every lit test outside test/Driver.
+run_lit regression --filter-out '(^|/| )Driver/'
+
+# Unit and MPI tests through ctest.
+echo "== ctest (unit)"
+ctest_log="$RESULTS/ctest.log"
+(cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS") 2>&1 |
+  tee "$ctest_log" || true
+summary="$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' \
+  "$ctest_log" | tail -n 1 || true)"
+if [[ -n "$summary" ]]; then
+  ctest_failed="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' \
+    <<<"$summary")"
+  ctest_total="$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$summary")"
+  tally unit $((ctest_total - ctest_failed)) "$ctest_failed"
+elif grep -q "No tests were found" "$ctest_log"; then
+  tally unit 0 0
+else
+  echo "test.sh: ctest printed no summary" >&2
+  tally unit 0 1
+fi
+
+# End-to-end tests of the autopar tool.
+run_lit end-to-end --filter '(^|/| )Driver/'
+
+# The check-all tier: more grids, plans and seeds.
+if ((all)); then
+  echo "== sweep (check-all)"
+  sweep_passed=0
+  sweep_failed=0
+  for grid in 1 2 4 8 2x2 2x4 4x2; do
+    for plan in replicated data tensor; do
+      for seed in 0 1; do
+        log="$RESULTS/verify-$grid-$plan-$seed.log"
+        if "$BUILD_DIR/bin/autopar" verify "$ROOT/examples/mlp/model.onnx" \
+            --grid "$grid" --plan "$plan" --seed "$seed" >"$log" 2>&1; then
+          sweep_passed=$((sweep_passed + 1))
+          echo "PASS: verify --grid $grid --plan $plan --seed $seed: $(tail -n 1 "$log")"
+        else
+          sweep_failed=$((sweep_failed + 1))
+          echo "FAIL: verify --grid $grid --plan $plan --seed $seed"
+          sed 's/^/  /' "$log"
+        fi
+      done
+    done
+  done
+  tally sweep "$sweep_passed" "$sweep_failed"
+fi
+
+echo "$total_passed passed, $total_failed failed"
+if ((total_failed > 0 || total_passed == 0)); then
+  exit 1
+fi
