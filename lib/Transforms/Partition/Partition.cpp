@@ -47,6 +47,7 @@ private:
                            ShardingAttr to);
   FailureOr<RankedTensorType> localType(Location loc, RankedTensorType global,
                                         ShardingAttr sharding);
+  LogicalResult partitionFunction(func::FuncOp func);
 
   SmallVector<int64_t> gridShape;
   StringRef gridName;
@@ -124,11 +125,16 @@ void PartitionPass::runOnOperation() {
     return signalPassFailure();
   gridShape.assign(grid.getShape().begin(), grid.getShape().end());
   gridName = grid.getSymName();
-  auto func = module.lookupSymbol<func::FuncOp>("main");
-  if (!func) {
-    module.emitError() << "expected a function @main to partition";
-    return signalPassFailure();
+  for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+    if (func.isExternal())
+      continue;
+    if (failed(partitionFunction(func)))
+      return signalPassFailure();
   }
+}
+
+LogicalResult PartitionPass::partitionFunction(func::FuncOp func) {
+  MLIRContext *ctx = &getContext();
 
   // Read the whole plan before the IR changes: shardings and global types of
   // every value, and each op's required operand shardings.
@@ -150,7 +156,7 @@ void PartitionPass::runOnOperation() {
   };
   for (BlockArgument arg : func.getArguments())
     if (failed(record(arg)))
-      return signalPassFailure();
+      return failure();
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
     if (isa<func::FuncOp, func::ReturnOp>(op))
       return WalkResult::advance();
@@ -166,7 +172,7 @@ void PartitionPass::runOnOperation() {
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
-    return signalPassFailure();
+    return failure();
 
   // The ops of the plan, before any reshard is inserted.
   SmallVector<Operation *> ops;
@@ -184,7 +190,7 @@ void PartitionPass::runOnOperation() {
         reshard(b, arg.getLoc(), arg, type,
                 ShardingAttr::getReplicated(ctx, type.getRank()), sharding[arg]);
     if (failed(local))
-      return signalPassFailure();
+      return failure();
     arg.replaceAllUsesExcept(*local, local->getDefiningOp());
     if (*local != arg) {
       ShardingAttr s = sharding.lookup(arg);
@@ -225,11 +231,11 @@ void PartitionPass::runOnOperation() {
         if (!want.isReplicated()) {
           ret.emitError() << "results of @main must be replicated, result "
                           << operand.getOperandNumber() << " is not";
-          return signalPassFailure();
+          return failure();
         }
         FailureOr<Value> local = operandAs(ret, v, global, want);
         if (failed(local))
-          return signalPassFailure();
+          return failure();
         operand.set(*local);
         func.removeResultAttr(operand.getOperandNumber(),
                               StringAttr::get(ctx, kShardingAttrName));
@@ -241,7 +247,7 @@ void PartitionPass::runOnOperation() {
       FailureOr<RankedTensorType> type =
           localType(op->getLoc(), globalType[v], sharding[v]);
       if (failed(type))
-        return signalPassFailure();
+        return failure();
       weight->setAttr(kGlobalTypeAttrName, TypeAttr::get(globalType[v]));
       v.setType(*type);
       continue;
@@ -256,7 +262,7 @@ void PartitionPass::runOnOperation() {
           b, op->getLoc(), v, globalType[v],
           ShardingAttr::getReplicated(ctx, globalType[v].getRank()), s);
       if (failed(local))
-        return signalPassFailure();
+        return failure();
       v.replaceAllUsesExcept(*local, local->getDefiningOp());
       if (*local != v) {
         RankedTensorType global = globalType.lookup(v);
@@ -272,16 +278,17 @@ void PartitionPass::runOnOperation() {
           operandAs(op, v, globalType.lookup(v),
                     plan.requiredOperands[operand.getOperandNumber()]);
       if (failed(local))
-        return signalPassFailure();
+        return failure();
       operand.set(*local);
     }
     for (OpResult r : op->getResults()) {
       FailureOr<RankedTensorType> type = localType(
           op->getLoc(), globalType[r], plan.results[r.getResultNumber()]);
       if (failed(type))
-        return signalPassFailure();
+        return failure();
       r.setType(*type);
     }
     op->removeAttr(kShardingsAttrName);
   }
+  return success();
 }

@@ -17,18 +17,19 @@ func.func @relu(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1, d2) -> (0, d1, d2)>
-// CHECK-DAG: #[[RHS:.*]] = affine_map<(d0, d1, d2) -> (d2)>
+// Multidirectional broadcast: [2, 1, 4] + [3, 1] -> [2, 3, 4].
+// CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1, d2) -> (d0, 0, d2)>
+// CHECK-DAG: #[[RHS:.*]] = affine_map<(d0, d1, d2) -> (d1, 0)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @add_broadcast
+// CHECK-SAME: (%[[A:.*]]: tensor<2x1x4xi32>, %[[B:.*]]: tensor<3x1xi32>)
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x3x4xi32>
 // CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel"]}
-// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x3x4xi32>, tensor<4xi32>)
+// CHECK-SAME: ins(%[[A]], %[[B]] : tensor<2x1x4xi32>, tensor<3x1xi32>) outs(%[[INIT]] : tensor<2x3x4xi32>)
 // CHECK: arith.addi
-func.func @add_broadcast(%a: tensor<1x3x4xi32>, %b: tensor<4xi32>) -> tensor<2x3x4xi32> {
-  %e = tensor.empty() : tensor<2x3x4xi32>
-  %c = autopar.add %a, %b : (tensor<1x3x4xi32>, tensor<4xi32>) -> tensor<3x4xi32>
-  %d = autopar.add %e, %c : (tensor<2x3x4xi32>, tensor<3x4xi32>) -> tensor<2x3x4xi32>
-  return %d : tensor<2x3x4xi32>
+func.func @add_broadcast(%a: tensor<2x1x4xi32>, %b: tensor<3x1xi32>) -> tensor<2x3x4xi32> {
+  %c = autopar.add %a, %b : (tensor<2x1x4xi32>, tensor<3x1xi32>) -> tensor<2x3x4xi32>
+  return %c : tensor<2x3x4xi32>
 }
 
 // -----

@@ -32,9 +32,9 @@ func.func @batched(%a: tensor<2x1x3x4xf32>, %b: tensor<5x4x6xf32>) -> tensor<2x5
 // CHECK: shard.grid @grid(shape = 2x2)
 shard.grid @grid(shape = 2x2)
 // CHECK-LABEL: func.func @shardings
-// CHECK-SAME: #autopar.sharding<[[0, 1], []]>
+// CHECK-SAME: #autopar.sharding<{{\[\[}}0, 1], []]>
 func.func @shardings(%x: tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[0, 1], []]>}) -> tensor<8x4xf32> {
-  // CHECK: autopar.relu {{.*}}#autopar.sharding<[[0], []], partial = [1]>
+  // CHECK: autopar.relu {{.*}}#autopar.sharding<{{\[\[}}0], []], partial = [1]>
   %r = autopar.relu %x {autopar.shardings = [#autopar.sharding<[[0], []], partial = [1]>]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
   // CHECK: autopar.to_partial %{{.*}} on @grid grid_axes = [1] : tensor<8x4xf32>
   %p = autopar.to_partial %r on @grid grid_axes = [1] : tensor<8x4xf32>

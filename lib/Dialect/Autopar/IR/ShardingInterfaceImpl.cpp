@@ -89,7 +89,9 @@ static Rule getRule(MatMulOp op) {
   };
   rule.maps.push_back(operandMap(a, true, aVec));
   rule.maps.push_back(operandMap(b, false, bVec));
-  rule.maps.push_back(AffineMap::getMinorIdentityMap(numLoops, y.size(), ctx));
+  // The result walks the leading loops (everything but k).
+  rule.maps.push_back(AffineMap::getMultiDimIdentityMap(numLoops, ctx)
+                          .getMajorSubMap(y.size()));
   return rule;
 }
 

@@ -1,0 +1,135 @@
+// RUN: autopar-opt %s -split-input-file --autopar-lower-program-to-runtime | FileCheck %s
+
+// Inputs, weights (numbered by first appearance) and outputs.
+// CHECK-NOT: shard.grid
+// CHECK-DAG: func.func private @autopar_rt_read_input_f32(i64, memref<*xf32>)
+// CHECK-DAG: func.func private @autopar_rt_read_input_i32(i64, memref<*xi32>)
+// CHECK-DAG: func.func private @autopar_rt_load_weight_f32(i64, memref<*xf32>)
+// CHECK-DAG: func.func private @autopar_rt_write_output_f32(i64, memref<*xf32>)
+// CHECK-DAG: func.func private @autopar_rt_write_output_i32(i64, memref<*xi32>)
+// CHECK-LABEL: func.func @autopar_main() {
+// CHECK: %[[IN0:.*]] = memref.alloc() : memref<2x4xf32>
+// CHECK-NEXT: %[[IN0U:.*]] = memref.cast %[[IN0]] : memref<2x4xf32> to memref<*xf32>
+// CHECK-NEXT: %[[I0:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @autopar_rt_read_input_f32(%[[I0]], %[[IN0U]]) : (i64, memref<*xf32>) -> ()
+// CHECK-NEXT: %[[X:.*]] = bufferization.to_tensor %[[IN0]] restrict : memref<2x4xf32> to tensor<2x4xf32>
+// CHECK-NEXT: %[[IN1:.*]] = memref.alloc() : memref<3xi32>
+// CHECK-NEXT: %[[IN1U:.*]] = memref.cast %[[IN1]] : memref<3xi32> to memref<*xi32>
+// CHECK-NEXT: %[[I1:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: call @autopar_rt_read_input_i32(%[[I1]], %[[IN1U]])
+// CHECK-NEXT: %[[N:.*]] = bufferization.to_tensor %[[IN1]] restrict
+// CHECK-NEXT: %[[W0:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK-NEXT: %[[W0U:.*]] = memref.cast %[[W0]]
+// CHECK-NEXT: %[[ID0:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @autopar_rt_load_weight_f32(%[[ID0]], %[[W0U]])
+// CHECK-NEXT: %[[WT:.*]] = bufferization.to_tensor %[[W0]] restrict
+// CHECK-NEXT: memref.alloc() : memref<8xf32>
+// CHECK-NEXT: memref.cast
+// CHECK-NEXT: %[[ID1:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: call @autopar_rt_load_weight_f32(%[[ID1]], %{{.*}})
+// CHECK-NEXT: bufferization.to_tensor
+// CHECK-NEXT: memref.alloc() : memref<4x8xf32>
+// CHECK-NEXT: memref.cast
+// CHECK-NEXT: %[[ID0B:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @autopar_rt_load_weight_f32(%[[ID0B]], %{{.*}})
+// CHECK-NEXT: bufferization.to_tensor
+// CHECK-NEXT: autopar.matmul %[[X]], %[[WT]]
+// CHECK: %[[OUT:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x8xf32> to memref<2x8xf32>
+// CHECK-NEXT: %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<2x8xf32> to memref<*xf32>
+// CHECK-NEXT: %[[O0:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @autopar_rt_write_output_f32(%[[O0]], %[[OUTU]])
+// CHECK-NEXT: bufferization.to_buffer %[[N]] read_only : tensor<3xi32> to memref<3xi32>
+// CHECK-NEXT: %[[NU:.*]] = memref.cast
+// CHECK-NEXT: %[[O1:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: call @autopar_rt_write_output_i32(%[[O1]], %[[NU]])
+// CHECK-NEXT: return
+shard.grid @grid(shape = 1)
+func.func @main(%x: tensor<2x4xf32>, %n: tensor<3xi32>) -> (tensor<2x8xf32>, tensor<3xi32>) {
+  %w = autopar.weight "fc.weight" {autopar.global_type = tensor<4x8xf32>} : tensor<4x8xf32>
+  %b = autopar.weight "fc.bias" : tensor<8xf32>
+  %w2 = autopar.weight "fc.weight" : tensor<4x8xf32>
+  %y = autopar.matmul %x, %w : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+  %z = autopar.add %y, %b : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %u = autopar.matmul %x, %w2 : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+  %v = autopar.add %z, %u : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %v, %n : tensor<2x8xf32>, tensor<3xi32>
+}
+
+// -----
+
+// Collectives on a 2x2 grid: axes are encoded as hexadecimal digits (axis + 1).
+// CHECK-NOT: shard.grid
+// CHECK-DAG: func.func private @autopar_rt_group_index(i64) -> i64
+// CHECK-DAG: func.func private @autopar_rt_all_reduce_f32(memref<*xf32>, memref<*xf32>, i64)
+// CHECK-DAG: func.func private @autopar_rt_all_gather_f32(memref<*xf32>, memref<*xf32>, i64, i64)
+// CHECK-DAG: func.func private @autopar_rt_reduce_scatter_f32(memref<*xf32>, memref<*xf32>, i64, i64)
+// CHECK-DAG: func.func private @autopar_rt_all_to_all_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64)
+// CHECK-LABEL: func.func @autopar_main() {
+// CHECK: %[[X:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<8x4xf32> to tensor<8x4xf32>
+//
+// all_slice over [1, 0] (code 0x21 = 33) along dim 1, local size 1.
+// CHECK-NEXT: %[[C33:.*]] = arith.constant 33 : i64
+// CHECK-NEXT: %[[GI:.*]] = call @autopar_rt_group_index(%[[C33]]) : (i64) -> i64
+// CHECK-NEXT: %[[SZ:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[OFF:.*]] = arith.muli %[[GI]], %[[SZ]] : i64
+// CHECK-NEXT: %[[OFFI:.*]] = arith.index_cast %[[OFF]] : i64 to index
+// CHECK-NEXT: %[[S:.*]] = tensor.extract_slice %[[X]][0, %[[OFFI]]] [8, 1] [1, 1] : tensor<8x4xf32> to tensor<8x1xf32>
+//
+// all_reduce over [0, 1] (code 0x12 = 18) into a caller-allocated buffer.
+// CHECK-NEXT: %[[IN:.*]] = bufferization.to_buffer %[[S]] read_only : tensor<8x1xf32> to memref<8x1xf32>
+// CHECK-NEXT: %[[INU:.*]] = memref.cast %[[IN]] : memref<8x1xf32> to memref<*xf32>
+// CHECK-NEXT: %[[RB:.*]] = memref.alloc() : memref<8x1xf32>
+// CHECK-NEXT: %[[RBU:.*]] = memref.cast %[[RB]] : memref<8x1xf32> to memref<*xf32>
+// CHECK-NEXT: %[[C18:.*]] = arith.constant 18 : i64
+// CHECK-NEXT: call @autopar_rt_all_reduce_f32(%[[INU]], %[[RBU]], %[[C18]]) : (memref<*xf32>, memref<*xf32>, i64) -> ()
+// CHECK-NEXT: %[[R:.*]] = bufferization.to_tensor %[[RB]] restrict : memref<8x1xf32> to tensor<8x1xf32>
+//
+// all_gather over [1, 0] along dim 1.
+// CHECK-NEXT: bufferization.to_buffer %[[R]] read_only
+// CHECK-NEXT: %[[GIN:.*]] = memref.cast
+// CHECK-NEXT: %[[GB:.*]] = memref.alloc() : memref<8x4xf32>
+// CHECK-NEXT: %[[GBU:.*]] = memref.cast %[[GB]]
+// CHECK-NEXT: %[[G33:.*]] = arith.constant 33 : i64
+// CHECK-NEXT: %[[GD:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: call @autopar_rt_all_gather_f32(%[[GIN]], %[[GBU]], %[[G33]], %[[GD]])
+// CHECK-NEXT: bufferization.to_tensor %[[GB]] restrict
+//
+// reduce_scatter over [0] (code 1) along dim 0.
+// CHECK-NEXT: bufferization.to_buffer %[[X]] read_only
+// CHECK-NEXT: memref.cast
+// CHECK-NEXT: memref.alloc() : memref<4x4xf32>
+// CHECK-NEXT: memref.cast
+// CHECK-NEXT: %[[RS1:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[RSD:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @autopar_rt_reduce_scatter_f32(%{{.*}}, %{{.*}}, %[[RS1]], %[[RSD]])
+// CHECK-NEXT: %[[RS:.*]] = bufferization.to_tensor
+//
+// all_to_all over [1] (code 2), split 1, concat 0.
+// CHECK-NEXT: bufferization.to_buffer %[[X]] read_only
+// CHECK-NEXT: memref.cast
+// CHECK-NEXT: memref.alloc() : memref<16x2xf32>
+// CHECK-NEXT: memref.cast
+// CHECK-NEXT: %[[A2:.*]] = arith.constant 2 : i64
+// CHECK-NEXT: %[[SPLIT:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[CONCAT:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @autopar_rt_all_to_all_f32(%{{.*}}, %{{.*}}, %[[A2]], %[[SPLIT]], %[[CONCAT]])
+// CHECK-NEXT: bufferization.to_tensor
+//
+// to_partial over [1]: device 0 of the group keeps the value, the others zeros.
+// CHECK-NEXT: %[[P2:.*]] = arith.constant 2 : i64
+// CHECK-NEXT: %[[PG:.*]] = call @autopar_rt_group_index(%[[P2]])
+// CHECK-NEXT: %[[ZI:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[PG]], %[[ZI]] : i64
+// CHECK-NEXT: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : tensor<4x4xf32>
+// CHECK-NEXT: arith.select %[[FIRST]], %[[RS]], %[[ZEROS]] : tensor<4x4xf32>
+shard.grid @grid(shape = 2x2)
+func.func @main(%x: tensor<8x4xf32>) -> (tensor<8x1xf32>, tensor<8x4xf32>, tensor<4x4xf32>, tensor<8x2xf32>) {
+  %s = shard.all_slice %x on @grid grid_axes = [1, 0] slice_axis = 1 : tensor<8x4xf32> -> tensor<8x1xf32>
+  %r = shard.all_reduce %s on @grid grid_axes = [0, 1] : tensor<8x1xf32> -> tensor<8x1xf32>
+  %g = shard.all_gather %r on @grid grid_axes = [1, 0] gather_axis = 1 : tensor<8x1xf32> -> tensor<8x4xf32>
+  %rs = shard.reduce_scatter %x on @grid grid_axes = [0] scatter_axis = 0 : tensor<8x4xf32> -> tensor<4x4xf32>
+  %a = shard.all_to_all %x on @grid grid_axes = [1] split_axis = 1 concat_axis = 0 : tensor<8x4xf32> -> tensor<16x2xf32>
+  %p = autopar.to_partial %rs on @grid grid_axes = [1] : tensor<4x4xf32>
+  %a2 = shard.all_slice %a on @grid grid_axes = [0] slice_axis = 0 : tensor<16x2xf32> -> tensor<8x2xf32>
+  return %r, %g, %p, %a2 : tensor<8x1xf32>, tensor<8x4xf32>, tensor<4x4xf32>, tensor<8x2xf32>
+}
