@@ -762,8 +762,9 @@ FailureOr<ImportedModel> OnnxImporter::run(StringRef bytes) {
       SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
       std::optional<DType> dtype = getDTypeFromOnnx(init.data_type());
       if (init.data_location() == onnx::TensorProto::EXTERNAL && dtype &&
-          getNumElements(shape))
-        (void)probe.addTensor(init.name(), *dtype, shape, init, error);
+          getNumElements(shape) &&
+          failed(probe.addTensor(init.name(), *dtype, shape, init, error)))
+        return emitError() << error;
     }
     bool external = probe.hasExternalData();
     bool externalMissing = external && failed(probe.checkExternalData(error));

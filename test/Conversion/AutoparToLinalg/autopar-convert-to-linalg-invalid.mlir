@@ -1,7 +1,7 @@
 // RUN: autopar-opt %s -split-input-file -verify-diagnostics --pass-pipeline="builtin.module(func.func(autopar-convert-to-linalg))"
 
 func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'autopar.relu' op requires statically shaped tensors to lower to linalg, got (tensor<?xf32>) -> tensor<?xf32>}}
+  // expected-error @+1 {{'autopar.relu' op requires statically shaped tensors to lower to linalg, got '(tensor<?xf32>) -> tensor<?xf32>'}}
   %y = autopar.relu %x : (tensor<?xf32>) -> tensor<?xf32>
   return %y : tensor<?xf32>
 }

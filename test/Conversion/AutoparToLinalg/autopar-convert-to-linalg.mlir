@@ -74,9 +74,9 @@ func.func @matmul_batch_broadcast(%a: tensor<2x1x3x4xf32>, %b: tensor<5x4x6xf32>
 // CHECK-DAG: #[[SCALAR:.*]] = affine_map<(d0) -> ()>
 // CHECK-LABEL: func.func @matmul_vectors
 // CHECK: linalg.generic {indexing_maps = [#[[VA]], #[[VB]], #[[VC]]], iterator_types = ["parallel", "reduction", "parallel"]}
-// CHECK-SAME: -> tensor<2x3xf32>
+// CHECK: } -> tensor<2x3xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[DOT]], #[[DOT]], #[[SCALAR]]], iterator_types = ["reduction"]}
-// CHECK-SAME: -> tensor<f32>
+// CHECK: } -> tensor<f32>
 func.func @matmul_vectors(%v: tensor<4xf32>, %b: tensor<2x4x3xf32>) -> (tensor<2x3xf32>, tensor<f32>) {
   %y = autopar.matmul %v, %b : (tensor<4xf32>, tensor<2x4x3xf32>) -> tensor<2x3xf32>
   %d = autopar.matmul %v, %v : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
@@ -92,11 +92,11 @@ func.func @matmul_vectors(%v: tensor<4xf32>, %b: tensor<2x4x3xf32>) -> (tensor<2
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func.func @gemm_transposed
 // CHECK-SAME: (%[[A:.*]]: tensor<3x2xf32>, %[[B:.*]]: tensor<5x3xf32>, %[[C:.*]]: tensor<1x5xf32>)
-// CHECK-DAG: %[[BETA:.*]] = arith.constant 5.000000e-01 : f32
-// CHECK-DAG: %[[ALPHA:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK: %[[BETA:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK: %[[INIT:.*]] = linalg.generic {indexing_maps = [#[[CMAP]], #[[ID2]]], iterator_types = ["parallel", "parallel"]}
 // CHECK-SAME: ins(%[[C]] : tensor<1x5xf32>)
 // CHECK: arith.mulf %{{.*}}, %[[BETA]]
+// CHECK: %[[ALPHA:.*]] = arith.constant 2.000000e+00 : f32
 // CHECK: linalg.generic {indexing_maps = [#[[AT]], #[[BT]], #[[OUT]]], iterator_types = ["parallel", "reduction", "parallel"]}
 // CHECK-SAME: ins(%[[A]], %[[B]] : tensor<3x2xf32>, tensor<5x3xf32>) outs(%[[INIT]] : tensor<2x5xf32>)
 // CHECK: arith.mulf %[[ALPHA]], %{{.*}}

@@ -1,0 +1,146 @@
+//===- ShardingRuleTest.cpp - sharding rules and reshard plans ------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Analysis/Reshard.h"
+#include "autopar/Analysis/ShardingRule.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <catch2/catch.hpp>
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+namespace {
+struct Fixture {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module;
+  Fixture(StringRef source) {
+    ctx.loadDialect<AutoparDialect, func::FuncDialect, shard::ShardDialect>();
+    module = parseSourceString<ModuleOp>(source, &ctx);
+    REQUIRE(module);
+  }
+  template <typename OpTy> OpTy first() {
+    OpTy found;
+    module->walk([&](OpTy op) {
+      if (!found)
+        found = op;
+    });
+    REQUIRE(found);
+    return found;
+  }
+  ShardingAttr s(ArrayRef<SmallVector<int64_t>> dims,
+                 ArrayRef<int64_t> partial = {}) {
+    return ShardingAttr::get(&ctx, dims, partial);
+  }
+};
+} // namespace
+
+TEST_CASE("matmul rule: k split gives a pending sum", "[rule]") {
+  Fixture f(R"mlir(
+    func.func @f(%a: tensor<8x4xf32>, %b: tensor<4x16xf32>) -> tensor<8x16xf32> {
+      %y = autopar.matmul %a, %b : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+      return %y : tensor<8x16xf32>
+    })mlir");
+  auto op = f.first<MatMulOp>();
+  FailureOr<ShardingRule> rule = ShardingRule::get(op);
+  REQUIRE(succeeded(rule));
+  REQUIRE(rule->getNumLoops() == 3);
+  CHECK(rule->isReduction(2));
+  // Operand A split along K.
+  LoopAxes loops = rule->getLoopsFromOperands({f.s({{}, {0}}), nullptr});
+  CHECK(loops[2] == SmallVector<int64_t>{0});
+  CHECK(rule->getResultSharding(&f.ctx, 0, loops) == f.s({{}, {}}, {0}));
+  CHECK(rule->getOperandSharding(&f.ctx, 1, loops) == f.s({{0}, {}}));
+  // The result sharding alone recovers rows over axis 1 and columns none.
+  FailureOr<LoopAxes> fromResult = rule->getLoopsFromResults(
+      op, {f.s({{1}, {}})}, {f.s({{1}, {}}), f.s({{}, {}})});
+  REQUIRE(succeeded(fromResult));
+  CHECK((*fromResult)[0] == SmallVector<int64_t>{1});
+  CHECK((*fromResult)[1].empty());
+  CHECK((*fromResult)[2].empty());
+}
+
+TEST_CASE("gemm rule: transposed B and an additive bias", "[rule]") {
+  Fixture f(R"mlir(
+    func.func @f(%a: tensor<8x4xf32>, %b: tensor<16x4xf32>, %c: tensor<16xf32>) -> tensor<8x16xf32> {
+      %y = autopar.gemm %a, %b, %c {trans_b = true} : (tensor<8x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+      return %y : tensor<8x16xf32>
+    })mlir");
+  auto op = f.first<GemmOp>();
+  FailureOr<ShardingRule> rule = ShardingRule::get(op);
+  REQUIRE(succeeded(rule));
+  LoopAxes loops(3);
+  loops[1] = {0}; // N over axis 0: column split.
+  CHECK(rule->getOperandSharding(&f.ctx, 1, loops) == f.s({{0}, {}}));
+  CHECK(rule->getOperandSharding(&f.ctx, 2, loops) == f.s({{0}}));
+  LoopAxes rows(3);
+  rows[2] = {0}; // K over axis 0: row split; C must join the pending sum.
+  CHECK(rule->getOperandSharding(&f.ctx, 1, rows) == f.s({{}, {0}}));
+  CHECK(rule->getOperandSharding(&f.ctx, 2, rows) == f.s({{}}, {0}));
+  CHECK(rule->getResultSharding(&f.ctx, 0, rows) == f.s({{}, {}}, {0}));
+}
+
+TEST_CASE("add rule: broadcast dimensions are never split", "[rule]") {
+  Fixture f(R"mlir(
+    func.func @f(%a: tensor<8x16xf32>, %b: tensor<1x16xf32>) -> tensor<8x16xf32> {
+      %y = autopar.add %a, %b : (tensor<8x16xf32>, tensor<1x16xf32>) -> tensor<8x16xf32>
+      return %y : tensor<8x16xf32>
+    })mlir");
+  FailureOr<ShardingRule> rule = ShardingRule::get(f.first<AddOp>());
+  REQUIRE(succeeded(rule));
+  LoopAxes loops = rule->getLoopsFromOperands({f.s({{0}, {1}}), nullptr});
+  CHECK(rule->getOperandSharding(&f.ctx, 1, loops) == f.s({{}, {1}}));
+}
+
+TEST_CASE("reshard plans use single-step collectives", "[reshard]") {
+  Fixture f("module {}");
+  using K = ReshardStep::Kind;
+  auto kinds = [](ArrayRef<ReshardStep> steps) {
+    SmallVector<K> k;
+    for (const ReshardStep &s : steps)
+      k.push_back(s.kind);
+    return k;
+  };
+  // Pending sum to replicated.
+  CHECK(kinds(planReshard(f.s({{}, {}}, {0}), f.s({{}, {}}))) ==
+        SmallVector<K>{K::AllReduce});
+  // Pending sum to split: reduce-scatter.
+  SmallVector<ReshardStep> rs = planReshard(f.s({{}, {}}, {0}), f.s({{0}, {}}));
+  REQUIRE(kinds(rs) == SmallVector<K>{K::ReduceScatter});
+  CHECK(rs[0].dim == 0);
+  // Moving the split dimension: all-to-all.
+  SmallVector<ReshardStep> a2a = planReshard(f.s({{0}, {}}), f.s({{}, {0}}));
+  REQUIRE(kinds(a2a) == SmallVector<K>{K::AllToAll});
+  CHECK(a2a[0].dim == 0);
+  CHECK(a2a[0].otherDim == 1);
+  // Only a suffix of a dimension's axes can be gathered.
+  SmallVector<ReshardStep> g = planReshard(f.s({{0, 1}, {}}), f.s({{1}, {}}));
+  REQUIRE(kinds(g) == SmallVector<K>{K::AllGather, K::AllSlice});
+  CHECK(g[0].axes == SmallVector<int64_t>{0, 1});
+  CHECK(g[1].axes == SmallVector<int64_t>{1});
+  // Replicated to pending sum is local.
+  CHECK(kinds(planReshard(f.s({{}}), f.s({{}}, {1}))) ==
+        SmallVector<K>{K::ToPartial});
+  // Nothing to do.
+  CHECK(planReshard(f.s({{0}}), f.s({{0}})).empty());
+}
+
+TEST_CASE("reshard bytes follow ring algorithms", "[reshard]") {
+  Fixture f("module {}");
+  // 8x4 f32 = 128 bytes replicated; all-reduce over 4 devices moves
+  // 2 * 3/4 * 128 = 192 bytes per device.
+  ReshardStep ar = planReshard(f.s({{}, {}}, {0}), f.s({{}, {}}))[0];
+  CHECK(getReshardStepBytes(ar, {8, 4}, 4, {4}) == 192);
+  // All-gather to 128 bytes over 4 devices: 3/4 * 128 = 96.
+  ReshardStep ag = planReshard(f.s({{0}, {}}), f.s({{}, {}}))[0];
+  CHECK(getReshardStepBytes(ag, {8, 4}, 4, {4}) == 96);
+  ReshardStep slice = planReshard(f.s({{}, {}}), f.s({{0}, {}}))[0];
+  CHECK(getReshardStepBytes(slice, {8, 4}, 4, {4}) == 0);
+}
