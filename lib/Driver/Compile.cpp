@@ -23,6 +23,7 @@
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -591,17 +592,12 @@ int driver::importCommand(int argc, char **argv) {
                      "(default: replicated)"),
       llvm::cl::value_desc("plan"), llvm::cl::init("replicated"),
       llvm::cl::cat(category));
-  static llvm::cl::opt<EmitStage> emit(
-      "emit", llvm::cl::desc("the stage after which to print the IR"),
-      llvm::cl::init(EmitStage::Imported),
-      llvm::cl::values(
-          clEnumValN(EmitStage::Imported, "imported",
-                     "the imported model (default)"),
-          clEnumValN(EmitStage::Annotated, "annotated",
-                     "after planning: every value carries a sharding"),
-          clEnumValN(EmitStage::Partitioned, "partitioned",
-                     "the SPMD device program"),
-          clEnumValN(EmitStage::LLVM, "llvm", "the LLVM dialect module")),
+  static llvm::cl::opt<std::string> emit(
+      "emit",
+      llvm::cl::desc("the stage after which to print the IR: imported "
+                     "(default), annotated (after planning), partitioned (the "
+                     "SPMD device program) or llvm (the LLVM dialect module)"),
+      llvm::cl::value_desc("stage"), llvm::cl::init("imported"),
       llvm::cl::cat(category));
 
   if (std::optional<int> exit = parseCommandLine(
@@ -615,6 +611,18 @@ int driver::importCommand(int argc, char **argv) {
     printError("no model given (autopar import MODEL.onnx)");
     return kErrorExitCode;
   }
+  std::optional<EmitStage> stage =
+      llvm::StringSwitch<std::optional<EmitStage>>(emit)
+          .Case("imported", EmitStage::Imported)
+          .Case("annotated", EmitStage::Annotated)
+          .Case("partitioned", EmitStage::Partitioned)
+          .Case("llvm", EmitStage::LLVM)
+          .Default(std::nullopt);
+  if (!stage) {
+    printError("invalid --emit '" + emit +
+               "': expected imported, annotated, partitioned or llvm");
+    return kErrorExitCode;
+  }
   DriverContext context;
   MLIRContext &ctx = context.get();
   FailureOr<ImportedModel> imported =
@@ -622,7 +630,7 @@ int driver::importCommand(int argc, char **argv) {
   if (failed(imported))
     return kErrorExitCode;
   FailureOr<OwningOpRef<ModuleOp>> module =
-      runStagesUntil(ctx, *imported, grid, plan, emit);
+      runStagesUntil(ctx, *imported, grid, plan, *stage);
   if (failed(module))
     return kErrorExitCode;
   (*module)->print(llvm::outs(), OpPrintingFlags());

@@ -26,6 +26,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::autopar;
 using namespace mlir::autopar::driver;
@@ -291,6 +293,29 @@ FailureOr<std::string> driver::readPlanText(MLIRContext &ctx,
 //===----------------------------------------------------------------------===//
 // Command line
 //===----------------------------------------------------------------------===//
+
+FailureOr<uint64_t> driver::parseUnsignedOption(StringRef option,
+                                                StringRef text) {
+  uint64_t value = 0;
+  if (text.empty() || text.getAsInteger(10, value)) {
+    printError("invalid --" + option + " '" + text +
+               "': expected a non-negative integer");
+    return failure();
+  }
+  return value;
+}
+
+FailureOr<double> driver::parseToleranceOption(StringRef option,
+                                               StringRef text) {
+  double value = 0;
+  if (text.empty() || text.getAsDouble(value) || !std::isfinite(value) ||
+      value < 0) {
+    printError("invalid --" + option + " '" + text +
+               "': expected a non-negative number");
+    return failure();
+  }
+  return value;
+}
 
 std::optional<int> driver::parseCommandLine(int argc, char **argv,
                                             StringRef command,

@@ -100,6 +100,13 @@ private:
   SmallString<128> path;
 };
 
+/// Parses the value of a numeric option (`--timeout`, `--seed`): a
+/// non-negative integer. Prints an error naming `option` on failure. Numeric
+/// options are read as strings so that every error has autopar's form.
+FailureOr<uint64_t> parseUnsignedOption(StringRef option, StringRef text);
+/// Parses a non-negative, finite floating-point option value (`--rtol`).
+FailureOr<double> parseToleranceOption(StringRef option, StringRef text);
+
 /// Reads the plan summary (`plan.txt`) of a compiled directory.
 FailureOr<std::string> readPlanText(MLIRContext &ctx, StringRef outDir);
 

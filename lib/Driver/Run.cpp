@@ -402,10 +402,11 @@ int driver::runCommand(int argc, char **argv) {
   static llvm::cl::opt<std::string> outputs(
       "outputs", llvm::cl::desc("directory that receives output_<i>.pb"),
       llvm::cl::value_desc("dir"), llvm::cl::cat(category));
-  static llvm::cl::opt<unsigned> timeout(
+  static llvm::cl::opt<std::string> timeout(
       "timeout",
       llvm::cl::desc("seconds before the job is killed (default: 300)"),
-      llvm::cl::value_desc("s"), llvm::cl::init(300), llvm::cl::cat(category));
+      llvm::cl::value_desc("s"), llvm::cl::init("300"),
+      llvm::cl::cat(category));
   static llvm::cl::opt<bool> profile(
       "profile", llvm::cl::desc("print per-rank timings of the job"),
       llvm::cl::cat(category));
@@ -429,8 +430,11 @@ int driver::runCommand(int argc, char **argv) {
     printError(inputs.empty() ? "missing --inputs DIR" : "missing --outputs DIR");
     return kErrorExitCode;
   }
-  if (timeout == 0) {
-    printError("--timeout must be at least 1 s");
+  FailureOr<uint64_t> timeoutSeconds = parseUnsignedOption("timeout", timeout);
+  if (failed(timeoutSeconds))
+    return kErrorExitCode;
+  if (*timeoutSeconds == 0 || *timeoutSeconds > UINT32_MAX) {
+    printError("--timeout must be between 1 and " + Twine(UINT32_MAX) + " s");
     return kErrorExitCode;
   }
 
@@ -444,7 +448,7 @@ int driver::runCommand(int argc, char **argv) {
   if (failed(inputTensors))
     return kErrorExitCode;
   RunOptions options;
-  options.timeoutSeconds = timeout;
+  options.timeoutSeconds = *timeoutSeconds;
   options.profile = profile;
   FailureOr<std::vector<HostTensor>> results =
       runCompiledProgram(ctx, outDir, *manifest, *inputTensors, options);

@@ -211,23 +211,24 @@ int driver::verifyCommand(int argc, char **argv) {
                      "output_<i>.pb there are compared with the "
                      "single-device outputs"),
       llvm::cl::value_desc("dir"), llvm::cl::cat(category));
-  static llvm::cl::opt<uint64_t> seed(
+  static llvm::cl::opt<std::string> seed(
       "seed", llvm::cl::desc("seed of the random inputs (default: 0)"),
-      llvm::cl::init(0), llvm::cl::cat(category));
-  static llvm::cl::opt<double> rtol(
+      llvm::cl::value_desc("n"), llvm::cl::init("0"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> rtol(
       "rtol",
       llvm::cl::desc("relative tolerance (default per dtype: f32 1e-4, f64 "
                      "1e-9, integers and bool 0)"),
-      llvm::cl::cat(category));
-  static llvm::cl::opt<double> atol(
+      llvm::cl::value_desc("r"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> atol(
       "atol",
       llvm::cl::desc("absolute tolerance (default per dtype: f32 1e-5, f64 "
                      "1e-12, integers and bool 0)"),
-      llvm::cl::cat(category));
-  static llvm::cl::opt<unsigned> timeout(
+      llvm::cl::value_desc("a"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> timeout(
       "timeout",
       llvm::cl::desc("seconds before each job is killed (default: 300)"),
-      llvm::cl::value_desc("s"), llvm::cl::init(300), llvm::cl::cat(category));
+      llvm::cl::value_desc("s"), llvm::cl::init("300"),
+      llvm::cl::cat(category));
 
   if (std::optional<int> exit = parseCommandLine(
           argc, argv, "verify",
@@ -248,20 +249,27 @@ int driver::verifyCommand(int argc, char **argv) {
     printError("missing --grid (e.g. --grid 2 or --grid 2x2)");
     return kVerifyErrorExitCode;
   }
-  if (timeout == 0) {
-    printError("--timeout must be at least 1 s");
+  FailureOr<uint64_t> timeoutSeconds = parseUnsignedOption("timeout", timeout);
+  FailureOr<uint64_t> seedValue = parseUnsignedOption("seed", seed);
+  if (failed(timeoutSeconds) || failed(seedValue))
     return kVerifyErrorExitCode;
-  }
-  if ((rtol.getNumOccurrences() && !(rtol >= 0)) ||
-      (atol.getNumOccurrences() && !(atol >= 0))) {
-    printError("tolerances must be non-negative");
+  if (*timeoutSeconds == 0 || *timeoutSeconds > UINT32_MAX) {
+    printError("--timeout must be between 1 and " + Twine(UINT32_MAX) + " s");
     return kVerifyErrorExitCode;
   }
   std::optional<double> rtolOverride, atolOverride;
-  if (rtol.getNumOccurrences())
-    rtolOverride = rtol;
-  if (atol.getNumOccurrences())
-    atolOverride = atol;
+  if (rtol.getNumOccurrences()) {
+    FailureOr<double> value = parseToleranceOption("rtol", rtol);
+    if (failed(value))
+      return kVerifyErrorExitCode;
+    rtolOverride = *value;
+  }
+  if (atol.getNumOccurrences()) {
+    FailureOr<double> value = parseToleranceOption("atol", atol);
+    if (failed(value))
+      return kVerifyErrorExitCode;
+    atolOverride = *value;
+  }
 
   DriverContext context;
   MLIRContext &ctx = context.get();
@@ -310,12 +318,12 @@ int driver::verifyCommand(int argc, char **argv) {
     llvm::outs() << "\n";
 
   FailureOr<std::vector<HostTensor>> inputTensors =
-      inputs.empty() ? generateRandomInputs(ctx, *partitioned, seed)
+      inputs.empty() ? generateRandomInputs(ctx, *partitioned, *seedValue)
                      : readInputTensors(ctx, *partitioned, inputs);
   if (failed(inputTensors))
     return kVerifyErrorExitCode;
   RunOptions runOptions;
-  runOptions.timeoutSeconds = timeout;
+  runOptions.timeoutSeconds = *timeoutSeconds;
   FailureOr<std::vector<HostTensor>> expected =
       runCompiledProgram(ctx, singleDir, *single, *inputTensors, runOptions);
   if (failed(expected))

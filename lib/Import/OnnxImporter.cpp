@@ -110,7 +110,7 @@ private:
   /// Description of a node for diagnostics: "node 'NAME' (op OpType, opset
   /// N)", with `#index` for a node without a name.
   struct NodeRef {
-    const onnx::NodeProto *node;
+    onnx::NodeProto *node;
     std::string name;
     int64_t opset;
     std::string describe() const;
@@ -129,9 +129,8 @@ private:
 
   FailureOr<RankedTensorType> convertTensorType(const onnx::TypeProto &type,
                                                 const Twine &what);
-  FailureOr<RankedTensorType> getTensorType(int32_t dataType,
-                                            ArrayRef<int64_t> shape,
-                                            const Twine &what);
+  FailureOr<RankedTensorType>
+  getTensorType(int32_t dataType, ArrayRef<int64_t> shape, const Twine &what);
   LogicalResult checkAgainstOnnxType(Value value, StringRef tensorName,
                                      const NodeRef *ref) {
     return checkAgainstOnnxType(value, tensorName, onnxTypes.lookup(tensorName),
@@ -252,11 +251,11 @@ LogicalResult OnnxImporter::parse(StringRef bytes) {
 
 LogicalResult OnnxImporter::checkSupportedNodes() {
   static const llvm::StringSet<> supported = {"MatMul", "Gemm",     "Add",
-                                               "Relu",   "Constant", "Identity"};
-  for (auto [index, node] : llvm::enumerate(model->graph().node())) {
+                                              "Relu",   "Constant", "Identity"};
+  for (auto [index, node] :
+       llvm::enumerate(*model->mutable_graph()->mutable_node())) {
     NodeRef ref{&node,
-                node.name().empty() ? "#" + std::to_string(index)
-                                    : node.name(),
+                node.name().empty() ? "#" + std::to_string(index) : node.name(),
                 getOpset(*model, node.domain())};
     if (!isDefaultDomain(node.domain()) || !supported.contains(node.op_type()))
       return emitError(ref) << "unsupported operator";
@@ -285,9 +284,8 @@ LogicalResult OnnxImporter::runOnnxChecks(bool externalData) {
     onnx::ShapeInferenceOptions inferenceOptions(/*check_type_val=*/true,
                                                  /*strict_mode_val=*/1,
                                                  /*data_prop_val=*/false);
-    onnx::shape_inference::InferShapes(*model,
-                                       onnx::OpSchemaRegistry::Instance(),
-                                       inferenceOptions);
+    onnx::shape_inference::InferShapes(
+        *model, onnx::OpSchemaRegistry::Instance(), inferenceOptions);
   } catch (const std::exception &e) {
     return emitError() << "ONNX shape inference failed on '" << bufferName
                        << "': " << toOneLine(e.what());
@@ -300,9 +298,9 @@ LogicalResult OnnxImporter::runOnnxChecks(bool externalData) {
 // Types
 //===----------------------------------------------------------------------===//
 
-FailureOr<RankedTensorType>
-OnnxImporter::getTensorType(int32_t dataType, ArrayRef<int64_t> shape,
-                            const Twine &what) {
+FailureOr<RankedTensorType> OnnxImporter::getTensorType(int32_t dataType,
+                                                        ArrayRef<int64_t> shape,
+                                                        const Twine &what) {
   std::optional<DType> dtype = getDTypeFromOnnx(dataType);
   if (!dtype)
     return emitError() << what << " has unsupported element type "
@@ -325,8 +323,7 @@ OnnxImporter::convertTensorType(const onnx::TypeProto &type,
   for (auto [index, dim] : llvm::enumerate(tensor.shape().dim())) {
     if (dim.has_dim_param())
       return emitError() << what << " dimension " << index << " is symbolic ('"
-                         << dim.dim_param()
-                         << "'); static shapes are required";
+                         << dim.dim_param() << "'); static shapes are required";
     if (!dim.has_dim_value())
       return emitError() << what << " dimension " << index
                          << " is unknown; static shapes are required";
@@ -359,9 +356,10 @@ static std::string describeOnnxType(MLIRContext &ctx,
   return s + ">";
 }
 
-LogicalResult OnnxImporter::checkAgainstOnnxType(
-    Value value, StringRef tensorName, const onnx::TypeProto *onnxType,
-    const NodeRef *ref) {
+LogicalResult
+OnnxImporter::checkAgainstOnnxType(Value value, StringRef tensorName,
+                                   const onnx::TypeProto *onnxType,
+                                   const NodeRef *ref) {
   if (!onnxType || !onnxType->has_tensor_type())
     return success();
   const onnx::TypeProto::Tensor &tensor = onnxType->tensor_type();
@@ -369,7 +367,8 @@ LogicalResult OnnxImporter::checkAgainstOnnxType(
   bool matches = true;
   if (tensor.elem_type() != onnx::TensorProto::UNDEFINED) {
     std::optional<DType> dtype = getDTypeFromOnnx(tensor.elem_type());
-    matches = dtype && getDTypeElementType(&ctx, *dtype) == type.getElementType();
+    matches =
+        dtype && getDTypeElementType(&ctx, *dtype) == type.getElementType();
   }
   if (tensor.has_shape()) {
     if (tensor.shape().dim_size() != type.getRank()) {
@@ -397,8 +396,7 @@ LogicalResult OnnxImporter::checkAgainstOnnxType(
 
 LogicalResult OnnxImporter::checkArity(const NodeRef &ref,
                                        ArrayRef<Value> inputs,
-                                       unsigned minInputs,
-                                       unsigned maxInputs) {
+                                       unsigned minInputs, unsigned maxInputs) {
   const onnx::NodeProto &node = *ref.node;
   if (inputs.size() < minInputs || inputs.size() > maxInputs)
     return emitError(ref) << "expected " << minInputs
@@ -438,9 +436,9 @@ OnnxImporter::createOp(const NodeRef &ref, Location loc, ValueRange operands,
       return success();
     });
     auto props = properties;
-    inferred = OpTy::inferReturnTypes(&ctx, loc, operands, DictionaryAttr(),
-                                      OpaqueProperties(&props), RegionRange(),
-                                      types);
+    inferred =
+        OpTy::inferReturnTypes(&ctx, loc, operands, DictionaryAttr(),
+                               OpaqueProperties(&props), RegionRange(), types);
   }
   if (failed(inferred)) {
     InFlightDiagnostic diag = emitError(ref);
@@ -461,13 +459,12 @@ static void setBytes(ArrayRef<T> values, std::vector<char> &bytes) {
 }
 
 LogicalResult OnnxImporter::importConstant(const NodeRef &ref, Location loc) {
-  const onnx::NodeProto &node = *ref.node;
+  onnx::NodeProto &node = *ref.node;
   const std::string &outputName = node.output(0);
   if (node.attribute_size() != 1)
     return emitError(ref) << "expected exactly one value attribute, got "
                           << node.attribute_size();
-  onnx::AttributeProto &attr =
-      const_cast<onnx::AttributeProto &>(node.attribute(0));
+  onnx::AttributeProto &attr = *node.mutable_attribute(0);
   StringRef kind = attr.name();
 
   // Value attributes become a tensor (kept in the model) or decoded bytes.
@@ -526,7 +523,8 @@ LogicalResult OnnxImporter::importConstant(const NodeRef &ref, Location loc) {
   if (tensor) {
     if (tensor->has_raw_data()) {
       const std::string &raw = tensor->raw_data();
-      if (static_cast<int64_t>(raw.size()) != *numElements * getDTypeSize(dtype))
+      if (static_cast<int64_t>(raw.size()) !=
+          *numElements * getDTypeSize(dtype))
         return emitError(ref) << "constant has " << raw.size()
                               << " bytes of raw_data, expected "
                               << *numElements * getDTypeSize(dtype);
@@ -604,8 +602,8 @@ LogicalResult OnnxImporter::importNode(const NodeRef &ref) {
     result = createOp<AddOp>(ref, loc, inputs);
   } else if (opType == "Gemm") {
     if (failed(checkArity(ref, inputs, 2, 3)) ||
-        failed(checkAttributes(ref, {"alpha", "beta", "transA", "transB",
-                                     "broadcast"})))
+        failed(checkAttributes(
+            ref, {"alpha", "beta", "transA", "transB", "broadcast"})))
       return failure();
     GemmOp::Properties props;
     float alpha = 1.0f, beta = 1.0f;
@@ -613,11 +611,11 @@ LogicalResult OnnxImporter::importNode(const NodeRef &ref) {
     for (const onnx::AttributeProto &attr : node.attribute()) {
       bool isFloat = attr.name() == "alpha" || attr.name() == "beta";
       if (isFloat && attr.type() != onnx::AttributeProto::FLOAT)
-        return emitError(ref) << "attribute '" << attr.name()
-                              << "' must be a float";
+        return emitError(ref)
+               << "attribute '" << attr.name() << "' must be a float";
       if (!isFloat && attr.type() != onnx::AttributeProto::INT)
-        return emitError(ref) << "attribute '" << attr.name()
-                              << "' must be an int";
+        return emitError(ref)
+               << "attribute '" << attr.name() << "' must be an int";
       if (attr.name() == "alpha")
         alpha = attr.f();
       else if (attr.name() == "beta")
@@ -682,8 +680,8 @@ LogicalResult OnnxImporter::importGraph() {
   builder.setInsertionPointToEnd(result.module->getBody());
   auto func = func::FuncOp::create(builder, fileLoc, "main",
                                    builder.getFunctionType(inputTypes, {}));
-  Block *entry = builder.createBlock(&func.getBody(), {}, inputTypes,
-                                     inputLocs);
+  Block *entry =
+      builder.createBlock(&func.getBody(), {}, inputTypes, inputLocs);
   for (auto [name, arg] : llvm::zip(result.inputNames, entry->getArguments()))
     values[name] = arg;
 
@@ -695,9 +693,9 @@ LogicalResult OnnxImporter::importGraph() {
     if (failed(type))
       return failure();
     std::string error;
-    if (failed(weights->addTensor(init.name(), *getDTypeFromOnnx(
-                                                   init.data_type()),
-                                  shape, init, error)))
+    if (failed(weights->addTensor(init.name(),
+                                  *getDTypeFromOnnx(init.data_type()), shape,
+                                  init, error)))
       return emitError() << error;
     Value weight = WeightOp::create(
         builder, getOnnxTensorLoc(&ctx, init.name()), *type, init.name());
@@ -710,10 +708,9 @@ LogicalResult OnnxImporter::importGraph() {
                                     &input.type(), nullptr)))
       return failure();
 
-  for (auto [index, node] : llvm::enumerate(graph.node())) {
+  for (auto [index, node] : llvm::enumerate(*graph.mutable_node())) {
     NodeRef ref{&node,
-                node.name().empty() ? "#" + std::to_string(index)
-                                    : node.name(),
+                node.name().empty() ? "#" + std::to_string(index) : node.name(),
                 getOpset(*model, node.domain())};
     if (failed(importNode(ref)))
       return failure();

@@ -1,4 +1,4 @@
-//===- OnnxUtils.h - Private ONNX helpers of the importer ---------*- C++ -*-===//
+//===- OnnxUtils.h - Private ONNX helpers of the importer -------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -118,9 +118,9 @@ static void appendAs(const Range &values, std::vector<char> &out) {
 }
 
 LogicalResult importer::decodeTypedData(const onnx::TensorProto &tensor,
-                                      DType dtype, int64_t numElements,
-                                      std::vector<char> &out,
-                                      std::string &error) {
+                                        DType dtype, int64_t numElements,
+                                        std::vector<char> &out,
+                                        std::string &error) {
   static_assert(llvm::sys::IsLittleEndianHost,
                 "autopar assumes a little-endian host");
   auto check = [&](int64_t count, StringRef field) -> LogicalResult {
@@ -239,7 +239,8 @@ FailureOr<HostTensor> mlir::autopar::parseTensorProto(StringRef bytes,
   } catch (const std::exception &e) {
     error = ("'" + bufferName + "': " + toOneLine(e.what())).str();
   } catch (...) {
-    error = ("'" + bufferName + "': unknown error while reading a tensor").str();
+    error =
+        ("'" + bufferName + "': unknown error while reading a tensor").str();
   }
   return failure();
 }
@@ -261,7 +262,8 @@ FailureOr<HostTensor> mlir::autopar::readTensorProtoFile(StringRef path,
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                   /*RequiresNullTerminator=*/false);
   if (!buffer) {
-    error = ("cannot open '" + path + "': " + buffer.getError().message()).str();
+    error =
+        ("cannot open '" + path + "': " + buffer.getError().message()).str();
     return failure();
   }
   return parseTensorProto((*buffer)->getBuffer(), path, error);

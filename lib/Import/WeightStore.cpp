@@ -80,9 +80,8 @@ LogicalResult OnnxWeightStore::addTensor(StringRef name, DType dtype,
       return failure();
     }
     if (llvm::sys::path::is_absolute(*location) ||
-        llvm::is_contained(llvm::make_range(
-                               llvm::sys::path::begin(*location),
-                               llvm::sys::path::end(*location)),
+        llvm::is_contained(llvm::make_range(llvm::sys::path::begin(*location),
+                                            llvm::sys::path::end(*location)),
                            "..")) {
       error = ("weight '" + name + "' has external data location '" +
                *location + "' outside the model directory")
@@ -109,8 +108,8 @@ LogicalResult OnnxWeightStore::addTensor(StringRef name, DType dtype,
   } else {
     // Convert typed value fields once, now, so that malformed data is
     // reported at import; the typed fields are released afterwards.
-    if (failed(decodeTypedData(tensor, dtype, *numElements, entry.bytes,
-                               error)))
+    if (failed(
+            decodeTypedData(tensor, dtype, *numElements, entry.bytes, error)))
       return failure();
     entry.decoded = true;
     tensor.clear_float_data();
@@ -126,8 +125,8 @@ LogicalResult OnnxWeightStore::addBytes(StringRef name, DType dtype,
                                         std::vector<char> bytes,
                                         std::string &error) {
   std::optional<int64_t> numElements = getNumElements(shape);
-  if (!numElements ||
-      static_cast<int64_t>(bytes.size()) != *numElements * getDTypeSize(dtype)) {
+  if (!numElements || static_cast<int64_t>(bytes.size()) !=
+                          *numElements * getDTypeSize(dtype)) {
     error = ("weight '" + name + "' has " + Twine(bytes.size()) +
              " bytes of data, which does not match its shape")
                 .str();
@@ -167,9 +166,9 @@ static LogicalResult checkExternalFile(const WeightStore::Weight &weight,
 
 LogicalResult OnnxWeightStore::checkExternalData(std::string &error) const {
   for (auto [weight, entry] : llvm::zip_equal(weights, entries))
-    if (entry.external && failed(checkExternalFile(weight, entry.offset,
-                                                   entry.length, entry.path,
-                                                   error)))
+    if (entry.external &&
+        failed(checkExternalFile(weight, entry.offset, entry.length, entry.path,
+                                 error)))
       return failure();
   return success();
 }
@@ -192,16 +191,16 @@ FailureOr<ArrayRef<char>> OnnxWeightStore::getData(StringRef name,
   if (!entry.mapped) {
     if (entry.length == 0)
       return ArrayRef<char>();
-    if (failed(checkExternalFile(weight, entry.offset, entry.length,
-                                 entry.path, error)))
+    if (failed(checkExternalFile(weight, entry.offset, entry.length, entry.path,
+                                 error)))
       return failure();
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
         llvm::MemoryBuffer::getFileSlice(entry.path, entry.length,
                                          entry.offset);
     if (!buffer) {
       error = "cannot read external data file '" + entry.path +
-            "' of weight '" + weight.name +
-            "': " + buffer.getError().message();
+              "' of weight '" + weight.name +
+              "': " + buffer.getError().message();
       return failure();
     }
     entry.mapped = std::move(*buffer);

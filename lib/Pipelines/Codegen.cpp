@@ -144,8 +144,7 @@ LogicalResult mlir::autopar::emitSharedLibrary(ModuleOp module,
           llvm::sys::fs::createTemporaryFile("autopar-program", "o", objPath))
     return module.emitError() << "cannot create a temporary object file: "
                               << ec.message();
-  auto removeObject =
-      llvm::make_scope_exit([&] { llvm::sys::fs::remove(objPath); });
+  llvm::scope_exit removeObject([&] { llvm::sys::fs::remove(objPath); });
   if (failed(emitObject(module, *llvmModule, *machine, objPath)))
     return failure();
   return linkSharedObject(module, objPath, soPath);

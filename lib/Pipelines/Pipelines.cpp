@@ -39,4 +39,5 @@ void mlir::autopar::registerAutoparPipelines() {
       "autopar-partition-pipeline",
       "partition an annotated module into the SPMD device program",
       buildPartitionPipeline);
+  registerLowerToLLVMPipeline();
 }

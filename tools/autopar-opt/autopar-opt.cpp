@@ -20,7 +20,6 @@ int main(int argc, char **argv) {
   mlir::autopar::registerAutoparTransformsPasses();
   mlir::autopar::registerAutoparPipelines();
   mlir::autopar::registerAutoparConversionPasses();
-  mlir::autopar::registerLowerToLLVMPipeline();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

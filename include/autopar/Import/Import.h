@@ -1,4 +1,4 @@
-//===- Import.h - ONNX to autopar dialect importer ----------------*- C++ -*-===//
+//===- Import.h - ONNX to autopar dialect importer --------------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -8,6 +8,26 @@
 // an ONNX model (binary `.onnx`, or ONNX text syntax `.onnxtxt`) into a module
 // of autopar ops, keeps the weights (initializers) out of the IR in a
 // WeightStore, and reads/writes ONNX TensorProto files for the driver.
+//
+// Import contract:
+// - `func.func @main` has one argument per runtime input (graph inputs that
+//   are not initializers) and one result per graph output, in graph order.
+//   Argument locations are `getOnnxTensorLoc(input name)`; every op made from
+//   a node is located at `getOnnxNodeLoc(node name, output names)`, where a
+//   node without a name is called `#<index>` (also in diagnostics).
+// - Initializers become `autopar.weight "<name>"`; ONNX `Constant`s become
+//   `autopar.constant` up to kMaxInlineConstantElements elements and weights
+//   named after their output tensor beyond. Weight data is never in the IR.
+// - Supported operators: MatMul, Gemm, Add, Relu, Constant, Identity. Shapes
+//   of runtime inputs must be static.
+// - ONNX 1.12's checker and shape inference run when the default-domain opset
+//   is <= 17 and external data (if any) is present; result types inferred by
+//   the ops are cross-checked against the types ONNX declares or infers, and
+//   the module is verified.
+//
+// ONNX text syntax is ONNX 1.12's `OnnxParser` format: `#` starts a comment
+// (lit RUN/CHECK lines), initializers are written in the graph input list
+// (`float[3,4] w = {1.0, ...}`), nodes cannot be named.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,7 +83,7 @@ public:
   const Weight *lookup(StringRef name) const;
   /// Raw little-endian row-major bytes of weight `name`; failure (with a
   /// message in `error`) when it has no data (external file missing) or its
-  /// data is malformed.
+  /// data is malformed. The bytes stay valid while the store lives.
   virtual FailureOr<ArrayRef<char>> getData(StringRef name,
                                             std::string &error) = 0;
 };

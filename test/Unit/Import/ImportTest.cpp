@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "autopar/Dialect/Autopar/IR/Autopar.h"
 #include "autopar/Import/Import.h"
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -107,8 +107,8 @@ onnx::ModelProto makeExternalDataModel(StringRef location = "weights.bin") {
   node->add_input("w");
   node->add_input("b");
   node->add_output("y");
-  auto addExternal = [&](StringRef name, ArrayRef<int64_t> dims,
-                         int64_t offset, int64_t length) {
+  auto addExternal = [&](StringRef name, ArrayRef<int64_t> dims, int64_t offset,
+                         int64_t length) {
     onnx::TensorProto *tensor = graph->add_initializer();
     tensor->set_name(name.str());
     tensor->set_data_type(onnx::TensorProto::FLOAT);
@@ -164,8 +164,8 @@ TEST_CASE("dtype sizes and names", "[import][dtype]") {
 
 TEST_CASE("dtype element types round trip", "[import][dtype]") {
   MLIRContext ctx;
-  for (DType dtype : {DType::F32, DType::F64, DType::I64, DType::I32,
-                      DType::I8, DType::Bool}) {
+  for (DType dtype : {DType::F32, DType::F64, DType::I64, DType::I32, DType::I8,
+                      DType::Bool}) {
     Type type = getDTypeElementType(&ctx, dtype);
     FailureOr<DType> back = getDTypeFromElementType(type);
     REQUIRE(succeeded(back));
@@ -304,11 +304,11 @@ TEST_CASE("text initializers and large constants", "[import][weights]") {
 g (float[2,3] x, float[3,2] w = {1., 2., 3., 4., 5., 6.}) => (float[2,2] y,
                                                                float[65] c) {
   y = MatMul (x, w)
-  c = Constant <value_floats = [)" + floats +
+  c = Constant <value_floats = [)" +
+                     floats +
                      R"(]> ()
 })";
-  FailureOr<ImportedModel> model =
-      importOnnxBuffer(text, "model.onnxtxt", ctx);
+  FailureOr<ImportedModel> model = importOnnxBuffer(text, "model.onnxtxt", ctx);
   REQUIRE(succeeded(model));
   CHECK(model->inputNames == std::vector<std::string>{"x"});
   CHECK(model->outputNames == std::vector<std::string>{"y", "c"});
@@ -437,8 +437,8 @@ TEST_CASE("import errors are diagnostics", "[import]") {
   CHECK(diags.contains("is empty"));
 
   diags.messages.clear();
-  CHECK(failed(importOnnxBuffer(StringRef("\x08\x08\x3a\xff\x01", 5),
-                                "bad.onnx", ctx)));
+  CHECK(failed(
+      importOnnxBuffer(StringRef("\x08\x08\x3a\xff\x01", 5), "bad.onnx", ctx)));
   CHECK(diags.contains("malformed or truncated"));
 
   diags.messages.clear();

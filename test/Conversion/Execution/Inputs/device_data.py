@@ -38,8 +38,11 @@ def grid2():
     # Rank r holds columns 8r.. of w1 and rows 8r.. of w2; b is replicated.
     weights = [[w1[:, 8 * r:8 * r + 8], w2[8 * r:8 * r + 8, :], b]
                for r in range(2)]
+    # Rank 0 of the last all_to_all receives the first half of each rank's
+    # column block: columns 0:2 (its own) and 4:6 (from rank 1).
+    mixed = np.concatenate([x[:, 0:2], x[:, 4:6]], axis=1)
     return {"grid": 2, "inputs": [x], "weights": weights,
-            "outputs": [y, y, y, y, x[:, 4:8]]}
+            "outputs": [y, y, y, y, mixed]}
 
 
 CASES = {"grid1": grid1, "grid2": grid2}
