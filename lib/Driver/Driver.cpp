@@ -355,6 +355,8 @@ std::optional<int> driver::parseCommandLine(int argc, char **argv,
       line = line.take_front(tryPos);
     }
     line = line.rtrim(".!");
+    if (line.empty())
+      continue;
     std::string message = line.str();
     message[0] = llvm::toLower(message[0]);
     if (first)

@@ -58,6 +58,8 @@ std::optional<int> parseCommandLine(int argc, char **argv, StringRef command,
 class DriverContext {
 public:
   DriverContext();
+  DriverContext(const DriverContext &) = delete;
+  DriverContext &operator=(const DriverContext &) = delete;
   ~DriverContext();
   MLIRContext &get() { return *context; }
   /// Number of errors reported so far.
