@@ -1,4 +1,4 @@
-//===- Compile.cpp - autopar compile and autopar import -----------*- C++ -*-===//
+//===- Compile.cpp - autopar compile and autopar import ---------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -29,6 +29,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cstring>
+
 using namespace mlir;
 using namespace mlir::autopar;
 using namespace mlir::autopar::driver;
@@ -39,9 +42,9 @@ using namespace mlir::autopar::driver;
 
 /// Runs the passes that `build` adds on `module`; reports a generic error
 /// naming `stage` when the passes failed without saying why.
-static LogicalResult
-runStage(MLIRContext &ctx, ModuleOp module, StringRef stage,
-         function_ref<void(OpPassManager &)> build) {
+static LogicalResult runStage(MLIRContext &ctx, ModuleOp module,
+                              StringRef stage,
+                              function_ref<void(OpPassManager &)> build) {
   bool sawError = false;
   ScopedDiagnosticHandler errorWatcher(&ctx, [&](Diagnostic &diag) {
     if (diag.getSeverity() == DiagnosticSeverity::Error)
@@ -102,8 +105,7 @@ static FailureOr<SmallVector<int64_t>> parseGridOption(MLIRContext &ctx,
 
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::autopar::runStagesUntil(MLIRContext &ctx, ImportedModel &model,
-                              StringRef grid, StringRef plan,
-                              EmitStage stage) {
+                              StringRef grid, StringRef plan, EmitStage stage) {
   OwningOpRef<ModuleOp> module = model.module->clone();
   if (stage == EmitStage::Imported)
     return module;
@@ -175,9 +177,8 @@ static LogicalResult fillSignatures(MLIRContext &ctx, ImportedModel &model,
 }
 
 /// Reads and checks the `--cluster` file against the grid.
-static FailureOr<llvm::json::Value> readClusterFile(MLIRContext &ctx,
-                                                    StringRef path,
-                                                    ArrayRef<int64_t> grid) {
+static FailureOr<llvm::json::Value>
+readClusterFile(MLIRContext &ctx, StringRef path, ArrayRef<int64_t> grid) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer) {
     emitDriverError(ctx) << "cannot read cluster file '" << path
@@ -255,8 +256,8 @@ static void copyBlock(const char *src, ArrayRef<int64_t> globalShape,
 /// `outDir/weights/rank<R>/w<id>.bin` and records the weights in `manifest`.
 static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
                                        ImportedModel &model,
-                                       ArrayRef<int64_t> grid,
-                                       StringRef outDir, Manifest &manifest) {
+                                       ArrayRef<int64_t> grid, StringRef outDir,
+                                       Manifest &manifest) {
   FailureOr<func::FuncOp> main = getMainFunction(ctx, module);
   if (failed(main))
     return failure();
@@ -271,7 +272,8 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
     WeightOp first = it->second;
     if (first.getType() != op.getType() ||
         getSharding(first.getResult()) != getSharding(op.getResult()) ||
-        first->getAttr(kGlobalTypeAttrName) != op->getAttr(kGlobalTypeAttrName)) {
+        first->getAttr(kGlobalTypeAttrName) !=
+            op->getAttr(kGlobalTypeAttrName)) {
       op.emitError() << "weight '" << op.getName()
                      << "' is loaded with two different shardings";
       return WalkResult::interrupt();
@@ -312,9 +314,9 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
     WeightOp op = it->second;
     auto localType = cast<RankedTensorType>(op.getType());
     auto globalTypeAttr = op->getAttrOfType<TypeAttr>(kGlobalTypeAttrName);
-    auto globalType = globalTypeAttr
-                          ? dyn_cast<RankedTensorType>(globalTypeAttr.getValue())
-                          : localType;
+    auto globalType =
+        globalTypeAttr ? dyn_cast<RankedTensorType>(globalTypeAttr.getValue())
+                       : localType;
     if (!globalType || !globalType.hasStaticShape()) {
       op.emitError() << "weight '" << name
                      << "' needs a static global tensor type";
@@ -359,8 +361,8 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
       return failure();
     if (ArrayRef<int64_t>(*localShape) != localType.getShape()) {
       op.emitError() << "weight '" << name << "' has local type " << localType
-                     << " but its sharding " << sharding << " of "
-                     << globalType << " gives " << formatShape(*localShape);
+                     << " but its sharding " << sharding << " of " << globalType
+                     << " gives " << formatShape(*localShape);
       return failure();
     }
 
@@ -372,9 +374,8 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
       SmallVector<int64_t> coords = getGridCoordinates(rank, grid);
       // A pending sum over some axes: one device of each group holds the
       // value, the others hold zeros, so that the sum is the weight.
-      bool holdsValue =
-          !sharding.isPartial() ||
-          getGroupIndex(sharding.getPartial(), grid, coords) == 0;
+      bool holdsValue = !sharding.isPartial() ||
+                        getGroupIndex(sharding.getPartial(), grid, coords) == 0;
       if (holdsValue) {
         SmallVector<int64_t> offsets =
             getShardOffsets(globalType.getShape(), sharding, grid, coords);
@@ -449,8 +450,8 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   if (failed(fillSignatures(ctx, model, manifest)))
     return failure();
   if (std::error_code ec = llvm::sys::fs::create_directories(options.outDir)) {
-    emitDriverError(ctx) << "cannot create output directory '"
-                         << options.outDir << "': " << ec.message();
+    emitDriverError(ctx) << "cannot create output directory '" << options.outDir
+                         << "': " << ec.message();
     return failure();
   }
 
@@ -504,9 +505,9 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
 
 int driver::compileCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar compile options");
-  static llvm::cl::opt<std::string> model(
-      llvm::cl::Positional, llvm::cl::desc("<model.onnx>"),
-      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> model(llvm::cl::Positional,
+                                          llvm::cl::desc("<model.onnx>"),
+                                          llvm::cl::cat(category));
   static llvm::cl::opt<std::string> grid(
       "grid", llvm::cl::desc("device grid: N or AxB[xC...], e.g. 4 or 2x2"),
       llvm::cl::value_desc("shape"), llvm::cl::cat(category));
@@ -579,9 +580,9 @@ int driver::compileCommand(int argc, char **argv) {
 
 int driver::importCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar import options");
-  static llvm::cl::opt<std::string> model(
-      llvm::cl::Positional, llvm::cl::desc("<model.onnx>"),
-      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> model(llvm::cl::Positional,
+                                          llvm::cl::desc("<model.onnx>"),
+                                          llvm::cl::cat(category));
   static llvm::cl::opt<std::string> grid(
       "grid", llvm::cl::desc("device grid for the later stages (default: 1)"),
       llvm::cl::value_desc("shape"), llvm::cl::init("1"),
@@ -600,12 +601,12 @@ int driver::importCommand(int argc, char **argv) {
       llvm::cl::value_desc("stage"), llvm::cl::init("imported"),
       llvm::cl::cat(category));
 
-  if (std::optional<int> exit = parseCommandLine(
-          argc, argv, "import",
-          "print the IR of a model after a compiler stage\n\n"
-          "  autopar import MODEL.onnx [--grid G --plan P] "
-          "[--emit imported|annotated|partitioned|llvm]\n",
-          category, kErrorExitCode))
+  if (std::optional<int> exit =
+          parseCommandLine(argc, argv, "import",
+                           "print the IR of a model after a compiler stage\n\n"
+                           "  autopar import MODEL.onnx [--grid G --plan P] "
+                           "[--emit imported|annotated|partitioned|llvm]\n",
+                           category, kErrorExitCode))
     return *exit;
   if (model.empty()) {
     printError("no model given (autopar import MODEL.onnx)");

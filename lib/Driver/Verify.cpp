@@ -1,4 +1,4 @@
-//===- Verify.cpp - autopar verify: partitioned vs single device --*- C++ -*-===//
+//===- Verify.cpp - autopar verify: partitioned vs one device ---*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -127,7 +127,8 @@ mlir::autopar::generateRandomInputs(MLIRContext &ctx, const Manifest &manifest,
   std::vector<HostTensor> tensors;
   for (const TensorSignature &sig : manifest.inputs) {
     if (llvm::any_of(sig.shape, ShapedType::isDynamic)) {
-      emitDriverError(ctx) << "input '" << sig.name << "' has the dynamic shape "
+      emitDriverError(ctx) << "input '" << sig.name
+                           << "' has the dynamic shape "
                            << formatShape(sig.shape)
                            << "; give concrete inputs with --inputs DIR";
       return failure();
@@ -193,9 +194,9 @@ static void printComparison(StringRef kind, StringRef name,
 
 int driver::verifyCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar verify options");
-  static llvm::cl::opt<std::string> model(
-      llvm::cl::Positional, llvm::cl::desc("<model.onnx>"),
-      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> model(llvm::cl::Positional,
+                                          llvm::cl::desc("<model.onnx>"),
+                                          llvm::cl::cat(category));
   static llvm::cl::opt<std::string> grid(
       "grid", llvm::cl::desc("device grid: N or AxB[xC...], e.g. 4 or 2x2"),
       llvm::cl::value_desc("shape"), llvm::cl::cat(category));
@@ -310,18 +311,18 @@ int driver::verifyCommand(int argc, char **argv) {
       compileModel(ctx, *imported, partitionedOptions);
   if (failed(partitioned))
     return kVerifyErrorExitCode;
+  FailureOr<std::vector<HostTensor>> inputTensors =
+      inputs.empty() ? generateRandomInputs(ctx, *partitioned, *seedValue)
+                     : readInputTensors(ctx, *partitioned, inputs);
+  if (failed(inputTensors))
+    return kVerifyErrorExitCode;
   FailureOr<std::string> planText = readPlanText(ctx, partitionedDir);
   if (failed(planText))
     return kVerifyErrorExitCode;
   llvm::outs() << *planText;
   if (!StringRef(*planText).ends_with("\n"))
     llvm::outs() << "\n";
-
-  FailureOr<std::vector<HostTensor>> inputTensors =
-      inputs.empty() ? generateRandomInputs(ctx, *partitioned, *seedValue)
-                     : readInputTensors(ctx, *partitioned, inputs);
-  if (failed(inputTensors))
-    return kVerifyErrorExitCode;
+  llvm::outs().flush();
   RunOptions runOptions;
   runOptions.timeoutSeconds = *timeoutSeconds;
   FailureOr<std::vector<HostTensor>> expected =

@@ -1,4 +1,4 @@
-//===- Driver.h - the autopar command-line driver -----------------*- C++ -*-===//
+//===- Driver.h - the autopar command-line driver ---------------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -142,9 +142,8 @@ struct RunOptions {
 /// Runs the program compiled into `outDir` on `inputs` with `mpirun` (one
 /// rank per device) and returns its outputs.
 FailureOr<std::vector<HostTensor>>
-runCompiledProgram(MLIRContext &ctx, StringRef outDir,
-                   const Manifest &manifest, ArrayRef<HostTensor> inputs,
-                   const RunOptions &options);
+runCompiledProgram(MLIRContext &ctx, StringRef outDir, const Manifest &manifest,
+                   ArrayRef<HostTensor> inputs, const RunOptions &options);
 
 /// Comparison of one tensor against a reference.
 struct Comparison {
@@ -171,8 +170,7 @@ FailureOr<Comparison> compareTensors(MLIRContext &ctx, StringRef what,
 /// Seeded random inputs for `manifest`'s runtime inputs: floats uniform in
 /// [-1, 1], integers in [0, 8), booleans uniform.
 FailureOr<std::vector<HostTensor>>
-generateRandomInputs(MLIRContext &ctx, const Manifest &manifest,
-                     uint64_t seed);
+generateRandomInputs(MLIRContext &ctx, const Manifest &manifest, uint64_t seed);
 
 //===----------------------------------------------------------------------===//
 // The tool
