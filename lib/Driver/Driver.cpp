@@ -49,46 +49,7 @@ void mlir::autopar::registerDriverDialects(DialectRegistry &registry) {
 // Grids, dtypes, shapes
 //===----------------------------------------------------------------------===//
 
-FailureOr<SmallVector<int64_t>>
-mlir::autopar::parseGridShape(StringRef text, std::string &error) {
-  constexpr size_t kMaxAxes = 15;
-  constexpr int64_t kMaxDevices = 1 << 16;
-  auto fail = [&](const Twine &why) {
-    error = ("invalid grid '" + text + "': " + why).str();
-    return failure();
-  };
-  if (text.empty())
-    return fail("expected N or AxB[xC...]");
-  SmallVector<StringRef> pieces;
-  text.split(pieces, 'x');
-  if (pieces.size() > kMaxAxes)
-    return fail("a grid has at most " + Twine(kMaxAxes) + " axes");
-  SmallVector<int64_t> shape;
-  int64_t devices = 1;
-  for (StringRef piece : pieces) {
-    if (piece.empty() ||
-        !llvm::all_of(piece, [](char c) { return llvm::isDigit(c); }))
-      return fail("'" + piece + "' is not a positive integer (expected N or " +
-                  "AxB[xC...])");
-    int64_t size = 0;
-    if (piece.getAsInteger(10, size) || size > kMaxDevices)
-      return fail("size '" + piece + "' is too large");
-    if (size == 0)
-      return fail("grid sizes must be positive");
-    devices *= size;
-    if (devices > kMaxDevices)
-      return fail("more than " + Twine(kMaxDevices) + " devices");
-    shape.push_back(size);
-  }
-  return shape;
-}
 
-std::string mlir::autopar::formatGridShape(ArrayRef<int64_t> shape) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  llvm::interleave(shape, os, "x");
-  return text;
-}
 
 std::optional<DType> driver::parseDTypeName(StringRef name) {
   for (DType dtype :

@@ -18,6 +18,7 @@
 #ifndef AUTOPAR_DRIVER_DRIVER_H
 #define AUTOPAR_DRIVER_DRIVER_H
 
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Import/Import.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -42,14 +43,8 @@ void registerDriverDialects(DialectRegistry &registry);
 // Grids
 //===----------------------------------------------------------------------===//
 
-/// Parses a device grid `N` or `AxB[xC...]` (positive sizes, at most 15
-/// axes). On failure returns failure and sets `error` to one line such as
-/// "invalid grid '2x0': grid sizes must be positive".
-FailureOr<SmallVector<int64_t>> parseGridShape(StringRef text,
-                                               std::string &error);
-
-/// Formats a grid shape as `AxB...` (the inverse of parseGridShape).
-std::string formatGridShape(ArrayRef<int64_t> shape);
+// parseGridShape and formatGridShape live in
+// autopar/Dialect/Autopar/IR/ShardLayout.h.
 
 //===----------------------------------------------------------------------===//
 // Manifest

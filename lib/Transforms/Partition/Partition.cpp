@@ -119,7 +119,6 @@ FailureOr<Value> PartitionPass::reshard(OpBuilder &b, Location loc,
 
 void PartitionPass::runOnOperation() {
   ModuleOp module = getOperation();
-  MLIRContext *ctx = &getContext();
   shard::GridOp grid = getUniqueGrid(module);
   if (!grid)
     return signalPassFailure();

@@ -14,6 +14,7 @@
 
 #include "autopar/Analysis/ShardingRule.h"
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/PlanReport.h"
 
@@ -35,21 +36,6 @@ namespace {
 
 enum class PlanKind { Replicated, Data, Tensor, File };
 
-/// Parses `N` or `AxB[xC...]`.
-static FailureOr<SmallVector<int64_t>> parseGrid(StringRef text, Location loc) {
-  SmallVector<StringRef> parts;
-  text.split(parts, 'x');
-  SmallVector<int64_t> shape;
-  for (StringRef part : parts) {
-    int64_t size;
-    if (part.getAsInteger(10, size) || size <= 0)
-      return emitError(loc) << "invalid grid '" << text
-                            << "': expected N or AxB[xC...] with positive "
-                               "integer sizes";
-    shape.push_back(size);
-  }
-  return shape;
-}
 
 struct ApplyPlanPass
     : public mlir::autopar::impl::ApplyPlanPassBase<ApplyPlanPass> {
@@ -264,9 +250,12 @@ LogicalResult ApplyPlanPass::annotate(func::FuncOp func) {
 void ApplyPlanPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
-  FailureOr<SmallVector<int64_t>> shape = parseGrid(grid, module.getLoc());
-  if (failed(shape))
+  std::string error;
+  FailureOr<SmallVector<int64_t>> shape = parseGridShape(grid, error);
+  if (failed(shape)) {
+    module.emitError() << error;
     return signalPassFailure();
+  }
   gridShape = *shape;
 
   kind = llvm::StringSwitch<PlanKind>(plan)

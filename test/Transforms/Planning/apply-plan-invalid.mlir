@@ -2,7 +2,7 @@
 // RUN: not autopar-opt %s --autopar-apply-plan="grid=2 plan=%S/Inputs/missing.json" 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not autopar-opt %s --autopar-apply-plan="grid=2 plan=%S/Inputs/bad-rank-plan.json" 2>&1 | FileCheck %s --check-prefix=RANK
 
-// expected-error @below {{invalid grid '2x0': expected N or AxB[xC...] with positive integer sizes}}
+// expected-error @below {{invalid grid '2x0': grid sizes must be positive}}
 module {
   func.func @main(%x: tensor<8xf32> loc("x")) -> tensor<8xf32> {
     return %x : tensor<8xf32>

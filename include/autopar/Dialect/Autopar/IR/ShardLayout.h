@@ -17,6 +17,15 @@
 
 namespace mlir::autopar {
 
+/// Parses a device grid `N` or `AxB[xC...]` (positive sizes, at most 15
+/// axes). On failure returns failure and sets `error` to one line such as
+/// "invalid grid '2x0': grid sizes must be positive".
+FailureOr<SmallVector<int64_t>> parseGridShape(StringRef text,
+                                               std::string &error);
+
+/// Formats a grid shape as `AxB...` (the inverse of parseGridShape).
+std::string formatGridShape(ArrayRef<int64_t> shape);
+
 /// Number of devices in the group spanned by grid `axes`.
 int64_t getGroupSize(ArrayRef<int64_t> axes, ArrayRef<int64_t> gridShape);
 
