@@ -194,6 +194,7 @@ LogicalResult PartitionPass::partitionFunction(func::FuncOp func) {
     if (*local != arg) {
       ShardingAttr s = sharding.lookup(arg);
       sharding[*local] = s;
+      globalType[*local] = type;
     }
     func.removeArgAttr(arg.getArgNumber(), kShardingAttrName);
   }

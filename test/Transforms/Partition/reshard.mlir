@@ -78,3 +78,17 @@ func.func @bias_to_partial(%x: tensor<4x8xf32> {autopar.sharding = #autopar.shar
   // CHECK: shard.all_reduce
   return %y : tensor<4x6xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2)
+// A runtime input sliced at entry, then resharded again for its consumer.
+// CHECK-LABEL: func.func @input_resharded
+func.func @input_resharded(%x: tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[], [0]]>})
+    -> (tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[], []]>}) {
+  // CHECK: %[[S:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 1 : tensor<8x4xf32> -> tensor<8x2xf32>
+  // CHECK: %[[T:.*]] = shard.all_to_all %[[S]] on @grid grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<8x2xf32> -> tensor<4x4xf32>
+  // CHECK: autopar.relu %[[T]] : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %r = autopar.relu %x {autopar.shardings = [#autopar.sharding<[[0], []]>]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
