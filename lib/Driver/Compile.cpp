@@ -505,18 +505,10 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
 
 int driver::compileCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar compile options");
-  static llvm::cl::opt<std::string> model(llvm::cl::Positional,
-                                          llvm::cl::desc("<model.onnx>"),
-                                          llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> grid(
-      "grid", llvm::cl::desc("device grid: N or AxB[xC...], e.g. 4 or 2x2"),
-      llvm::cl::value_desc("shape"), llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> plan(
-      "plan",
-      llvm::cl::desc("replicated, data, tensor, or a plan.json file "
-                     "(default: replicated)"),
-      llvm::cl::value_desc("plan"), llvm::cl::init("replicated"),
-      llvm::cl::cat(category));
+  static ModelPlanOptions common(category, "device grid: N or AxB[xC...], e.g. 4 or 2x2", "");
+  llvm::cl::opt<std::string> &model = common.model;
+  llvm::cl::opt<std::string> &grid = common.grid;
+  llvm::cl::opt<std::string> &plan = common.plan;
   static llvm::cl::opt<std::string> cluster(
       "cluster",
       llvm::cl::desc("cluster description (JSON, one 'axes' entry per grid "
@@ -580,19 +572,10 @@ int driver::compileCommand(int argc, char **argv) {
 
 int driver::importCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar import options");
-  static llvm::cl::opt<std::string> model(llvm::cl::Positional,
-                                          llvm::cl::desc("<model.onnx>"),
-                                          llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> grid(
-      "grid", llvm::cl::desc("device grid for the later stages (default: 1)"),
-      llvm::cl::value_desc("shape"), llvm::cl::init("1"),
-      llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> plan(
-      "plan",
-      llvm::cl::desc("replicated, data, tensor, or a plan.json file "
-                     "(default: replicated)"),
-      llvm::cl::value_desc("plan"), llvm::cl::init("replicated"),
-      llvm::cl::cat(category));
+  static ModelPlanOptions common(category, "device grid for the later stages (default: 1)", "1");
+  llvm::cl::opt<std::string> &model = common.model;
+  llvm::cl::opt<std::string> &grid = common.grid;
+  llvm::cl::opt<std::string> &plan = common.plan;
   static llvm::cl::opt<std::string> emit(
       "emit",
       llvm::cl::desc("the stage after which to print the IR: imported "

@@ -37,6 +37,26 @@ int runCommand(int argc, char **argv);
 int verifyCommand(int argc, char **argv);
 int importCommand(int argc, char **argv);
 
+/// The options every model-taking subcommand shares: the model path, the
+/// device grid and the plan. Construct one as a function-local static per
+/// subcommand, in that subcommand's option category.
+struct ModelPlanOptions {
+  ModelPlanOptions(llvm::cl::OptionCategory &category, StringRef gridDesc,
+                   StringRef gridDefault)
+      : model(llvm::cl::Positional, llvm::cl::desc("<model.onnx>"),
+              llvm::cl::cat(category)),
+        grid("grid", llvm::cl::desc(gridDesc), llvm::cl::value_desc("shape"),
+             llvm::cl::init(gridDefault.str()), llvm::cl::cat(category)),
+        plan("plan",
+             llvm::cl::desc("replicated, data, tensor, or a plan.json file "
+                            "(default: replicated)"),
+             llvm::cl::value_desc("plan"), llvm::cl::init("replicated"),
+             llvm::cl::cat(category)) {}
+  llvm::cl::opt<std::string> model;
+  llvm::cl::opt<std::string> grid;
+  llvm::cl::opt<std::string> plan;
+};
+
 /// Prints `autopar: error: <message>` on stderr.
 void printError(const Twine &message);
 /// Prints `autopar: note: <message>` on stderr.

@@ -194,18 +194,10 @@ static void printComparison(StringRef kind, StringRef name,
 
 int driver::verifyCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar verify options");
-  static llvm::cl::opt<std::string> model(llvm::cl::Positional,
-                                          llvm::cl::desc("<model.onnx>"),
-                                          llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> grid(
-      "grid", llvm::cl::desc("device grid: N or AxB[xC...], e.g. 4 or 2x2"),
-      llvm::cl::value_desc("shape"), llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> plan(
-      "plan",
-      llvm::cl::desc("replicated, data, tensor, or a plan.json file "
-                     "(default: replicated)"),
-      llvm::cl::value_desc("plan"), llvm::cl::init("replicated"),
-      llvm::cl::cat(category));
+  static ModelPlanOptions common(category, "device grid: N or AxB[xC...], e.g. 4 or 2x2", "");
+  llvm::cl::opt<std::string> &model = common.model;
+  llvm::cl::opt<std::string> &grid = common.grid;
+  llvm::cl::opt<std::string> &plan = common.plan;
   static llvm::cl::opt<std::string> inputs(
       "inputs",
       llvm::cl::desc("directory with input_<i>.pb (default: random inputs); "
