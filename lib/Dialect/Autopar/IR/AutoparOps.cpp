@@ -221,5 +221,602 @@ ToPartialOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Elementwise operations
+//===----------------------------------------------------------------------===//
+
+/// Unary ops keep the operand type.
+#define AUTOPAR_SAME_TYPE_INFERENCE(OP)                                        \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location>, ValueRange operands,             \
+      DictionaryAttr, OpaqueProperties, RegionRange,                           \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    inferred.push_back(operands[0].getType());                                 \
+    return success();                                                          \
+  }
+AUTOPAR_SAME_TYPE_INFERENCE(AbsOp)
+AUTOPAR_SAME_TYPE_INFERENCE(NegOp)
+AUTOPAR_SAME_TYPE_INFERENCE(SqrtOp)
+AUTOPAR_SAME_TYPE_INFERENCE(ReciprocalOp)
+AUTOPAR_SAME_TYPE_INFERENCE(ExpOp)
+AUTOPAR_SAME_TYPE_INFERENCE(LogOp)
+AUTOPAR_SAME_TYPE_INFERENCE(SigmoidOp)
+AUTOPAR_SAME_TYPE_INFERENCE(TanhOp)
+AUTOPAR_SAME_TYPE_INFERENCE(ErfOp)
+AUTOPAR_SAME_TYPE_INFERENCE(NotOp)
+AUTOPAR_SAME_TYPE_INFERENCE(LeakyReluOp)
+AUTOPAR_SAME_TYPE_INFERENCE(GeluOp)
+AUTOPAR_SAME_TYPE_INFERENCE(ClipOp)
+#undef AUTOPAR_SAME_TYPE_INFERENCE
+
+LogicalResult CastOp::verify() {
+  if (getInput().getType().getShape() != getResult().getType().getShape())
+    return emitOpError() << "changes the shape from "
+                         << shapeStr(getInput().getType().getShape()) << " to "
+                         << shapeStr(getResult().getType().getShape());
+  return success();
+}
+
+/// Broadcast of all operands; `resultElement` (when set) replaces the
+/// operands' element type, which must agree among `sameTypeOperands`.
+static LogicalResult inferBroadcast(std::optional<Location> loc,
+                                    ValueRange operands,
+                                    ValueRange sameTypeOperands,
+                                    Type resultElement,
+                                    SmallVectorImpl<Type> &inferred) {
+  if (!sameElementType(sameTypeOperands))
+    return emitInferError(loc, "operands must have the same element type");
+  SmallVector<int64_t> shape;
+  std::string shapes;
+  for (Value operand : operands) {
+    ArrayRef<int64_t> next = cast<RankedTensorType>(operand.getType()).getShape();
+    shapes += (shapes.empty() ? "" : " and ") + shapeStr(next);
+    FailureOr<SmallVector<int64_t>> joined = broadcastShapes(shape, next);
+    if (failed(joined))
+      return emitInferError(loc,
+                            "operand shapes " + shapes + " do not broadcast");
+    shape = *joined;
+  }
+  Type element = resultElement
+                     ? resultElement
+                     : cast<ShapedType>(sameTypeOperands.front().getType())
+                           .getElementType();
+  inferred.push_back(RankedTensorType::get(shape, element));
+  return success();
+}
+
+#define AUTOPAR_BINARY_INFERENCE(OP, RESULT_ELEMENT)                           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *ctx, std::optional<Location> loc, ValueRange operands,      \
+      DictionaryAttr, OpaqueProperties, RegionRange,                           \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferBroadcast(loc, operands, operands, RESULT_ELEMENT, inferred);  \
+  }
+AUTOPAR_BINARY_INFERENCE(SubOp, Type())
+AUTOPAR_BINARY_INFERENCE(MulOp, Type())
+AUTOPAR_BINARY_INFERENCE(DivOp, Type())
+AUTOPAR_BINARY_INFERENCE(AndOp, Type())
+AUTOPAR_BINARY_INFERENCE(EqualOp, IntegerType::get(ctx, 1))
+AUTOPAR_BINARY_INFERENCE(LessOp, IntegerType::get(ctx, 1))
+AUTOPAR_BINARY_INFERENCE(GreaterOp, IntegerType::get(ctx, 1))
+#undef AUTOPAR_BINARY_INFERENCE
+
+LogicalResult PowOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      ValueRange operands, DictionaryAttr,
+                                      OpaqueProperties, RegionRange,
+                                      SmallVectorImpl<Type> &inferred) {
+  // ONNX Pow allows an exponent of another type; the result is the base's.
+  return inferBroadcast(loc, operands, operands.take_front(),
+                        Type(), inferred);
+}
+
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        ValueRange operands, DictionaryAttr,
+                                        OpaqueProperties, RegionRange,
+                                        SmallVectorImpl<Type> &inferred) {
+  if (!cast<ShapedType>(operands[0].getType()).getElementType().isInteger(1))
+    return emitInferError(loc, "condition must be a boolean (i1) tensor");
+  return inferBroadcast(loc, operands, operands.drop_front(), Type(),
+                        inferred);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkAxis(std::optional<Location> loc, int64_t axis,
+                               int64_t rank) {
+  if (axis < 0 || axis >= rank)
+    return emitInferError(loc, "axis " + std::to_string(axis) +
+                                   " is out of range for rank " +
+                                   std::to_string(rank));
+  return success();
+}
+
+#define AUTOPAR_AXIS_SAME_TYPE_INFERENCE(OP)                                   \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
+      DictionaryAttr attributes, OpaqueProperties properties,                  \
+      RegionRange regions, SmallVectorImpl<Type> &inferred) {                  \
+    OP::Adaptor adaptor(operands, attributes, properties, regions);            \
+    auto type = cast<RankedTensorType>(operands[0].getType());                 \
+    if (failed(checkAxis(loc, adaptor.getAxis(), type.getRank())))             \
+      return failure();                                                        \
+    inferred.push_back(type);                                                  \
+    return success();                                                          \
+  }
+AUTOPAR_AXIS_SAME_TYPE_INFERENCE(SoftmaxOp)
+AUTOPAR_AXIS_SAME_TYPE_INFERENCE(LogSoftmaxOp)
+#undef AUTOPAR_AXIS_SAME_TYPE_INFERENCE
+
+LogicalResult LayerNormOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties,
+    RegionRange regions, SmallVectorImpl<Type> &inferred) {
+  LayerNormOp::Adaptor adaptor(operands, attributes, properties, regions);
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(loc, axis, type.getRank())))
+    return failure();
+  if (!sameElementType(operands))
+    return emitInferError(loc, "operands must have the same element type");
+  ArrayRef<int64_t> normalized = type.getShape().drop_front(axis);
+  for (Value v : {adaptor.getScale(), adaptor.getBias()}) {
+    if (!v)
+      continue;
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
+    FailureOr<SmallVector<int64_t>> b = broadcastShapes(normalized, shape);
+    if (failed(b) || ArrayRef<int64_t>(*b) != normalized)
+      return emitInferError(loc, "scale/bias of shape " + shapeStr(shape) +
+                                     " does not broadcast to the normalized "
+                                     "shape " +
+                                     shapeStr(normalized));
+  }
+  inferred.push_back(type);
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(operands[0].getType());
+  if (type.getRank() < 2)
+    return emitInferError(loc, "batch_norm input must have rank >= 2, got " +
+                                   std::to_string(type.getRank()));
+  if (!sameElementType(operands))
+    return emitInferError(loc, "operands must have the same element type");
+  int64_t channels = type.getDimSize(1);
+  for (Value v : operands.drop_front()) {
+    auto vType = cast<RankedTensorType>(v.getType());
+    if (vType.getRank() != 1 || !dimsCompatible(vType.getDimSize(0), channels))
+      return emitInferError(loc, "batch_norm parameters must be vectors of " +
+                                     std::to_string(channels) +
+                                     " channels, got " +
+                                     shapeStr(vType.getShape()));
+  }
+  inferred.push_back(type);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferReduce(std::optional<Location> loc, Value input,
+                                 ArrayRef<int64_t> axes, bool keepdims,
+                                 SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t previous = -1;
+  for (int64_t axis : axes) {
+    if (failed(checkAxis(loc, axis, type.getRank())))
+      return failure();
+    if (axis <= previous)
+      return emitInferError(loc, "reduction axes must be sorted and unique");
+    previous = axis;
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(type.getDimSize(d));
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+#define AUTOPAR_REDUCE_INFERENCE(OP)                                           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
+      DictionaryAttr attributes, OpaqueProperties properties,                  \
+      RegionRange regions, SmallVectorImpl<Type> &inferred) {                  \
+    OP::Adaptor adaptor(operands, attributes, properties, regions);            \
+    return inferReduce(loc, adaptor.getInput(), adaptor.getAxes(),             \
+                       adaptor.getKeepdims(), inferred);                       \
+  }
+AUTOPAR_REDUCE_INFERENCE(ReduceSumOp)
+AUTOPAR_REDUCE_INFERENCE(ReduceMeanOp)
+AUTOPAR_REDUCE_INFERENCE(ReduceMaxOp)
+#undef AUTOPAR_REDUCE_INFERENCE
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties,
+    RegionRange regions, SmallVectorImpl<Type> &inferred) {
+  TransposeOp::Adaptor adaptor(operands, attributes, properties, regions);
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> perm = adaptor.getPerm();
+  SmallVector<bool> seen(type.getRank(), false);
+  if ((int64_t)perm.size() != type.getRank())
+    return emitInferError(loc, "perm has " + std::to_string(perm.size()) +
+                                   " entries for rank " +
+                                   std::to_string(type.getRank()));
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= type.getRank() || seen[p])
+      return emitInferError(loc, "perm is not a permutation");
+    seen[p] = true;
+    shape.push_back(type.getDimSize(p));
+  }
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  auto in = getInput().getType(), out = getResult().getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "changes the element type";
+  if (!in.hasStaticShape() || !out.hasStaticShape())
+    return emitOpError() << "needs static shapes";
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError() << "changes the element count from "
+                         << in.getNumElements() << " to "
+                         << out.getNumElements();
+  return success();
+}
+
+LogicalResult ExpandOp::verify() {
+  auto in = getInput().getType(), out = getResult().getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "changes the element type";
+  FailureOr<SmallVector<int64_t>> b =
+      broadcastShapes(in.getShape(), out.getShape());
+  if (failed(b) || ArrayRef<int64_t>(*b) != out.getShape())
+    return emitOpError() << "input shape " << shapeStr(in.getShape())
+                         << " does not broadcast to "
+                         << shapeStr(out.getShape());
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties,
+    RegionRange regions, SmallVectorImpl<Type> &inferred) {
+  ConcatOp::Adaptor adaptor(operands, attributes, properties, regions);
+  if (operands.empty())
+    return emitInferError(loc, "concat needs at least one input");
+  if (!sameElementType(operands))
+    return emitInferError(loc, "operands must have the same element type");
+  auto first = cast<RankedTensorType>(operands[0].getType());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(loc, axis, first.getRank())))
+    return failure();
+  SmallVector<int64_t> shape(first.getShape());
+  shape[axis] = 0;
+  for (Value v : operands) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() != first.getRank())
+      return emitInferError(loc, "concat inputs must have the same rank");
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != axis && !dimsCompatible(type.getDimSize(d), first.getDimSize(d)))
+        return emitInferError(loc, "concat inputs differ outside the axis: " +
+                                       shapeStr(type.getShape()) + " vs " +
+                                       shapeStr(first.getShape()));
+    shape[axis] = ShapedType::isDynamic(type.getDimSize(axis)) ||
+                          ShapedType::isDynamic(shape[axis])
+                      ? ShapedType::kDynamic
+                      : shape[axis] + type.getDimSize(axis);
+  }
+  inferred.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+LogicalResult SplitOp::verify() {
+  auto in = getInput().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= in.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for rank "
+                         << in.getRank();
+  int64_t total = 0;
+  for (Type t : getResultTypes()) {
+    auto type = cast<RankedTensorType>(t);
+    if (type.getRank() != in.getRank() ||
+        type.getElementType() != in.getElementType())
+      return emitOpError() << "results must have the input's rank and type";
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      if (d != axis && type.getDimSize(d) != in.getDimSize(d))
+        return emitOpError() << "results differ from the input outside the "
+                                "axis";
+    total += type.getDimSize(axis);
+  }
+  if (total != in.getDimSize(axis))
+    return emitOpError() << "pieces add up to " << total << ", input has "
+                         << in.getDimSize(axis);
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  auto in = getInput().getType(), out = getResult().getType();
+  int64_t rank = in.getRank();
+  if ((int64_t)getStarts().size() != rank ||
+      (int64_t)getSteps().size() != rank || out.getRank() != rank)
+    return emitOpError() << "needs one start and step per dimension of rank "
+                         << rank;
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "changes the element type";
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t start = getStarts()[d], step = getSteps()[d];
+    int64_t size = out.getDimSize(d), inSize = in.getDimSize(d);
+    if (step == 0)
+      return emitOpError() << "step of dimension " << d << " is 0";
+    if (size == 0)
+      continue;
+    int64_t last = start + (size - 1) * step;
+    if (start < 0 || start >= inSize || last < 0 || last >= inSize)
+      return emitOpError() << "dimension " << d << " reads [" << start << ", "
+                           << last << "] outside [0, " << inSize << ")";
+  }
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties,
+    RegionRange regions, SmallVectorImpl<Type> &inferred) {
+  GatherOp::Adaptor adaptor(operands, attributes, properties, regions);
+  auto data = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(loc, axis, data.getRank())))
+    return failure();
+  if (!isa<IntegerType>(indices.getElementType()))
+    return emitInferError(loc, "gather indices must be integers");
+  SmallVector<int64_t> shape(data.getShape().take_front(axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, data.getShape().drop_front(axis + 1));
+  inferred.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// Output size of a sliding window (ONNX formula).
+static int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride,
+                            int64_t padBegin, int64_t padEnd, int64_t dilation,
+                            bool ceilMode) {
+  int64_t span = dilation * (kernel - 1) + 1;
+  int64_t numerator = in + padBegin + padEnd - span;
+  if (numerator < 0)
+    return 0;
+  int64_t out = (ceilMode ? (numerator + stride - 1) / stride
+                          : numerator / stride) +
+                1;
+  // A window must start inside the input or the begin padding.
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
+}
+
+static LogicalResult checkWindowAttrs(std::optional<Location> loc,
+                                      size_t spatial,
+                                      ArrayRef<int64_t> strides,
+                                      ArrayRef<int64_t> pads,
+                                      ArrayRef<int64_t> dilations) {
+  if (strides.size() != spatial || dilations.size() != spatial ||
+      pads.size() != 2 * spatial)
+    return emitInferError(loc, "expected " + std::to_string(spatial) +
+                                   " strides and dilations and " +
+                                   std::to_string(2 * spatial) + " pads");
+  for (int64_t v : strides)
+    if (v <= 0)
+      return emitInferError(loc, "strides must be positive");
+  for (int64_t v : dilations)
+    if (v <= 0)
+      return emitInferError(loc, "dilations must be positive");
+  for (int64_t v : pads)
+    if (v < 0)
+      return emitInferError(loc, "pads must be non-negative");
+  return success();
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       ValueRange operands,
+                                       DictionaryAttr attributes,
+                                       OpaqueProperties properties,
+                                       RegionRange regions,
+                                       SmallVectorImpl<Type> &inferred) {
+  ConvOp::Adaptor adaptor(operands, attributes, properties, regions);
+  auto x = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto w = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (!sameElementType(operands))
+    return emitInferError(loc, "operands must have the same element type");
+  if (x.getRank() < 3 || w.getRank() != x.getRank())
+    return emitInferError(loc, "conv needs input and weight of the same rank "
+                               ">= 3, got " +
+                                   shapeStr(x.getShape()) + " and " +
+                                   shapeStr(w.getShape()));
+  size_t spatial = x.getRank() - 2;
+  if (failed(checkWindowAttrs(loc, spatial, adaptor.getStrides(),
+                              adaptor.getPads(), adaptor.getDilations())))
+    return failure();
+  int64_t group = adaptor.getGroup();
+  int64_t c = x.getDimSize(1), m = w.getDimSize(0);
+  if (group <= 0 || c % group != 0 || m % group != 0 ||
+      w.getDimSize(1) * group != c)
+    return emitInferError(loc, "conv channels do not match: input " +
+                                   shapeStr(x.getShape()) + ", weight " +
+                                   shapeStr(w.getShape()) + ", group " +
+                                   std::to_string(group));
+  if (Value b = adaptor.getBias()) {
+    auto bType = cast<RankedTensorType>(b.getType());
+    if (bType.getRank() != 1 || bType.getDimSize(0) != m)
+      return emitInferError(loc, "conv bias must be a vector of " +
+                                     std::to_string(m) + " channels");
+  }
+  SmallVector<int64_t> shape = {x.getDimSize(0), m};
+  for (size_t i = 0; i < spatial; ++i)
+    shape.push_back(windowOutput(
+        x.getDimSize(2 + i), w.getDimSize(2 + i), adaptor.getStrides()[i],
+        adaptor.getPads()[i], adaptor.getPads()[spatial + i],
+        adaptor.getDilations()[i], /*ceilMode=*/false));
+  inferred.push_back(RankedTensorType::get(shape, x.getElementType()));
+  return success();
+}
+
+static LogicalResult inferPool(std::optional<Location> loc, Value input,
+                               ArrayRef<int64_t> kernel,
+                               ArrayRef<int64_t> strides,
+                               ArrayRef<int64_t> pads,
+                               ArrayRef<int64_t> dilations, bool ceilMode,
+                               SmallVectorImpl<Type> &inferred) {
+  auto x = cast<RankedTensorType>(input.getType());
+  if (x.getRank() < 3)
+    return emitInferError(loc, "pooling needs rank >= 3, got " +
+                                   shapeStr(x.getShape()));
+  size_t spatial = x.getRank() - 2;
+  if (kernel.size() != spatial)
+    return emitInferError(loc, "expected " + std::to_string(spatial) +
+                                   " kernel sizes");
+  if (failed(checkWindowAttrs(loc, spatial, strides, pads, dilations)))
+    return failure();
+  SmallVector<int64_t> shape = {x.getDimSize(0), x.getDimSize(1)};
+  for (size_t i = 0; i < spatial; ++i)
+    shape.push_back(windowOutput(x.getDimSize(2 + i), kernel[i], strides[i],
+                                 pads[i], pads[spatial + i], dilations[i],
+                                 ceilMode));
+  inferred.push_back(RankedTensorType::get(shape, x.getElementType()));
+  return success();
+}
+
+#define AUTOPAR_POOL_INFERENCE(OP)                                             \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
+      DictionaryAttr attributes, OpaqueProperties properties,                  \
+      RegionRange regions, SmallVectorImpl<Type> &inferred) {                  \
+    OP::Adaptor adaptor(operands, attributes, properties, regions);            \
+    return inferPool(loc, adaptor.getInput(), adaptor.getKernelShape(),        \
+                     adaptor.getStrides(), adaptor.getPads(),                  \
+                     adaptor.getDilations(), adaptor.getCeilMode(), inferred); \
+  }
+AUTOPAR_POOL_INFERENCE(MaxPoolOp)
+AUTOPAR_POOL_INFERENCE(AveragePoolOp)
+#undef AUTOPAR_POOL_INFERENCE
+
+LogicalResult GlobalAveragePoolOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  auto x = cast<RankedTensorType>(operands[0].getType());
+  if (x.getRank() < 3)
+    return emitInferError(loc, "pooling needs rank >= 3, got " +
+                                   shapeStr(x.getShape()));
+  SmallVector<int64_t> shape(x.getRank(), 1);
+  shape[0] = x.getDimSize(0);
+  shape[1] = x.getDimSize(1);
+  inferred.push_back(RankedTensorType::get(shape, x.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Einsum
+//===----------------------------------------------------------------------===//
+
+FailureOr<EinsumEquation> mlir::autopar::parseEinsumEquation(StringRef text) {
+  EinsumEquation eq;
+  auto [lhs, rhs] = text.split("->");
+  if (lhs.size() == text.size())
+    return failure();
+  SmallVector<StringRef> inputs;
+  lhs.split(inputs, ',');
+  auto valid = [](StringRef term) {
+    return llvm::all_of(term, [](char c) { return c >= 'a' && c <= 'z'; });
+  };
+  for (StringRef term : inputs) {
+    term = term.trim();
+    if (!valid(term))
+      return failure();
+    eq.inputs.push_back(term.str());
+  }
+  rhs = rhs.trim();
+  if (!valid(rhs))
+    return failure();
+  eq.output = rhs.str();
+  for (char c : eq.output)
+    if (llvm::count(eq.output, c) != 1 ||
+        llvm::none_of(eq.inputs, [&](const std::string &t) {
+          return t.find(c) != std::string::npos;
+        }))
+      return failure();
+  return eq;
+}
+
+LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         ValueRange operands,
+                                         DictionaryAttr attributes,
+                                         OpaqueProperties properties,
+                                         RegionRange regions,
+                                         SmallVectorImpl<Type> &inferred) {
+  EinsumOp::Adaptor adaptor(operands, attributes, properties, regions);
+  FailureOr<EinsumEquation> eq = parseEinsumEquation(adaptor.getEquation());
+  if (failed(eq))
+    return emitInferError(loc, "unsupported einsum equation '" +
+                                   adaptor.getEquation().str() +
+                                   "': expected lowercase terms and an "
+                                   "explicit '->' output, without '...'");
+  if (eq->inputs.size() != operands.size())
+    return emitInferError(loc, "einsum equation has " +
+                                   std::to_string(eq->inputs.size()) +
+                                   " inputs, op has " +
+                                   std::to_string(operands.size()));
+  if (!sameElementType(operands))
+    return emitInferError(loc, "operands must have the same element type");
+  llvm::DenseMap<char, int64_t> sizes;
+  for (auto [term, operand] : llvm::zip(eq->inputs, operands)) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    if ((int64_t)term.size() != type.getRank())
+      return emitInferError(loc, "einsum term '" + term + "' does not match " +
+                                     shapeStr(type.getShape()));
+    for (auto [c, size] : llvm::zip(term, type.getShape())) {
+      auto [it, inserted] = sizes.try_emplace(c, size);
+      if (!inserted && it->second != size) {
+        if (it->second == 1)
+          it->second = size;
+        else if (size != 1)
+          return emitInferError(loc, std::string("einsum letter '") + c +
+                                         "' has sizes " +
+                                         std::to_string(it->second) + " and " +
+                                         std::to_string(size));
+      }
+    }
+  }
+  SmallVector<int64_t> shape;
+  for (char c : eq->output)
+    shape.push_back(sizes[c]);
+  inferred.push_back(RankedTensorType::get(
+      shape, cast<ShapedType>(operands[0].getType()).getElementType()));
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "autopar/Dialect/Autopar/IR/AutoparOps.cpp.inc"

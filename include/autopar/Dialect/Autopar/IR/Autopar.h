@@ -50,6 +50,16 @@ constexpr llvm::StringLiteral kGlobalTypeAttrName = "autopar.global_type";
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
                                                 ArrayRef<int64_t> rhs);
 
+/// A parsed einsum equation with an explicit output: one term (string of
+/// lowercase letters) per input.
+struct EinsumEquation {
+  SmallVector<std::string> inputs;
+  std::string output;
+};
+/// Parses `ab,bc->ac`; failure for ellipses, implicit outputs, other
+/// characters, or output letters that repeat or appear in no input.
+FailureOr<EinsumEquation> parseEinsumEquation(StringRef text);
+
 /// Returns the sharding recorded for `value` (op result or function argument),
 /// or null when it has none.
 ShardingAttr getSharding(Value value);

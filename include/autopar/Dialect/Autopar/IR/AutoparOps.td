@@ -102,6 +102,276 @@ def Autopar_ReluOp : Autopar_ComputeOp<"relu"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Elementwise operations
+//===----------------------------------------------------------------------===//
+
+class Autopar_UnaryOp<string mnemonic, list<Trait> traits = []>
+    : Autopar_ComputeOp<mnemonic, traits> {
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+}
+
+def Autopar_AbsOp : Autopar_UnaryOp<"abs"> { let summary = "ONNX Abs"; }
+def Autopar_NegOp : Autopar_UnaryOp<"neg"> { let summary = "ONNX Neg"; }
+def Autopar_SqrtOp : Autopar_UnaryOp<"sqrt"> { let summary = "ONNX Sqrt"; }
+def Autopar_ReciprocalOp : Autopar_UnaryOp<"reciprocal"> {
+  let summary = "ONNX Reciprocal: 1 / X";
+}
+def Autopar_ExpOp : Autopar_UnaryOp<"exp"> { let summary = "ONNX Exp"; }
+def Autopar_LogOp : Autopar_UnaryOp<"log"> { let summary = "ONNX Log"; }
+def Autopar_SigmoidOp : Autopar_UnaryOp<"sigmoid"> {
+  let summary = "ONNX Sigmoid: 1 / (1 + exp(-X))";
+}
+def Autopar_TanhOp : Autopar_UnaryOp<"tanh"> { let summary = "ONNX Tanh"; }
+def Autopar_ErfOp : Autopar_UnaryOp<"erf"> { let summary = "ONNX Erf"; }
+def Autopar_NotOp : Autopar_UnaryOp<"not"> {
+  let summary = "ONNX Not (boolean)";
+}
+def Autopar_LeakyReluOp : Autopar_UnaryOp<"leaky_relu"> {
+  let summary = "ONNX LeakyRelu: X < 0 ? alpha * X : X";
+  let arguments = (ins AnyRankedTensor:$input,
+    DefaultValuedAttr<F32Attr, "0.01">:$alpha);
+}
+def Autopar_GeluOp : Autopar_UnaryOp<"gelu"> {
+  let summary = "ONNX Gelu (opset 20): exact (erf) or tanh approximation";
+  let arguments = (ins AnyRankedTensor:$input,
+    DefaultValuedAttr<StrAttr, "\"none\"">:$approximate);
+}
+def Autopar_ClipOp : Autopar_UnaryOp<"clip"> {
+  let summary = "ONNX Clip with constant bounds (absent bound: unbounded)";
+  let arguments = (ins AnyRankedTensor:$input, OptionalAttr<F64Attr>:$min,
+    OptionalAttr<F64Attr>:$max);
+}
+
+def Autopar_CastOp : Autopar_Op<"cast", [Pure]> {
+  let summary = "ONNX Cast: the result's element type is the `to` type";
+  let description = [{
+    Float to integer conversion truncates toward zero, as ONNX (and C) do;
+    to bool is `x != 0`.
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+    "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+class Autopar_BinaryOp<string mnemonic, list<Trait> traits = []>
+    : Autopar_ComputeOp<mnemonic, traits> {
+  let summary = "ONNX " # mnemonic # " with multidirectional broadcasting";
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
+  let results = (outs AnyRankedTensor:$result);
+}
+
+def Autopar_SubOp : Autopar_BinaryOp<"sub">;
+def Autopar_MulOp : Autopar_BinaryOp<"mul", [Commutative]>;
+def Autopar_DivOp : Autopar_BinaryOp<"div">;
+def Autopar_PowOp : Autopar_BinaryOp<"pow">;
+def Autopar_AndOp : Autopar_BinaryOp<"and", [Commutative]>;
+def Autopar_EqualOp : Autopar_BinaryOp<"equal", [Commutative]> {
+  let description = "The result is a boolean (i1) tensor.";
+}
+def Autopar_LessOp : Autopar_BinaryOp<"less"> {
+  let description = "The result is a boolean (i1) tensor.";
+}
+def Autopar_GreaterOp : Autopar_BinaryOp<"greater"> {
+  let description = "The result is a boolean (i1) tensor.";
+}
+
+def Autopar_WhereOp : Autopar_ComputeOp<"where"> {
+  let summary = "ONNX Where: condition ? X : Y, broadcasting all three";
+  let arguments = (ins AnyRankedTensor:$condition, AnyRankedTensor:$x,
+    AnyRankedTensor:$y);
+  let results = (outs AnyRankedTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+def Autopar_SoftmaxOp : Autopar_ComputeOp<"softmax"> {
+  let summary = "ONNX Softmax (opset 13 semantics) along `axis`";
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+}
+def Autopar_LogSoftmaxOp : Autopar_ComputeOp<"log_softmax"> {
+  let summary = "ONNX LogSoftmax (opset 13 semantics) along `axis`";
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+}
+def Autopar_LayerNormOp : Autopar_ComputeOp<"layer_norm"> {
+  let summary = "ONNX LayerNormalization over the dimensions from `axis` on";
+  let description = [{
+    Y = (X - mean) / sqrt(var + epsilon) * scale + bias, with mean and variance
+    over dimensions `axis`..rank-1 (`axis` normalized to be non-negative);
+    `scale` and `bias` broadcast to those dimensions.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$scale,
+    Optional<AnyRankedTensor>:$bias, I64Attr:$axis,
+    DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs AnyRankedTensor:$result);
+}
+def Autopar_BatchNormOp : Autopar_ComputeOp<"batch_norm"> {
+  let summary = "ONNX BatchNormalization in inference mode";
+  let description = [{
+    Y = (X - mean) / sqrt(var + epsilon) * scale + bias per channel (dimension
+    1); scale, bias, mean and var are vectors of the channel count.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$scale,
+    AnyRankedTensor:$bias, AnyRankedTensor:$mean, AnyRankedTensor:$var,
+    DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs AnyRankedTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Autopar_ReduceOp<string mnemonic> : Autopar_ComputeOp<mnemonic> {
+  let summary = "ONNX " # mnemonic # " over constant `axes`";
+  let description = [{
+    `axes` are non-negative, sorted and unique (the importer normalizes them;
+    "all axes" is spelled out). With `keepdims` the reduced dimensions stay
+    with size 1.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$axes,
+    DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs AnyRankedTensor:$result);
+}
+def Autopar_ReduceSumOp : Autopar_ReduceOp<"reduce_sum">;
+def Autopar_ReduceMeanOp : Autopar_ReduceOp<"reduce_mean">;
+def Autopar_ReduceMaxOp : Autopar_ReduceOp<"reduce_max">;
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Autopar_TransposeOp : Autopar_ComputeOp<"transpose"> {
+  let summary = "ONNX Transpose: result dimension i is input dimension perm[i]";
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs AnyRankedTensor:$result);
+}
+
+def Autopar_ReshapeOp : Autopar_Op<"reshape", [Pure]> {
+  let summary = "reshape to the static result type (ONNX Reshape, Flatten, "
+                "Squeeze, Unsqueeze)";
+  let description = [{
+    Row-major reinterpretation of the input as the result shape; the element
+    counts match. The importer resolves ONNX's shape operand (0 and -1
+    entries, shape subgraphs) to the static result type.
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+    "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Autopar_ExpandOp : Autopar_Op<"expand", [Pure]> {
+  let summary = "ONNX Expand to the static result type";
+  let description = [{
+    Broadcasts the input to the result shape (which the importer resolves,
+    including ONNX's rule that the result is the broadcast of both shapes).
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+    "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Autopar_ConcatOp : Autopar_ComputeOp<"concat"> {
+  let summary = "ONNX Concat along `axis` (non-negative)";
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+}
+
+def Autopar_SplitOp : Autopar_Op<"split", [Pure]> {
+  let summary = "ONNX Split along `axis`; piece sizes are the result types'";
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat =
+    "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Autopar_SliceOp : Autopar_Op<"slice", [Pure]> {
+  let summary = "ONNX Slice with constant, normalized starts and steps";
+  let description = [{
+    Result element i along dimension d is input element
+    `starts[d] + i * steps[d]`; the result type gives the sizes. One entry per
+    dimension; `starts` are in range and `steps` are non-zero (negative steps
+    walk backwards). The importer clamps ONNX's starts/ends/axes/steps.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$starts,
+    DenseI64ArrayAttr:$steps);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+    "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Autopar_GatherOp : Autopar_ComputeOp<"gather"> {
+  let summary = "ONNX Gather along `axis` (non-negative)";
+  let description = [{
+    Result shape is data[:axis] ++ indices ++ data[axis+1:]. Negative indices
+    count from the end; an index out of range is a runtime error.
+  }];
+  let arguments = (ins AnyRankedTensor:$data, AnyRankedTensor:$indices,
+    I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling (NCHW..., any number of spatial dimensions)
+//===----------------------------------------------------------------------===//
+
+def Autopar_ConvOp : Autopar_ComputeOp<"conv"> {
+  let summary = "ONNX Conv with explicit pads (auto_pad resolved at import)";
+  let description = [{
+    X: [N, C, D1...], W: [M, C/group, K1...], optional B: [M].
+    `pads` = [begin_1.., end_1..] as in ONNX.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight,
+    Optional<AnyRankedTensor>:$bias, DenseI64ArrayAttr:$strides,
+    DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+    DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs AnyRankedTensor:$result);
+}
+
+class Autopar_PoolOp<string mnemonic> : Autopar_ComputeOp<mnemonic> {
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$kernel_shape,
+    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+    DenseI64ArrayAttr:$dilations,
+    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+    DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs AnyRankedTensor:$result);
+}
+def Autopar_MaxPoolOp : Autopar_PoolOp<"max_pool"> {
+  let summary = "ONNX MaxPool (explicit pads; padding never wins the max)";
+}
+def Autopar_AveragePoolOp : Autopar_PoolOp<"average_pool"> {
+  let summary = "ONNX AveragePool (explicit pads)";
+}
+def Autopar_GlobalAveragePoolOp : Autopar_UnaryOp<"global_average_pool"> {
+  let summary = "ONNX GlobalAveragePool: mean over all spatial dimensions";
+}
+
+//===----------------------------------------------------------------------===//
+// Einsum
+//===----------------------------------------------------------------------===//
+
+def Autopar_EinsumOp : Autopar_ComputeOp<"einsum"> {
+  let summary = "ONNX Einsum with an explicit output (`ij,jk->ik`)";
+  let description = [{
+    Lowercase letters only, no ellipsis, an explicit `->` output (the importer
+    spells out implicit outputs). A letter absent from the output is summed.
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, StrAttr:$equation);
+  let results = (outs AnyRankedTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
 // Partitioned-program operations
 //===----------------------------------------------------------------------===//
 
