@@ -29,9 +29,11 @@ FailureOr<ShardingRule> ShardingRule::get(Operation *op) {
       if (!isa<AffineDimExpr, AffineConstantExpr>(expr))
         return failure();
   }
-  auto partialRule = dyn_cast<PartialSumRuleInterface>(op);
+  auto extras = dyn_cast<ShardingRuleInterface>(op);
   for (unsigned i = 0; i < rule.numOperands; ++i)
-    rule.additive.push_back(partialRule && partialRule.isAdditiveOperand(i));
+    rule.additive.push_back(extras && extras.isAdditiveOperand(i));
+  for (unsigned l = 0; l < rule.iterators.size(); ++l)
+    rule.splittable.push_back(!extras || extras.isLoopSplittable(l));
   return rule;
 }
 
@@ -106,6 +108,10 @@ FailureOr<LoopAxes> ShardingRule::getLoopsFromResults(
       if (assigned[*loop] && ArrayRef(loops[*loop]) != axes)
         return op->emitError()
                << "results disagree on the split of loop " << *loop;
+      if (!axes.empty() && !splittable[*loop])
+        return op->emitError() << "result " << r << " dimension " << dim
+                               << " cannot be split: the op needs it whole "
+                                  "on every device";
       loops[*loop].assign(axes.begin(), axes.end());
       assigned[*loop] = true;
     }
@@ -122,11 +128,11 @@ FailureOr<LoopAxes> ShardingRule::getLoopsFromResults(
     return loops;
   SmallVector<unsigned> reductionLoops;
   for (unsigned l = 0; l < getNumLoops(); ++l)
-    if (isReduction(l))
+    if (isReduction(l) && splittable[l])
       reductionLoops.push_back(l);
   if (reductionLoops.empty())
     return op->emitError() << "result cannot be a pending sum: the op has no "
-                              "reduction to split";
+                              "reduction that can be split";
   llvm::SmallSet<int64_t, 4> remaining;
   for (int64_t axis : partial)
     remaining.insert(axis);
@@ -137,7 +143,7 @@ FailureOr<LoopAxes> ShardingRule::getLoopsFromResults(
     AffineMap map = maps[o];
     for (unsigned dim = 0; dim < map.getNumResults(); ++dim) {
       std::optional<unsigned> loop = loopOf(map, dim);
-      if (!loop || !isReduction(*loop))
+      if (!loop || !isReduction(*loop) || !splittable[*loop])
         continue;
       for (int64_t axis : sharding.getDimAxes(dim))
         if (remaining.erase(axis))
@@ -161,7 +167,7 @@ LoopAxes ShardingRule::getLoopsFromOperands(
     for (unsigned dim = 0; dim < map.getNumResults(); ++dim) {
       std::optional<unsigned> loop = loopOf(map, dim);
       ArrayRef<int64_t> axes = sharding.getDimAxes(dim);
-      if (!loop || axes.empty() || !loops[*loop].empty())
+      if (!loop || axes.empty() || !loops[*loop].empty() || !splittable[*loop])
         continue;
       if (llvm::any_of(axes, [&](int64_t a) { return used.count(a); }))
         continue;

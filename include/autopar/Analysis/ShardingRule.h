@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The sharding rule of an op, read from its upstream `shard::ShardingInterface`
-// (loop iterator types, indexing maps) and autopar's PartialSumRuleInterface.
+// (loop iterator types, indexing maps) and autopar's ShardingRuleInterface
+// (additive operands, loops that must stay whole).
 // A *loop assignment* gives each loop of the op the grid axes that split it;
 // from it follow the sharding every operand must have and the sharding of the
 // results (split parallel loops; split reduction loops make the results
@@ -37,6 +38,8 @@ public:
   bool isReduction(unsigned loop) const {
     return iterators[loop] == utils::IteratorType::reduction;
   }
+  /// False for a loop that must stay whole on every device.
+  bool isSplittable(unsigned loop) const { return splittable[loop]; }
   /// Loop that dimension `dim` of operand `index` walks, or nullopt for a
   /// broadcast (constant) dimension.
   std::optional<unsigned> getOperandLoop(unsigned index, unsigned dim) const;
@@ -72,6 +75,7 @@ private:
   SmallVector<utils::IteratorType> iterators;
   SmallVector<AffineMap> maps; ///< operands then results
   SmallVector<bool> additive;  ///< per operand
+  SmallVector<bool> splittable; ///< per loop
   unsigned numOperands = 0;
 };
 

@@ -94,7 +94,7 @@ ApplyPlanPass::tensorLoops(Operation *op, const ShardingRule &rule,
   // Column split: the last parallel loop that B walks (N).
   unsigned numLoops = rule.getNumLoops();
   for (int64_t l = numLoops - 1; l >= 0; --l) {
-    if (rule.isReduction(l))
+    if (rule.isReduction(l) || !rule.isSplittable(l))
       continue;
     bool walkedByB = false;
     for (unsigned d = 0, e = cast<RankedTensorType>(op->getOperand(1).getType())

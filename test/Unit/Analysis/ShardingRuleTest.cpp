@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
@@ -20,6 +21,8 @@ using namespace mlir::autopar;
 namespace {
 struct Fixture {
   MLIRContext ctx;
+  /// Expected errors of the cases are swallowed; a failing CHECK still shows.
+  ScopedDiagnosticHandler quiet{&ctx, [](Diagnostic &) { return success(); }};
   OwningOpRef<ModuleOp> module;
   Fixture(StringRef source) {
     ctx.loadDialect<AutoparDialect, func::FuncDialect, shard::ShardDialect>();
@@ -143,4 +146,115 @@ TEST_CASE("reshard bytes follow ring algorithms", "[reshard]") {
   CHECK(getReshardStepBytes(ag, {8, 4}, 4, {4}) == 96);
   ReshardStep slice = planReshard(f.s({{}, {}}), f.s({{0}, {}}))[0];
   CHECK(getReshardStepBytes(slice, {8, 4}, 4, {4}) == 0);
+}
+
+TEST_CASE("softmax keeps its axis whole", "[rule]") {
+  Fixture f(R"mlir(
+    func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+      %y = autopar.softmax %x {axis = 1} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      return %y : tensor<4x8xf32>
+    })mlir");
+  auto op = f.first<SoftmaxOp>();
+  FailureOr<ShardingRule> rule = ShardingRule::get(op);
+  REQUIRE(succeeded(rule));
+  CHECK(rule->isSplittable(0));
+  CHECK_FALSE(rule->isSplittable(1));
+  // An operand split along the axis does not split the op: it is gathered.
+  LoopAxes loops = rule->getLoopsFromOperands({f.s({{0}, {1}})});
+  CHECK(loops[0] == SmallVector<int64_t>{0});
+  CHECK(loops[1].empty());
+  CHECK(failed(rule->getLoopsFromResults(op, {f.s({{}, {0}})}, {f.s({{}, {}})})));
+}
+
+TEST_CASE("reshape shares the major dimension of each group", "[rule]") {
+  Fixture f(R"mlir(
+    func.func @f(%x: tensor<2x8x12xf32>) -> tensor<2x8x3x4xf32> {
+      %y = autopar.reshape %x : (tensor<2x8x12xf32>) -> tensor<2x8x3x4xf32>
+      return %y : tensor<2x8x3x4xf32>
+    })mlir");
+  FailureOr<ShardingRule> rule = ShardingRule::get(f.first<ReshapeOp>());
+  REQUIRE(succeeded(rule));
+  // [2][8][12] -> [2][8][3 4]: heads (3) split like the 12 they come from.
+  LoopAxes loops = rule->getLoopsFromOperands({f.s({{}, {}, {0}})});
+  CHECK(rule->getResultSharding(&f.ctx, 0, loops) ==
+        f.s({{}, {}, {0}, {}}));
+  // The minor output dimension (4) never splits.
+  CHECK_FALSE(rule->isSplittable(3));
+}
+
+TEST_CASE("reshape merging dimensions splits the merged major", "[rule]") {
+  Fixture f(R"mlir(
+    func.func @f(%x: tensor<4x6x5xf32>) -> tensor<24x5xf32> {
+      %y = autopar.reshape %x : (tensor<4x6x5xf32>) -> tensor<24x5xf32>
+      return %y : tensor<24x5xf32>
+    })mlir");
+  FailureOr<ShardingRule> rule = ShardingRule::get(f.first<ReshapeOp>());
+  REQUIRE(succeeded(rule));
+  LoopAxes loops = rule->getLoopsFromOperands({f.s({{0}, {}, {1}})});
+  CHECK(rule->getResultSharding(&f.ctx, 0, loops) == f.s({{0}, {1}}));
+  // A split of the minor merged dimension cannot follow through.
+  LoopAxes minor = rule->getLoopsFromOperands({f.s({{}, {0}, {}})});
+  CHECK(rule->getResultSharding(&f.ctx, 0, minor) == f.s({{}, {}}));
+}
+
+TEST_CASE("conv splits batch, output channels and input channels", "[rule]") {
+  Fixture f(R"mlir(
+    func.func @f(%x: tensor<2x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<6xf32>) -> tensor<2x6x6x6xf32> {
+      %y = autopar.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> tensor<2x6x6x6xf32>
+      return %y : tensor<2x6x6x6xf32>
+    })mlir");
+  FailureOr<ShardingRule> rule = ShardingRule::get(f.first<ConvOp>());
+  REQUIRE(succeeded(rule));
+  // Input channels split: pending sum; the bias joins it.
+  LoopAxes loops = rule->getLoopsFromOperands({f.s({{}, {0}, {}, {}}), nullptr, nullptr});
+  CHECK(rule->getResultSharding(&f.ctx, 0, loops) == f.s({{}, {}, {}, {}}, {0}));
+  CHECK(rule->getOperandSharding(&f.ctx, 1, loops) == f.s({{}, {0}, {}, {}}));
+  CHECK(rule->getOperandSharding(&f.ctx, 2, loops) == f.s({{}}, {0}));
+  // Spatial splits never follow.
+  LoopAxes spatial = rule->getLoopsFromOperands({f.s({{}, {}, {0}, {}}), nullptr, nullptr});
+  CHECK(rule->getResultSharding(&f.ctx, 0, spatial) == f.s({{}, {}, {}, {}}));
+}
+
+TEST_CASE("reductions: sum goes pending, mean stays whole", "[rule]") {
+  Fixture f(R"mlir(
+    func.func @f(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x1xf32>) {
+      %s = autopar.reduce_sum %x {axes = array<i64: 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<4xf32>
+      %m = autopar.reduce_mean %x {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+      return %s, %m : tensor<4xf32>, tensor<4x1xf32>
+    })mlir");
+  FailureOr<ShardingRule> sum = ShardingRule::get(f.first<ReduceSumOp>());
+  REQUIRE(succeeded(sum));
+  LoopAxes loops = sum->getLoopsFromOperands({f.s({{1}, {0}})});
+  CHECK(sum->getResultSharding(&f.ctx, 0, loops) == f.s({{1}}, {0}));
+  FailureOr<ShardingRule> mean = ShardingRule::get(f.first<ReduceMeanOp>());
+  REQUIRE(succeeded(mean));
+  LoopAxes meanLoops = mean->getLoopsFromOperands({f.s({{1}, {0}})});
+  CHECK(mean->getResultSharding(&f.ctx, 0, meanLoops) == f.s({{1}, {}}));
+}
+
+TEST_CASE("einsum, transpose and gather rules", "[rule]") {
+  Fixture f(R"mlir(
+    func.func @f(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %e: tensor<10x8xf32>, %i: tensor<2x3xi64>) -> (tensor<2x4x6xf32>, tensor<8x2x4xf32>, tensor<2x3x8xf32>) {
+      %s = autopar.einsum %q, %k {equation = "bqd,bkd->bqk"} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>) -> tensor<2x4x6xf32>
+      %t = autopar.transpose %q {perm = array<i64: 2, 0, 1>} : (tensor<2x4x8xf32>) -> tensor<8x2x4xf32>
+      %g = autopar.gather %e, %i {axis = 0} : (tensor<10x8xf32>, tensor<2x3xi64>) -> tensor<2x3x8xf32>
+      return %s, %t, %g : tensor<2x4x6xf32>, tensor<8x2x4xf32>, tensor<2x3x8xf32>
+    })mlir");
+  FailureOr<ShardingRule> einsum = ShardingRule::get(f.first<EinsumOp>());
+  REQUIRE(succeeded(einsum));
+  LoopAxes loops = einsum->getLoopsFromOperands({f.s({{0}, {}, {1}}), nullptr});
+  CHECK(einsum->getResultSharding(&f.ctx, 0, loops) == f.s({{0}, {}, {}}, {1}));
+  CHECK(einsum->getOperandSharding(&f.ctx, 1, loops) == f.s({{0}, {}, {1}}));
+
+  FailureOr<ShardingRule> transpose = ShardingRule::get(f.first<TransposeOp>());
+  REQUIRE(succeeded(transpose));
+  LoopAxes tl = transpose->getLoopsFromOperands({f.s({{0}, {}, {1}})});
+  CHECK(transpose->getResultSharding(&f.ctx, 0, tl) == f.s({{1}, {0}, {}}));
+
+  FailureOr<ShardingRule> gather = ShardingRule::get(f.first<GatherOp>());
+  REQUIRE(succeeded(gather));
+  // The gathered dimension stays whole; indices and columns split.
+  LoopAxes gl = gather->getLoopsFromOperands({f.s({{0}, {1}}), f.s({{0}, {}})});
+  CHECK(gather->getResultSharding(&f.ctx, 0, gl) == f.s({{0}, {}, {1}}));
+  CHECK(gather->getOperandSharding(&f.ctx, 0, gl) == f.s({{}, {1}}));
 }

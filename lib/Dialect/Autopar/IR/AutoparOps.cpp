@@ -171,7 +171,6 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *ctx,
   return success();
 }
 
-bool GemmOp::isAdditiveOperand(unsigned index) { return index == 2; }
 
 //===----------------------------------------------------------------------===//
 // AddOp / ReluOp

@@ -73,8 +73,7 @@ def Autopar_MatMulOp : Autopar_ComputeOp<"matmul"> {
   let results = (outs AnyRankedTensor:$result);
 }
 
-def Autopar_GemmOp : Autopar_ComputeOp<"gemm", [
-    DeclareOpInterfaceMethods<Autopar_PartialSumRuleInterface, ["isAdditiveOperand"]>]> {
+def Autopar_GemmOp : Autopar_ComputeOp<"gemm"> {
   let summary = "ONNX Gemm: Y = alpha * op(A) * op(B) + beta * C";
   let description = [{
     `A` and `B` are matrices, transposed first when `trans_a`/`trans_b` is
