@@ -23,7 +23,7 @@ PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   libprotobuf-dev protobuf-compiler libonnx-dev catch2
   libopenmpi-dev openmpi-bin python3-onnx python3-numpy
-  ninja-build lld cmake g++
+  ninja-build lld cmake g++ libonnx-testdata
 )
 
 missing=()

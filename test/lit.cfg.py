@@ -35,5 +35,8 @@ llvm_config.add_tool_substitutions(
 for t in tools:
     if os.path.exists(os.path.join(config.autopar_tools_dir, t)):
         config.available_features.add(t)
+# The ONNX backend node tests of Debian's libonnx-testdata.
+if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
+    config.available_features.add("onnx-testdata")
 if os.path.exists("/usr/bin/python3"):
     config.substitutions.append(("%python", "/usr/bin/python3"))

@@ -7,7 +7,8 @@
 // This file implements running a compiled directory: checking the inputs
 // against the manifest, converting them into the runtime's raw files in a
 // temporary run directory, launching `mpirun ... autopar-runner` with a
-// timeout, and reading the outputs back; and the `run` subcommand.
+// timeout (`autopar-runner` alone, as an MPI singleton, on a one-device
+// grid), and reading the outputs back; and the `run` subcommand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,10 +142,12 @@ static FailureOr<std::string> findRunner(MLIRContext &ctx) {
 }
 
 /// The current environment plus what OpenMPI needs to run as root, in a
-/// container, and next to other jobs.
-static std::vector<std::string> buildChildEnvironment(StringRef runDir) {
+/// container, and next to other jobs; for a `singleton` job (the runner
+/// started without mpirun), what keeps MPI_Init from forking an orted.
+static std::vector<std::string> buildChildEnvironment(StringRef runDir,
+                                                      bool singleton) {
   std::vector<std::string> env;
-  bool hasSingleCopy = false, hasTmpdirBase = false;
+  bool hasSingleCopy = false, hasTmpdirBase = false, hasIsolated = false;
   for (char **entry = environ; entry && *entry; ++entry) {
     StringRef var(*entry);
     if (var.starts_with("OMPI_ALLOW_RUN_AS_ROOT"))
@@ -152,6 +155,7 @@ static std::vector<std::string> buildChildEnvironment(StringRef runDir) {
     hasSingleCopy |=
         var.starts_with("OMPI_MCA_btl_vader_single_copy_mechanism=");
     hasTmpdirBase |= var.starts_with("OMPI_MCA_orte_tmpdir_base=");
+    hasIsolated |= var.starts_with("OMPI_MCA_ess_singleton_isolated=");
     env.push_back(var.str());
   }
   env.push_back("OMPI_ALLOW_RUN_AS_ROOT=1");
@@ -163,6 +167,10 @@ static std::vector<std::string> buildChildEnvironment(StringRef runDir) {
   // directory /tmp/ompi.<host>.<uid> ("File exists"): give each job its own.
   if (!hasTmpdirBase)
     env.push_back(("OMPI_MCA_orte_tmpdir_base=" + runDir).str());
+  // A singleton MPI_Init forks an orted (for MPI_Comm_spawn, which the
+  // runtime never calls) unless it is isolated.
+  if (singleton && !hasIsolated)
+    env.push_back("OMPI_MCA_ess_singleton_isolated=1");
   return env;
 }
 
@@ -172,9 +180,10 @@ static std::string readWholeFile(StringRef path) {
 }
 
 /// Reports a failed job: the runtime's own lines when there are any, else
-/// the tail of mpirun's output.
-static void reportJobFailure(MLIRContext &ctx, int returnCode,
-                             StringRef errorMessage, StringRef log) {
+/// the tail of the output of `launcher` (mpirun, or the runner itself).
+static void reportJobFailure(MLIRContext &ctx, StringRef launcher,
+                             int returnCode, StringRef errorMessage,
+                             StringRef log) {
   SmallVector<StringRef> lines;
   log.split(lines, '\n', -1, /*KeepEmpty=*/false);
   SmallVector<StringRef> runtimeLines;
@@ -194,7 +203,8 @@ static void reportJobFailure(MLIRContext &ctx, int returnCode,
       diag.attachNote() << line;
     return;
   }
-  InFlightDiagnostic diag = emitDriverError(ctx) << "job failed: mpirun ";
+  InFlightDiagnostic diag = emitDriverError(ctx)
+                            << "job failed: " << launcher << " ";
   if (returnCode == -2)
     diag << "was killed (" << errorMessage << ")";
   else
@@ -270,10 +280,17 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
                          << manifest.inputs.size();
     return failure();
   }
-  FailureOr<std::string> mpirun = findMpirun(ctx);
+  // A one-device job needs no mpirun: the runner is started directly and
+  // MPI_Init makes it a singleton (one rank), which saves mpirun's start-up.
+  bool singleton = manifest.numDevices == 1;
   FailureOr<std::string> runner = findRunner(ctx);
+  FailureOr<std::string> mpirun =
+      singleton ? FailureOr<std::string>(std::string()) : findMpirun(ctx);
   if (failed(mpirun) || failed(runner))
     return failure();
+  StringRef launcher = singleton ? StringRef(*runner) : StringRef(*mpirun);
+  StringRef launcherName =
+      singleton ? StringRef("autopar-runner") : StringRef("mpirun");
 
   SmallString<256> absOutDir(outDir);
   llvm::sys::fs::make_absolute(absOutDir);
@@ -301,40 +318,29 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
   std::string grid = formatGridShape(manifest.grid);
   std::string program = joinPath(absOutDir, "program.so");
   std::string weights = joinPath(absOutDir, "weights");
-  SmallVector<StringRef> args = {*mpirun,
-                                 "--allow-run-as-root",
-                                 "--oversubscribe",
-                                 "--bind-to",
-                                 "none",
-                                 "-np",
-                                 numRanks,
-                                 *runner,
-                                 "--program",
-                                 program,
-                                 "--grid",
-                                 grid,
-                                 "--weights",
-                                 weights,
-                                 "--inputs",
-                                 inDir,
-                                 "--outputs",
-                                 resultDir};
+  SmallVector<StringRef> args;
+  if (!singleton)
+    args.append({*mpirun, "--allow-run-as-root", "--oversubscribe",
+                 "--bind-to", "none", "-np", numRanks});
+  args.append({*runner, "--program", program, "--grid", grid, "--weights",
+               weights, "--inputs", inDir, "--outputs", resultDir});
   if (options.profile)
     args.push_back("--profile");
-  std::vector<std::string> envStrings = buildChildEnvironment(runDir.get());
+  std::vector<std::string> envStrings =
+      buildChildEnvironment(runDir.get(), singleton);
   SmallVector<StringRef> env(envStrings.begin(), envStrings.end());
-  std::string stdoutPath = joinPath(runDir.get(), "mpirun.stdout");
-  std::string stderrPath = joinPath(runDir.get(), "mpirun.stderr");
+  std::string stdoutPath = joinPath(runDir.get(), launcherName + ".stdout");
+  std::string stderrPath = joinPath(runDir.get(), launcherName + ".stderr");
   std::optional<StringRef> redirects[] = {StringRef(""), StringRef(stdoutPath),
                                           StringRef(stderrPath)};
 
   std::string errorMessage;
   bool executionFailed = false;
   llvm::sys::ProcessInfo process = llvm::sys::ExecuteNoWait(
-      *mpirun, args, ArrayRef<StringRef>(env), redirects, /*MemoryLimit=*/0,
+      launcher, args, ArrayRef<StringRef>(env), redirects, /*MemoryLimit=*/0,
       &errorMessage, &executionFailed);
   if (executionFailed || process.Pid == llvm::sys::ProcessInfo::InvalidPid) {
-    emitDriverError(ctx) << "cannot start '" << *mpirun
+    emitDriverError(ctx) << "cannot start '" << launcher
                          << "': " << errorMessage;
     return failure();
   }
@@ -349,7 +355,8 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
     return failure();
   }
   if (status.ReturnCode != 0) {
-    reportJobFailure(ctx, status.ReturnCode, errorMessage, err + "\n" + out);
+    reportJobFailure(ctx, launcherName, status.ReturnCode, errorMessage,
+                     err + "\n" + out);
     return failure();
   }
   llvm::outs() << out;
@@ -417,7 +424,8 @@ int driver::runCommand(int argc, char **argv) {
 
   if (std::optional<int> exit = parseCommandLine(
           argc, argv, "run",
-          "run a compiled model on its device grid with mpirun\n\n"
+          "run a compiled model on its device grid with mpirun (a one-device "
+          "grid runs autopar-runner directly)\n\n"
           "  autopar run OUTDIR --inputs DIR --outputs DIR [--timeout S] "
           "[--profile]\n\n"
           "DIR uses the ONNX test-data layout: input_0.pb, ... (serialized "

@@ -21,17 +21,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "OnnxUtils.h"
-
-#include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "Importer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -93,82 +88,6 @@ static bool isDefaultDomain(StringRef domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
-namespace {
-
-/// Imports one model. Diagnostics are emitted at the location of the model
-/// file and name the node, input or tensor concerned.
-class OnnxImporter {
-public:
-  OnnxImporter(MLIRContext &ctx, StringRef bufferName,
-               const ImportOptions &options)
-      : ctx(ctx), bufferName(bufferName), options(options),
-        fileLoc(FileLineColLoc::get(&ctx, bufferName, 0, 0)), builder(&ctx) {}
-
-  FailureOr<ImportedModel> run(StringRef bytes);
-
-private:
-  /// Description of a node for diagnostics: "node 'NAME' (op OpType, opset
-  /// N)", with `#index` for a node without a name.
-  struct NodeRef {
-    onnx::NodeProto *node;
-    std::string name;
-    int64_t opset;
-    std::string describe() const;
-  };
-
-  InFlightDiagnostic emitError() { return mlir::emitError(fileLoc); }
-  InFlightDiagnostic emitError(const NodeRef &ref) {
-    return mlir::emitError(fileLoc) << ref.describe() << ": ";
-  }
-
-  LogicalResult parse(StringRef bytes);
-  LogicalResult emitParseError(StringRef message);
-  LogicalResult checkSupportedNodes();
-  LogicalResult runOnnxChecks(bool externalData);
-  LogicalResult importGraph();
-
-  FailureOr<RankedTensorType> convertTensorType(const onnx::TypeProto &type,
-                                                const Twine &what);
-  FailureOr<RankedTensorType>
-  getTensorType(int32_t dataType, ArrayRef<int64_t> shape, const Twine &what);
-  LogicalResult checkAgainstOnnxType(Value value, StringRef tensorName,
-                                     const NodeRef *ref) {
-    return checkAgainstOnnxType(value, tensorName, onnxTypes.lookup(tensorName),
-                                ref);
-  }
-  LogicalResult checkAgainstOnnxType(Value value, StringRef tensorName,
-                                     const onnx::TypeProto *onnxType,
-                                     const NodeRef *ref);
-
-  LogicalResult importNode(const NodeRef &ref);
-  LogicalResult importConstant(const NodeRef &ref, Location loc);
-  LogicalResult checkArity(const NodeRef &ref, ArrayRef<Value> inputs,
-                           unsigned minInputs, unsigned maxInputs);
-  LogicalResult checkAttributes(const NodeRef &ref,
-                                ArrayRef<StringRef> allowed);
-  template <typename OpTy>
-  FailureOr<Value> createOp(const NodeRef &ref, Location loc,
-                            ValueRange operands,
-                            const typename OpTy::Properties &properties = {});
-
-  MLIRContext &ctx;
-  StringRef bufferName;
-  const ImportOptions &options;
-  Location fileLoc;
-  OpBuilder builder;
-
-  std::shared_ptr<onnx::ModelProto> model;
-  std::unique_ptr<OnnxWeightStore> weights;
-  int64_t opset = -1;
-  bool checkedByOnnx = false;
-  /// Types ONNX declares or infers, by tensor name.
-  llvm::StringMap<const onnx::TypeProto *> onnxTypes;
-  /// Imported values, by ONNX tensor name.
-  llvm::StringMap<Value> values;
-  ImportedModel result;
-};
-
-} // namespace
 
 std::string OnnxImporter::NodeRef::describe() const {
   std::string op = node->op_type();
@@ -250,8 +169,35 @@ LogicalResult OnnxImporter::parse(StringRef bytes) {
 }
 
 LogicalResult OnnxImporter::checkSupportedNodes() {
-  static const llvm::StringSet<> supported = {"MatMul", "Gemm",     "Add",
-                                              "Relu",   "Constant", "Identity"};
+  static const llvm::StringSet<> supported = {
+      "Abs",        "Add",
+      "And",        "AveragePool",
+      "BatchNormalization", "Cast",
+      "Clip",       "Concat",
+      "Constant",   "ConstantOfShape",
+      "Conv",       "Div",
+      "Dropout",    "Einsum",
+      "Equal",      "Erf",
+      "Exp",        "Expand",
+      "Flatten",    "Gather",
+      "Gelu",       "Gemm",
+      "GlobalAveragePool", "Greater",
+      "Identity",   "LayerNormalization",
+      "LeakyRelu",  "Less",
+      "Log",        "LogSoftmax",
+      "MatMul",     "MaxPool",
+      "Mul",        "Neg",
+      "Not",        "Pow",
+      "Range",      "Reciprocal",
+      "ReduceMax",  "ReduceMean",
+      "ReduceSum",  "Relu",
+      "Reshape",    "Shape",
+      "Sigmoid",    "Slice",
+      "Softmax",    "Split",
+      "Sqrt",       "Squeeze",
+      "Sub",        "Tanh",
+      "Transpose",  "Unsqueeze",
+      "Where"};
   for (auto [index, node] :
        llvm::enumerate(*model->mutable_graph()->mutable_node())) {
     NodeRef ref{&node,
@@ -302,9 +248,16 @@ FailureOr<RankedTensorType> OnnxImporter::getTensorType(int32_t dataType,
                                                         ArrayRef<int64_t> shape,
                                                         const Twine &what) {
   std::optional<DType> dtype = getDTypeFromOnnx(dataType);
-  if (!dtype)
-    return emitError() << what << " has unsupported element type "
-                       << getOnnxDataTypeName(dataType);
+  if (!dtype) {
+    InFlightDiagnostic diag = emitError();
+    // `what` is "input 'NAME'" or "initializer 'NAME'".
+    std::string text = what.str();
+    StringRef name = StringRef(text).split('\'').second.rsplit('\'').first;
+    if (std::optional<NodeRef> consumer = findConsumer(name))
+      diag << consumer->describe() << ": ";
+    return diag << what << " has unsupported element type "
+                << getOnnxDataTypeName(dataType);
+  }
   if (!getNumElements(shape))
     return emitError() << what << " has invalid dimensions";
   return RankedTensorType::get(shape, getDTypeElementType(&ctx, *dtype));
@@ -332,8 +285,7 @@ OnnxImporter::convertTensorType(const onnx::TypeProto &type,
   return getTensorType(tensor.elem_type(), shape, what);
 }
 
-/// Prints `type` without the quotes diagnostics put around types.
-static std::string typeToString(Type type) {
+std::string importer::typeToString(Type type) {
   std::string s;
   llvm::raw_string_ostream os(s);
   type.print(os);
@@ -356,14 +308,25 @@ static std::string describeOnnxType(MLIRContext &ctx,
   return s + ">";
 }
 
+std::optional<OnnxImporter::NodeRef>
+OnnxImporter::findConsumer(StringRef name) {
+  for (auto [index, node] : llvm::enumerate(*model->mutable_graph()->mutable_node()))
+    if (llvm::is_contained(node.input(), name))
+      return NodeRef{&node,
+                     node.name().empty() ? "#" + std::to_string(index)
+                                         : node.name(),
+                     getOpset(*model, node.domain())};
+  return std::nullopt;
+}
+
 LogicalResult
-OnnxImporter::checkAgainstOnnxType(Value value, StringRef tensorName,
+OnnxImporter::checkAgainstOnnxType(Type valueType, StringRef tensorName,
                                    const onnx::TypeProto *onnxType,
                                    const NodeRef *ref) {
   if (!onnxType || !onnxType->has_tensor_type())
     return success();
   const onnx::TypeProto::Tensor &tensor = onnxType->tensor_type();
-  auto type = cast<RankedTensorType>(value.getType());
+  auto type = cast<RankedTensorType>(valueType);
   bool matches = true;
   if (tensor.elem_type() != onnx::TensorProto::UNDEFINED) {
     std::optional<DType> dtype = getDTypeFromOnnx(tensor.elem_type());
@@ -391,65 +354,8 @@ OnnxImporter::checkAgainstOnnxType(Value value, StringRef tensorName,
 }
 
 //===----------------------------------------------------------------------===//
-// Nodes
+// Constants
 //===----------------------------------------------------------------------===//
-
-LogicalResult OnnxImporter::checkArity(const NodeRef &ref,
-                                       ArrayRef<Value> inputs,
-                                       unsigned minInputs, unsigned maxInputs) {
-  const onnx::NodeProto &node = *ref.node;
-  if (inputs.size() < minInputs || inputs.size() > maxInputs)
-    return emitError(ref) << "expected " << minInputs
-                          << (minInputs == maxInputs
-                                  ? ""
-                                  : " to " + std::to_string(maxInputs))
-                          << " inputs, got " << inputs.size();
-  for (unsigned i = 0; i < minInputs; ++i)
-    if (!inputs[i])
-      return emitError(ref) << "required input " << i << " is missing";
-  if (node.output_size() != 1 || node.output(0).empty())
-    return emitError(ref) << "expected 1 output, got " << node.output_size();
-  return success();
-}
-
-LogicalResult OnnxImporter::checkAttributes(const NodeRef &ref,
-                                            ArrayRef<StringRef> allowed) {
-  for (const onnx::AttributeProto &attr : ref.node->attribute())
-    if (!llvm::is_contained(allowed, attr.name()))
-      return emitError(ref) << "unsupported attribute '" << attr.name() << "'";
-  return success();
-}
-
-template <typename OpTy>
-FailureOr<Value>
-OnnxImporter::createOp(const NodeRef &ref, Location loc, ValueRange operands,
-                       const typename OpTy::Properties &properties) {
-  // Infer first: the inferring builders abort on failure. Capture the op's
-  // message and report it with the node.
-  SmallVector<Type> types;
-  std::string message;
-  LogicalResult inferred = failure();
-  {
-    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
-      if (message.empty())
-        message = diag.str();
-      return success();
-    });
-    auto props = properties;
-    inferred =
-        OpTy::inferReturnTypes(&ctx, loc, operands, DictionaryAttr(),
-                               OpaqueProperties(&props), RegionRange(), types);
-  }
-  if (failed(inferred)) {
-    InFlightDiagnostic diag = emitError(ref);
-    diag << (message.empty() ? "invalid operands" : message) << " (operands:";
-    for (Value operand : operands)
-      diag << " " << typeToString(operand.getType());
-    return diag << ")";
-  }
-  auto op = OpTy::create(builder, loc, types, operands, properties);
-  return op->getResult(0);
-}
 
 /// Sets `bytes` to the little-endian bytes of `values`.
 template <typename T>
@@ -508,16 +414,18 @@ LogicalResult OnnxImporter::importConstant(const NodeRef &ref, Location loc) {
   std::string error;
   bool external =
       tensor && tensor->data_location() == onnx::TensorProto::EXTERNAL;
-  if (*numElements > kMaxInlineConstantElements || external) {
-    // Large constants stay out of the IR, like initializers.
+  bool isFloat = dtype == DType::F32 || dtype == DType::F64;
+  if (external || *numElements > kMaxFoldElements ||
+      (isFloat && *numElements > kMaxInlineConstantElements)) {
+    // Large constants stay out of the IR, like initializers; large float
+    // constants are model data, not shape computations.
     LogicalResult added =
         tensor ? weights->addTensor(outputName, dtype, shape, *tensor, error)
                : weights->addBytes(outputName, dtype, shape, std::move(bytes),
                                    error);
     if (failed(added))
       return emitError(ref) << error;
-    values[outputName] = WeightOp::create(builder, loc, type, outputName);
-    return success();
+    return setOutput(ref, 0, WeightOp::create(builder, loc, type, outputName));
   }
 
   if (tensor) {
@@ -534,112 +442,9 @@ LogicalResult OnnxImporter::importConstant(const NodeRef &ref, Location loc) {
       return emitError(ref) << error;
     }
   }
-  DenseElementsAttr value;
-  if (dtype == DType::Bool) {
-    SmallVector<bool> bools(bytes.begin(), bytes.end());
-    value = DenseElementsAttr::get(type, ArrayRef<bool>(bools));
-  } else {
-    value = DenseElementsAttr::getFromRawBuffer(type, bytes);
-  }
-  values[outputName] =
-      ConstantOp::create(builder, loc, type, cast<ElementsAttr>(value));
-  return success();
-}
-
-LogicalResult OnnxImporter::importNode(const NodeRef &ref) {
-  const onnx::NodeProto &node = *ref.node;
-  SmallVector<Value> inputs;
-  for (const std::string &name : node.input()) {
-    if (name.empty()) {
-      inputs.push_back(Value());
-      continue;
-    }
-    Value value = values.lookup(name);
-    if (!value)
-      return emitError(ref) << "input '" << name
-                            << "' is not defined by an earlier node, a graph "
-                               "input or an initializer";
-    inputs.push_back(value);
-  }
-  for (const std::string &name : node.output())
-    if (!name.empty() && values.count(name))
-      return emitError(ref) << "tensor '" << name << "' is defined twice";
-
-  std::vector<std::string> outputNames(node.output().begin(),
-                                       node.output().end());
-  Location loc = getOnnxNodeLoc(&ctx, ref.name, outputNames);
-  StringRef opType = node.op_type();
-  FailureOr<Value> result = failure();
-
-  if (opType == "Identity") {
-    if (failed(checkArity(ref, inputs, 1, 1)) ||
-        failed(checkAttributes(ref, {})))
-      return failure();
-    values[node.output(0)] = inputs[0];
-    return success();
-  }
-  if (opType == "Constant") {
-    if (failed(checkArity(ref, inputs, 0, 0)) ||
-        failed(importConstant(ref, loc)))
-      return failure();
-    return checkAgainstOnnxType(values.lookup(node.output(0)), node.output(0),
-                                &ref);
-  }
-  if (opType == "MatMul") {
-    if (failed(checkArity(ref, inputs, 2, 2)) ||
-        failed(checkAttributes(ref, {})))
-      return failure();
-    result = createOp<MatMulOp>(ref, loc, inputs);
-  } else if (opType == "Relu") {
-    if (failed(checkArity(ref, inputs, 1, 1)) ||
-        failed(checkAttributes(ref, {})))
-      return failure();
-    result = createOp<ReluOp>(ref, loc, inputs);
-  } else if (opType == "Add") {
-    if (failed(checkArity(ref, inputs, 2, 2)) ||
-        failed(checkAttributes(ref, {"broadcast"})))
-      return failure();
-    result = createOp<AddOp>(ref, loc, inputs);
-  } else if (opType == "Gemm") {
-    if (failed(checkArity(ref, inputs, 2, 3)) ||
-        failed(checkAttributes(
-            ref, {"alpha", "beta", "transA", "transB", "broadcast"})))
-      return failure();
-    GemmOp::Properties props;
-    float alpha = 1.0f, beta = 1.0f;
-    bool transA = false, transB = false;
-    for (const onnx::AttributeProto &attr : node.attribute()) {
-      bool isFloat = attr.name() == "alpha" || attr.name() == "beta";
-      if (isFloat && attr.type() != onnx::AttributeProto::FLOAT)
-        return emitError(ref)
-               << "attribute '" << attr.name() << "' must be a float";
-      if (!isFloat && attr.type() != onnx::AttributeProto::INT)
-        return emitError(ref)
-               << "attribute '" << attr.name() << "' must be an int";
-      if (attr.name() == "alpha")
-        alpha = attr.f();
-      else if (attr.name() == "beta")
-        beta = attr.f();
-      else if (attr.name() == "transA")
-        transA = attr.i() != 0;
-      else if (attr.name() == "transB")
-        transB = attr.i() != 0;
-    }
-    props.setAlpha(builder.getF32FloatAttr(alpha));
-    props.setBeta(builder.getF32FloatAttr(beta));
-    props.setTransA(builder.getBoolAttr(transA));
-    props.setTransB(builder.getBoolAttr(transB));
-    SmallVector<Value> operands = {inputs[0], inputs[1]};
-    if (inputs.size() == 3 && inputs[2])
-      operands.push_back(inputs[2]);
-    result = createOp<GemmOp>(ref, loc, operands, props);
-  } else {
-    llvm_unreachable("unsupported operators are rejected before import");
-  }
-  if (failed(result))
-    return failure();
-  values[node.output(0)] = *result;
-  return checkAgainstOnnxType(*result, node.output(0), &ref);
+  // A known value: materialized where a runtime op reads it (as
+  // autopar.constant, or a weight when large), never when only shapes do.
+  return setKnownOutput(ref, 0, makeConstTensor(dtype, shape, bytes), loc);
 }
 
 //===----------------------------------------------------------------------===//
@@ -655,9 +460,13 @@ LogicalResult OnnxImporter::importGraph() {
     if (info.has_type())
       onnxTypes[info.name()] = &info.type();
 
-  llvm::StringSet<> initializerNames;
   for (const onnx::TensorProto &init : graph.initializer())
     initializerNames.insert(init.name());
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &name : node.input())
+      usedNames.insert(name);
+  for (const onnx::ValueInfoProto &output : graph.output())
+    usedNames.insert(output.name());
 
   // Runtime inputs: graph inputs that are not initializers.
   SmallVector<Type> inputTypes;
@@ -704,7 +513,8 @@ LogicalResult OnnxImporter::importGraph() {
   // An initializer that is also a graph input declares its type there.
   for (const onnx::ValueInfoProto &input : graph.input())
     if (initializerNames.contains(input.name()) &&
-        failed(checkAgainstOnnxType(values.lookup(input.name()), input.name(),
+        failed(checkAgainstOnnxType(values.lookup(input.name()).getType(),
+                                    input.name(),
                                     &input.type(), nullptr)))
       return failure();
 
@@ -718,12 +528,12 @@ LogicalResult OnnxImporter::importGraph() {
 
   SmallVector<Value> outputs;
   for (const onnx::ValueInfoProto &output : graph.output()) {
-    Value value = values.lookup(output.name());
+    Value value = getValue(output.name());
     if (!value)
       return emitError() << "graph output '" << output.name()
                          << "' is not produced by any node, input or "
                             "initializer";
-    if (failed(checkAgainstOnnxType(value, output.name(), nullptr)))
+    if (failed(checkAgainstOnnxType(value.getType(), output.name(), nullptr)))
       return failure();
     outputs.push_back(value);
     result.outputNames.push_back(output.name());
@@ -735,7 +545,82 @@ LogicalResult OnnxImporter::importGraph() {
   func::ReturnOp::create(builder, fileLoc, outputs);
   func.setFunctionType(
       builder.getFunctionType(inputTypes, ValueRange(outputs).getTypes()));
+
+  // Initializers read only as compile-time values (shapes, axes, bounds)
+  // leave no dead weight behind.
+  for (Operation &op : llvm::make_early_inc_range(*entry))
+    if (auto weight = dyn_cast<WeightOp>(op);
+        weight && weight->use_empty() &&
+        hostReadInitializers.contains(weight.getName()))
+      weight->erase();
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+/// Largest initializer (in elements) decoded on the host when a node reads
+/// it as a compile-time value; larger ones are model weights.
+static constexpr int64_t kMaxHostInitializerElements = 4096;
+
+const ConstTensor *OnnxImporter::getKnown(StringRef name) {
+  auto it = known.find(name);
+  if (it != known.end())
+    return &it->second.first;
+  if (!initializerNames.contains(name))
+    return nullptr;
+  const WeightStore::Weight *weight = weights->lookup(name);
+  if (!weight)
+    return nullptr;
+  std::optional<int64_t> count = getNumElements(weight->shape);
+  if (!count || *count > kMaxHostInitializerElements)
+    return nullptr;
+  std::string error;
+  FailureOr<ArrayRef<char>> data = weights->getData(name, error);
+  if (failed(data))
+    return nullptr;
+  hostReadInitializers.insert(name);
+  ConstTensor value = makeConstTensor(weight->dtype, weight->shape, *data);
+  return &known
+              .try_emplace(name, std::move(value),
+                           getOnnxTensorLoc(&ctx, name))
+              .first->second.first;
+}
+
+RankedTensorType OnnxImporter::getType(StringRef name) {
+  if (Value value = values.lookup(name))
+    return cast<RankedTensorType>(value.getType());
+  auto it = known.find(name);
+  if (it != known.end())
+    return getConstTensorType(&ctx, it->second.first);
+  return {};
+}
+
+Value OnnxImporter::getValue(StringRef name) {
+  if (Value value = values.lookup(name))
+    return value;
+  auto it = known.find(name);
+  if (it == known.end())
+    return {};
+  const auto &[tensor, loc] = it->second;
+  Value value;
+  if (tensor.isSplat() || tensor.getNumElements() <= kMaxInlineConstantElements) {
+    value = ConstantOp::create(builder, loc, getConstTensorType(&ctx, tensor),
+                               cast<ElementsAttr>(toAttr(&ctx, tensor)));
+  } else {
+    // Large computed values become weights named after their tensor, like
+    // large ONNX Constants.
+    std::string error;
+    LogicalResult added = weights->addBytes(name, tensor.dtype, tensor.shape,
+                                            toBytes(tensor), error);
+    (void)added;
+    assert(succeeded(added) && "a computed tensor has a valid shape");
+    value = WeightOp::create(builder, loc, getConstTensorType(&ctx, tensor),
+                             name);
+  }
+  values[name] = value;
+  return value;
 }
 
 FailureOr<ImportedModel> OnnxImporter::run(StringRef bytes) {

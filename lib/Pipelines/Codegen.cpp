@@ -100,8 +100,10 @@ static LogicalResult linkSharedObject(ModuleOp module, StringRef objPath,
              << "' (set AUTOPAR_CC)";
     compiler = *found;
   }
+  // libm: math ops without an LLVM intrinsic (erf) and the intrinsics LLVM
+  // expands to library calls (expf, tanhf, powf).
   llvm::SmallVector<llvm::StringRef> args = {compiler, "-shared", "-o",
-                                             soPath, objPath};
+                                             soPath, objPath, "-lm"};
   std::string error;
   int rc = llvm::sys::ExecuteAndWait(compiler, args, /*Env=*/std::nullopt,
                                      /*Redirects=*/{}, /*SecondsToWait=*/0,

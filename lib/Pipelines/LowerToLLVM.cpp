@@ -20,6 +20,7 @@
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
@@ -40,6 +41,8 @@ void mlir::autopar::buildLowerToLLVMPipeline(
   // Device program -> autopar_main() on tensors calling the runtime.
   pm.addPass(createLowerProgramToRuntimePass());
   pm.addNestedPass<func::FuncOp>(createConvertAutoparToLinalgPass());
+  // Runtime checks (gather indices) report through autopar_rt_fail.
+  pm.addPass(createLowerAssertsToRuntimePass());
   pm.addPass(createCanonicalizerPass());
 
   // Tensors -> buffers. Function boundaries use identity layouts (the runtime
@@ -62,6 +65,9 @@ void mlir::autopar::buildLowerToLLVMPipeline(
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
+  // What has no LLVM intrinsic (math.erf) calls libm (erff: correctly
+  // rounded to about 1 ulp, unlike a polynomial expansion).
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());

@@ -98,27 +98,60 @@ def LowerProgramToRuntimePass
 
 def ConvertAutoparToLinalgPass
     : Pass<"autopar-convert-to-linalg", "mlir::func::FuncOp"> {
-  let summary = "lower autopar compute ops to linalg, tensor and arith";
+  let summary = "lower autopar compute ops to linalg, tensor, arith and math";
   let description = [{
     Input contract: a function of autopar compute ops on static tensor types
-    (typically after `autopar-lower-program-to-runtime`). Output: the same
-    computation in `linalg` on tensors, ready for One-Shot Bufferize:
+    (typically after `autopar-lower-program-to-runtime`), with the attributes
+    the importer normalizes (non-negative axes, explicit pads, sorted
+    reduction axes). Output: the same computation in `linalg` on tensors,
+    `tensor`, `arith`, `math` and `cf.assert`, ready for One-Shot Bufferize:
 
-    - `autopar.matmul` (numpy semantics: 1-D operands promoted, batch
-      dimensions broadcast): a `linalg.generic` with broadcasting indexing
-      maps accumulating into a zero-filled init; its loops are ordered
-      (batch..., m, k, n) so that the loop nest lowered from it has a
-      contiguous, vectorizable innermost loop;
-    - `autopar.gemm`: a `linalg.generic` (loops m, k, n) accumulating
-      `alpha * op(A) * op(B)`
-      into an init holding `beta * C` broadcast to `M x N` (from `[]`, `[N]`,
-      `[1, N]`, `[M, 1]` or `[M, N]`), or zeros without `C`;
-    - `autopar.add`: a `linalg.generic` with broadcasting indexing maps;
-    - `autopar.relu`: a `linalg.generic` computing `max(x, 0)`;
+    - contractions: `autopar.matmul` (numpy semantics: 1-D operands promoted,
+      batch dimensions broadcast; loops (batch..., m, k, n) so that the
+      lowered nest has a contiguous, vectorizable innermost loop),
+      `autopar.gemm` (loops m, k, n accumulating `alpha * op(A) * op(B)` into
+      `beta * C` broadcast to `M x N`, or zeros) and `autopar.einsum` (one
+      loop per letter, summed letters before the last output letter; size-1
+      letters broadcast, repeated letters read diagonals): one
+      `linalg.generic` each;
+    - elementwise ops (`add sub mul div pow and equal less greater where`
+      with multidirectional broadcasting through the indexing maps; `abs neg
+      sqrt reciprocal exp log sigmoid tanh erf not relu leaky_relu gelu clip
+      cast`): one parallel `linalg.generic` computing the ONNX formula with
+      arith and math ops. Comparisons yield i1. Integer division truncates
+      toward zero; integer `pow` is computed in f64; `cast` truncates floats
+      toward zero and maps to bool as `x != 0`;
+    - `autopar.softmax` / `log_softmax`: max, `exp(x - max)`, sum and a
+      division (or `x - max - log(sum)`) along the axis; `autopar.layer_norm`:
+      mean, centered values, variance, then
+      `d * (1 / sqrt(var + epsilon)) * scale + bias`; `autopar.batch_norm`:
+      one generic reading the per-channel vectors;
+    - `autopar.reduce_sum` / `reduce_mean` / `reduce_max`: a reduction
+      generic into a filled init (0, or -inf / the integer minimum), then a
+      division by the count for the mean and a `tensor.expand_shape` for
+      `keepdims`;
+    - `autopar.transpose`: `linalg.transpose`; `autopar.reshape`:
+      `tensor.collapse_shape` / `tensor.expand_shape` (through 1-D when the
+      shapes do not nest); `autopar.expand`: a broadcasting generic;
+      `autopar.concat`: `tensor.insert_slice`s into a `tensor.empty`;
+      `autopar.split` and positive-step `autopar.slice`:
+      `tensor.extract_slice`; a negative-step slice: a generic reading
+      `start + step * i`;
+    - `autopar.gather`: a generic extracting from the data at the wrapped
+      index; an index outside `[-size, size)` fails a `cf.assert` whose
+      message names the node (see `autopar-lower-asserts-to-runtime`) and is
+      clamped so that nothing is read out of bounds;
+    - `autopar.conv`: zero `tensor.pad`, groups made explicit by
+      `tensor.expand_shape`, one generic (loops n, g, m, c, k..., o...)
+      accumulating into the bias, collapsed back; `autopar.max_pool`: padding
+      with the lowest value (padding never wins) and a window generic;
+      `autopar.average_pool`: window sums divided by constant per-dimension
+      counts (padding counted only with `count_include_pad`, ceil-mode
+      overhang never); `autopar.global_average_pool`: sum and division;
     - `autopar.constant`: `arith.constant`.
 
     Every autopar op is illegal afterwards: one that is left (dynamic shapes,
-    an op without a lowering) is an error.
+    an op without a lowering, an unsupported element type) is an error.
 
     Before:
     ```mlir
@@ -130,6 +163,7 @@ def ConvertAutoparToLinalgPass
     %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
         ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
     ^bb0(%in: f32, %out: f32):
+      %cst = arith.constant 0.000000e+00 : f32
       %m = arith.maximumf %in, %cst : f32
       linalg.yield %m : f32
     } -> tensor<4xf32>
@@ -137,8 +171,50 @@ def ConvertAutoparToLinalgPass
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
+    "mlir::cf::ControlFlowDialect",
     "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect",
     "mlir::tensor::TensorDialect",
+  ];
+}
+
+def LowerAssertsToRuntimePass
+    : Pass<"autopar-lower-asserts-to-runtime", "mlir::ModuleOp"> {
+  let summary = "turn cf.assert into a call of the runtime's autopar_rt_fail";
+  let description = [{
+    Input contract: any module (typically right after
+    `autopar-convert-to-linalg`, whose gather lowering checks indices with
+    `cf.assert`). `cf.assert` would lower to a bare `abort()` of one rank;
+    instead each one becomes an `scf.if` on the negated condition calling
+    `autopar_rt_fail(const char *)` (autopar/Runtime/RuntimeABI.h), which
+    prints the message with the rank and aborts the whole job. Messages
+    become private constant LLVM globals (one per distinct message); the
+    runtime function is declared when missing.
+
+    Before:
+    ```mlir
+    cf.assert %ok, "gather: index out of range"
+    ```
+    After:
+    ```mlir
+    llvm.mlir.global internal constant @autopar_assert_message("gather: index out of range\00")
+    func.func private @autopar_rt_fail(!llvm.ptr)
+    ...
+    %bad = arith.xori %ok, %true : i1
+    scf.if %bad {
+      %m = llvm.mlir.addressof @autopar_assert_message : !llvm.ptr
+      func.call @autopar_rt_fail(%m) : (!llvm.ptr) -> ()
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::func::FuncDialect",
+    "mlir::LLVM::LLVMDialect",
+    "mlir::scf::SCFDialect",
+  ];
+  let statistics = [
+    Statistic<"numAsserts", "asserts", "number of cf.assert ops lowered">,
   ];
 }
 

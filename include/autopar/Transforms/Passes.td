@@ -25,7 +25,7 @@ def ApplyPlanPass : Pass<"autopar-apply-plan", "mlir::ModuleOp"> {
       everything else follows by propagation through the ops' sharding rules.
     - `tensor`: Megatron-style over the last grid axis (and data parallel over
       axis 0 on a grid of two or more axes): along each chain of weight-bearing
-      MatMul/Gemm ops, the first is split by output columns, the next by its
+      MatMul/Gemm/Conv ops, the first is split by output columns, the next by its
       contraction dimension (its result is a pending sum, reduced where a
       consumer needs it), and so on.
     - a path to a plan file (`plan.json`): its `values` pin the sharding of

@@ -5,19 +5,25 @@
 //===----------------------------------------------------------------------===//
 //
 // This file implements autopar-convert-to-linalg: the ONNX-level compute ops
-// of the autopar dialect become linalg (on tensors), tensor and arith ops with
-// exact ONNX semantics (numpy broadcasting, 1-D promotion of MatMul).
+// of the autopar dialect become linalg (on tensors), tensor, arith and math
+// ops with exact ONNX semantics. The op families live in Contraction.cpp,
+// Elementwise.cpp, Normalization.cpp, Movement.cpp and ConvPool.cpp; this
+// file holds the shared IR-building helpers and the pass.
 //
 //===----------------------------------------------------------------------===//
+
+#include "Lowerings.h"
 
 #include "autopar/Conversion/Passes.h"
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/AffineMap.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::autopar {
@@ -27,48 +33,127 @@ namespace mlir::autopar {
 
 using namespace mlir;
 using namespace mlir::autopar;
+using namespace mlir::autopar::tolinalg;
 
 //===----------------------------------------------------------------------===//
-// Helpers
+// Scalars
 //===----------------------------------------------------------------------===//
 
-static Value createConstant(OpBuilder &b, Location loc, Type type,
-                            double value) {
-  if (isa<FloatType>(type))
-    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
-  return arith::ConstantOp::create(
-      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+Value tolinalg::createConstant(OpBuilder &b, Location loc, Type type,
+                               double value) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));
+  auto intType = cast<IntegerType>(type);
+  unsigned width = intType.getWidth();
+  if (width == 1)
+    return arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(type, value != 0.0 ? 1 : 0));
+  // Clamp into the representable range before converting.
+  bool isUnsigned = intType.isUnsigned();
+  APInt low = isUnsigned ? APInt::getMinValue(width)
+                         : APInt::getSignedMinValue(width);
+  APInt high = isUnsigned ? APInt::getMaxValue(width)
+                          : APInt::getSignedMaxValue(width);
+  double lowValue = isUnsigned ? low.roundToDouble(false)
+                               : low.roundToDouble(true);
+  double highValue = isUnsigned ? high.roundToDouble(false)
+                                : high.roundToDouble(true);
+  APInt bits;
+  if (value <= lowValue)
+    bits = low;
+  else if (value >= highValue)
+    bits = high;
+  else
+    bits = APInt(width, static_cast<uint64_t>(static_cast<int64_t>(value)),
+                 /*isSigned=*/true, /*implicitTrunc=*/true);
+  return arith::ConstantOp::create(b, loc, IntegerAttr::get(type, bits));
 }
 
-static Value createAdd(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+Value tolinalg::createLowest(OpBuilder &b, Location loc, Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(
+        b, loc,
+        b.getFloatAttr(floatType,
+                       APFloat::getInf(floatType.getFloatSemantics(),
+                                       /*Negative=*/true)));
+  auto intType = cast<IntegerType>(type);
+  unsigned width = intType.getWidth();
+  APInt lowest = intType.isUnsigned() || width == 1
+                     ? APInt::getMinValue(width)
+                     : APInt::getSignedMinValue(width);
+  return arith::ConstantOp::create(b, loc, IntegerAttr::get(type, lowest));
+}
+
+static bool isUnsignedInt(Type type) {
+  auto intType = dyn_cast<IntegerType>(type);
+  return intType && (intType.isUnsigned() || intType.getWidth() == 1);
+}
+
+Value tolinalg::createAdd(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   if (isa<FloatType>(lhs.getType()))
     return arith::AddFOp::create(b, loc, lhs, rhs);
   return arith::AddIOp::create(b, loc, lhs, rhs);
 }
 
-static Value createMul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+Value tolinalg::createSub(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  if (isa<FloatType>(lhs.getType()))
+    return arith::SubFOp::create(b, loc, lhs, rhs);
+  return arith::SubIOp::create(b, loc, lhs, rhs);
+}
+
+Value tolinalg::createMul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   if (isa<FloatType>(lhs.getType()))
     return arith::MulFOp::create(b, loc, lhs, rhs);
   return arith::MulIOp::create(b, loc, lhs, rhs);
 }
 
-/// A tensor of `type` filled with zeros.
-static Value createZeroTensor(OpBuilder &b, Location loc,
-                              RankedTensorType type) {
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                        type.getElementType());
-  Value zero = createConstant(b, loc, type.getElementType(), 0.0);
-  return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
+Value tolinalg::createDiv(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  if (isa<FloatType>(lhs.getType()))
+    return arith::DivFOp::create(b, loc, lhs, rhs);
+  if (isUnsignedInt(lhs.getType()))
+    return arith::DivUIOp::create(b, loc, lhs, rhs);
+  return arith::DivSIOp::create(b, loc, lhs, rhs);
+}
+
+Value tolinalg::createMax(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  if (isa<FloatType>(lhs.getType()))
+    return arith::MaximumFOp::create(b, loc, lhs, rhs);
+  if (isUnsignedInt(lhs.getType()))
+    return arith::MaxUIOp::create(b, loc, lhs, rhs);
+  return arith::MaxSIOp::create(b, loc, lhs, rhs);
+}
+
+Value tolinalg::createMin(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  if (isa<FloatType>(lhs.getType()))
+    return arith::MinimumFOp::create(b, loc, lhs, rhs);
+  if (isUnsignedInt(lhs.getType()))
+    return arith::MinUIOp::create(b, loc, lhs, rhs);
+  return arith::MinSIOp::create(b, loc, lhs, rhs);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors and linalg
+//===----------------------------------------------------------------------===//
+
+Value tolinalg::createEmpty(OpBuilder &b, Location loc,
+                            RankedTensorType type) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                 type.getElementType());
+}
+
+Value tolinalg::createFilled(OpBuilder &b, Location loc,
+                             RankedTensorType type, Value value) {
+  return linalg::FillOp::create(b, loc, ValueRange{value},
+                                ValueRange{createEmpty(b, loc, type)})
       .getResult(0);
 }
 
-/// Indexing map of an operand of shape `operandShape` broadcast (numpy rules:
-/// aligned to the right) to the loops `firstLoop .. firstLoop + rank` of an
-/// iteration space of `numLoops` loops whose sizes are `loopShape`. A size-1
-/// dimension against a larger loop reads index 0.
-static SmallVector<AffineExpr>
-getBroadcastExprs(ArrayRef<int64_t> operandShape, ArrayRef<int64_t> loopShape,
-                  unsigned firstLoop, MLIRContext *ctx) {
+SmallVector<AffineExpr>
+tolinalg::getBroadcastExprs(ArrayRef<int64_t> operandShape,
+                            ArrayRef<int64_t> loopShape, unsigned firstLoop,
+                            MLIRContext *ctx) {
+  assert(operandShape.size() <= loopShape.size() &&
+         "operand has more dimensions than the loops");
   SmallVector<AffineExpr> exprs;
   size_t lead = loopShape.size() - operandShape.size();
   for (auto [i, size] : llvm::enumerate(operandShape)) {
@@ -80,19 +165,121 @@ getBroadcastExprs(ArrayRef<int64_t> operandShape, ArrayRef<int64_t> loopShape,
   return exprs;
 }
 
-/// True when every operand and result of `op` is a statically shaped ranked
-/// tensor.
-static bool hasStaticTensors(Operation *op) {
-  auto isStatic = [](Type type) {
-    auto tensorType = dyn_cast<RankedTensorType>(type);
-    return tensorType && tensorType.hasStaticShape();
-  };
-  return llvm::all_of(op->getOperandTypes(), isStatic) &&
-         llvm::all_of(op->getResultTypes(), isStatic);
+AffineMap tolinalg::getBroadcastMap(ArrayRef<int64_t> operandShape,
+                                    ArrayRef<int64_t> loopShape,
+                                    MLIRContext *ctx) {
+  return AffineMap::get(loopShape.size(), 0,
+                        getBroadcastExprs(operandShape, loopShape, 0, ctx),
+                        ctx);
+}
+
+AffineMap tolinalg::getDroppedDimsMap(unsigned rank, ArrayRef<int64_t> dropped,
+                                      MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d = 0; d < rank; ++d)
+    if (!llvm::is_contained(dropped, static_cast<int64_t>(d)))
+      exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+Value tolinalg::buildGeneric(OpBuilder &b, Location loc,
+                             RankedTensorType resultType, ValueRange operands,
+                             ArrayRef<AffineMap> maps, ScalarFn body) {
+  unsigned rank = resultType.getRank();
+  SmallVector<AffineMap> allMaps(maps);
+  allMaps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{resultType}, operands,
+      ValueRange{createEmpty(b, loc, resultType)}, allMaps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(nested, nestedLoc,
+                                body(nested, nestedLoc, args.drop_back()));
+      });
+  return generic.getResult(0);
+}
+
+Value tolinalg::buildBroadcastGeneric(OpBuilder &b, Location loc,
+                                      RankedTensorType resultType,
+                                      ValueRange operands, ScalarFn body) {
+  SmallVector<AffineMap> maps;
+  for (Value operand : operands)
+    maps.push_back(getBroadcastMap(
+        cast<RankedTensorType>(operand.getType()).getShape(),
+        resultType.getShape(), b.getContext()));
+  return buildGeneric(b, loc, resultType, operands, maps, body);
+}
+
+Value tolinalg::buildReduction(OpBuilder &b, Location loc, Value input,
+                               ArrayRef<int64_t> axes, Value init,
+                               ScalarFn combine) {
+  auto type = cast<RankedTensorType>(input.getType());
+  unsigned rank = type.getRank();
+  SmallVector<int64_t> shape;
+  SmallVector<utils::IteratorType> iterators;
+  for (unsigned d = 0; d < rank; ++d) {
+    bool reduced = llvm::is_contained(axes, static_cast<int64_t>(d));
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (!reduced)
+      shape.push_back(type.getDimSize(d));
+  }
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  SmallVector<AffineMap> maps = {
+      b.getMultiDimIdentityMap(rank),
+      getDroppedDimsMap(rank, axes, b.getContext())};
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{resultType}, ValueRange{input},
+      ValueRange{createFilled(b, loc, resultType, init)}, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(nested, nestedLoc,
+                                combine(nested, nestedLoc, args));
+      });
+  return generic.getResult(0);
+}
+
+Value tolinalg::createReshape(OpBuilder &b, Location loc, Value value,
+                              RankedTensorType type) {
+  auto source = cast<RankedTensorType>(value.getType());
+  if (source == type)
+    return value;
+  if (source.getRank() > type.getRank()) {
+    if (auto reassociation = getReassociationIndicesForCollapse(
+            source.getShape(), type.getShape()))
+      return tensor::CollapseShapeOp::create(b, loc, type, value,
+                                             *reassociation);
+  } else if (source.getRank() < type.getRank()) {
+    if (auto reassociation = getReassociationIndicesForCollapse(
+            type.getShape(), source.getShape()))
+      return tensor::ExpandShapeOp::create(b, loc, type, value,
+                                           *reassociation);
+  }
+  // Shapes that do not nest: through a 1-D tensor.
+  auto flatType =
+      RankedTensorType::get({source.getNumElements()}, type.getElementType());
+  Value flat = value;
+  if (source.getRank() == 0)
+    flat = tensor::ExpandShapeOp::create(b, loc, flatType, value,
+                                         ArrayRef<ReassociationIndices>{});
+  else if (source.getRank() > 1)
+    flat = tensor::CollapseShapeOp::create(
+        b, loc, flatType, value,
+        ArrayRef<ReassociationIndices>{
+            llvm::to_vector(llvm::seq<int64_t>(0, source.getRank()))});
+  if (type.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, type, flat,
+                                           ArrayRef<ReassociationIndices>{});
+  if (type.getRank() == 1)
+    return flat;
+  return tensor::ExpandShapeOp::create(
+      b, loc, type, flat,
+      ArrayRef<ReassociationIndices>{
+          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))});
 }
 
 //===----------------------------------------------------------------------===//
-// Patterns
+// Pass
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -111,218 +298,20 @@ struct ConstantLowering : public OpConversionPattern<ConstantOp> {
   }
 };
 
-struct ReluLowering : public OpConversionPattern<ReluOp> {
-  using OpConversionPattern::OpConversionPattern;
-
-  LogicalResult
-  matchAndRewrite(ReluOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getType());
-    Location loc = op.getLoc();
-    Value zero = createConstant(rewriter, loc, type.getElementType(), 0.0);
-    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                         type.getElementType());
-    AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
-    SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                               utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{type}, ValueRange{adaptor.getInput()},
-        ValueRange{init}, ArrayRef<AffineMap>{identity, identity}, iterators,
-        [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
-          Value max =
-              isa<FloatType>(args[0].getType())
-                  ? Value(arith::MaximumFOp::create(b, nestedLoc, args[0],
-                                                    zero))
-                  : Value(arith::MaxSIOp::create(b, nestedLoc, args[0], zero));
-          linalg::YieldOp::create(b, nestedLoc, max);
-        });
-    rewriter.replaceOp(op, generic.getResults());
-    return success();
-  }
-};
-
-struct AddLowering : public OpConversionPattern<AddOp> {
-  using OpConversionPattern::OpConversionPattern;
-
-  LogicalResult
-  matchAndRewrite(AddOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getType());
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    unsigned rank = type.getRank();
-    SmallVector<AffineMap> maps;
-    for (Value operand : {adaptor.getLhs(), adaptor.getRhs()}) {
-      auto operandType = cast<RankedTensorType>(operand.getType());
-      maps.push_back(AffineMap::get(
-          rank, 0,
-          getBroadcastExprs(operandType.getShape(), type.getShape(), 0, ctx),
-          ctx));
-    }
-    maps.push_back(rewriter.getMultiDimIdentityMap(rank));
-    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                         type.getElementType());
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{type},
-        ValueRange{adaptor.getLhs(), adaptor.getRhs()}, ValueRange{init}, maps,
-        iterators, [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
-          linalg::YieldOp::create(b, nestedLoc,
-                                  createAdd(b, nestedLoc, args[0], args[1]));
-        });
-    rewriter.replaceOp(op, generic.getResults());
-    return success();
-  }
-};
-
-struct MatMulLowering : public OpConversionPattern<MatMulOp> {
-  using OpConversionPattern::OpConversionPattern;
-
-  LogicalResult
-  matchAndRewrite(MatMulOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Value a = adaptor.getA(), b = adaptor.getB();
-    auto aType = cast<RankedTensorType>(a.getType());
-    auto bType = cast<RankedTensorType>(b.getType());
-    auto type = cast<RankedTensorType>(op.getType());
-    if (aType.getElementType() != type.getElementType() ||
-        bType.getElementType() != type.getElementType())
-      return rewriter.notifyMatchFailure(op, "mixed element types");
-    Location loc = op.getLoc();
-    Value init = createZeroTensor(rewriter, loc, type);
-
-    // Loops: broadcast batch dimensions, m (unless A is a vector), the
-    // reduction k, then n (unless B is a vector). With k outside n the
-    // innermost loop of the lowered nest walks rows of B and of the result
-    // contiguously, which LLVM vectorizes.
-    MLIRContext *ctx = rewriter.getContext();
-    bool hasM = aType.getRank() >= 2, hasN = bType.getRank() >= 2;
-    ArrayRef<int64_t> aBatch =
-        aType.getShape().drop_back(std::min<int64_t>(aType.getRank(), 2));
-    ArrayRef<int64_t> bBatch =
-        bType.getShape().drop_back(std::min<int64_t>(bType.getRank(), 2));
-    ArrayRef<int64_t> batch = type.getShape().drop_back(hasM + hasN);
-    unsigned numBatch = batch.size();
-    unsigned m = numBatch, k = numBatch + hasM, n = k + 1;
-    unsigned numLoops = n + hasN;
-
-    SmallVector<AffineExpr> aExprs = getBroadcastExprs(aBatch, batch, 0, ctx);
-    if (hasM)
-      aExprs.push_back(getAffineDimExpr(m, ctx));
-    aExprs.push_back(getAffineDimExpr(k, ctx));
-    SmallVector<AffineExpr> bExprs = getBroadcastExprs(bBatch, batch, 0, ctx);
-    bExprs.push_back(getAffineDimExpr(k, ctx));
-    if (hasN)
-      bExprs.push_back(getAffineDimExpr(n, ctx));
-    SmallVector<AffineExpr> outExprs;
-    for (unsigned i = 0; i < numBatch; ++i)
-      outExprs.push_back(getAffineDimExpr(i, ctx));
-    if (hasM)
-      outExprs.push_back(getAffineDimExpr(m, ctx));
-    if (hasN)
-      outExprs.push_back(getAffineDimExpr(n, ctx));
-
-    SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, aExprs, ctx),
-                                   AffineMap::get(numLoops, 0, bExprs, ctx),
-                                   AffineMap::get(numLoops, 0, outExprs, ctx)};
-    SmallVector<utils::IteratorType> iterators(numLoops,
-                                               utils::IteratorType::parallel);
-    iterators[k] = utils::IteratorType::reduction;
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{type}, ValueRange{a, b}, ValueRange{init},
-        maps, iterators,
-        [&](OpBuilder &builder, Location nestedLoc, ValueRange args) {
-          Value product = createMul(builder, nestedLoc, args[0], args[1]);
-          linalg::YieldOp::create(builder, nestedLoc,
-                                  createAdd(builder, nestedLoc, args[2],
-                                            product));
-        });
-    rewriter.replaceOp(op, generic.getResults());
-    return success();
-  }
-};
-
-struct GemmLowering : public OpConversionPattern<GemmOp> {
-  using OpConversionPattern::OpConversionPattern;
-
-  LogicalResult
-  matchAndRewrite(GemmOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getType());
-    Type elementType = type.getElementType();
-    double alpha = op.getAlpha().convertToDouble();
-    double beta = op.getBeta().convertToDouble();
-    if (!isa<FloatType>(elementType) && (alpha != 1.0 || beta != 1.0))
-      return rewriter.notifyMatchFailure(
-          op, "alpha and beta other than 1 need a float element type");
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    // Loops (m, k, n): see MatMulLowering for why k is not innermost.
-    AffineExpr m = getAffineDimExpr(0, ctx), k = getAffineDimExpr(1, ctx),
-               n = getAffineDimExpr(2, ctx);
-    AffineMap outMap = AffineMap::get(3, 0, {m, n}, ctx);
-    auto parallel = utils::IteratorType::parallel;
-
-    // Init: beta * C broadcast to M x N, or zeros.
-    Value init;
-    if (Value c = adaptor.getC()) {
-      auto cType = cast<RankedTensorType>(c.getType());
-      AffineMap cMap = AffineMap::get(
-          2, 0, getBroadcastExprs(cType.getShape(), type.getShape(), 0, ctx),
-          ctx);
-      Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                            elementType);
-      Value betaValue =
-          beta == 1.0 ? Value() : createConstant(rewriter, loc, elementType,
-                                                 beta);
-      init = linalg::GenericOp::create(
-                 rewriter, loc, TypeRange{type}, ValueRange{c},
-                 ValueRange{empty},
-                 ArrayRef<AffineMap>{cMap, rewriter.getMultiDimIdentityMap(2)},
-                 {parallel, parallel},
-                 [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
-                   Value scaled = betaValue ? createMul(b, nestedLoc, args[0],
-                                                        betaValue)
-                                            : args[0];
-                   linalg::YieldOp::create(b, nestedLoc, scaled);
-                 })
-                 .getResult(0);
-    } else {
-      init = createZeroTensor(rewriter, loc, type);
-    }
-
-    // Accumulate alpha * op(A) * op(B).
-    SmallVector<AffineExpr> aExprs = {m, k}, bExprs = {k, n};
-    if (op.getTransA())
-      std::swap(aExprs[0], aExprs[1]);
-    if (op.getTransB())
-      std::swap(bExprs[0], bExprs[1]);
-    AffineMap aMap = AffineMap::get(3, 0, aExprs, ctx);
-    AffineMap bMap = AffineMap::get(3, 0, bExprs, ctx);
-    Value alphaValue =
-        alpha == 1.0 ? Value() : createConstant(rewriter, loc, elementType,
-                                                alpha);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{type},
-        ValueRange{adaptor.getA(), adaptor.getB()}, ValueRange{init},
-        ArrayRef<AffineMap>{aMap, bMap, outMap},
-        {parallel, utils::IteratorType::reduction, parallel},
-        [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
-          Value lhs =
-              alphaValue ? createMul(b, nestedLoc, alphaValue, args[0])
-                         : args[0];
-          Value product = createMul(b, nestedLoc, lhs, args[1]);
-          linalg::YieldOp::create(b, nestedLoc,
-                                  createAdd(b, nestedLoc, args[2], product));
-        });
-    rewriter.replaceOp(op, generic.getResults());
-    return success();
-  }
-};
+/// True when every operand and result of `op` is a statically shaped ranked
+/// tensor.
+static bool hasStaticTensors(Operation *op) {
+  auto isStatic = [](Type type) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    return tensorType && tensorType.hasStaticShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic);
+}
 
 struct ConvertAutoparToLinalgPass
-    : public autopar::impl::ConvertAutoparToLinalgPassBase<ConvertAutoparToLinalgPass> {
+    : public autopar::impl::ConvertAutoparToLinalgPassBase<
+          ConvertAutoparToLinalgPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -343,11 +332,16 @@ struct ConvertAutoparToLinalgPass
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
     target.addIllegalDialect<AutoparDialect>();
-    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+    target.addLegalDialect<arith::ArithDialect, cf::ControlFlowDialect,
+                           linalg::LinalgDialect, math::MathDialect,
                            tensor::TensorDialect>();
     RewritePatternSet patterns(ctx);
-    patterns.add<AddLowering, ConstantLowering, GemmLowering, MatMulLowering,
-                 ReluLowering>(ctx);
+    patterns.add<ConstantLowering>(ctx);
+    populateContractionPatterns(patterns);
+    populateElementwisePatterns(patterns);
+    populateNormalizationPatterns(patterns);
+    populateMovementPatterns(patterns);
+    populateConvPoolPatterns(patterns);
     if (failed(applyPartialConversion(func, target, std::move(patterns))))
       return signalPassFailure();
   }

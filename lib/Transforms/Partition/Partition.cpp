@@ -60,6 +60,15 @@ static SmallVector<int16_t> toGridAxes(ArrayRef<int64_t> axes) {
       llvm::map_range(axes, [](int64_t a) { return (int16_t)a; }));
 }
 
+/// The uses of `v` before a reshard of it is inserted. Only these move to the
+/// reshard's result: the first step of a multi-step reshard reads `v` itself.
+static SmallVector<OpOperand *> getUses(Value v) {
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : v.getUses())
+    uses.push_back(&use);
+  return uses;
+}
+
 FailureOr<RankedTensorType>
 PartitionPass::localType(Location loc, RankedTensorType global,
                          ShardingAttr sharding) {
@@ -185,12 +194,14 @@ LogicalResult PartitionPass::partitionFunction(func::FuncOp func) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type)
       continue;
+    SmallVector<OpOperand *> uses = getUses(arg);
     FailureOr<Value> local =
         reshard(b, arg.getLoc(), arg, type,
                 ShardingAttr::getReplicated(ctx, type.getRank()), sharding[arg]);
     if (failed(local))
       return failure();
-    arg.replaceAllUsesExcept(*local, local->getDefiningOp());
+    for (OpOperand *use : uses)
+      use->set(*local);
     if (*local != arg) {
       ShardingAttr s = sharding.lookup(arg);
       sharding[*local] = s;
@@ -258,12 +269,14 @@ LogicalResult PartitionPass::partitionFunction(func::FuncOp func) {
       ShardingAttr s = sharding[v];
       constant->removeAttr(kShardingsAttrName);
       b.setInsertionPointAfter(constant);
+      SmallVector<OpOperand *> uses = getUses(v);
       FailureOr<Value> local = reshard(
           b, op->getLoc(), v, globalType[v],
           ShardingAttr::getReplicated(ctx, globalType[v].getRank()), s);
       if (failed(local))
         return failure();
-      v.replaceAllUsesExcept(*local, local->getDefiningOp());
+      for (OpOperand *use : uses)
+        use->set(*local);
       if (*local != v) {
         RankedTensorType global = globalType.lookup(v);
         sharding[*local] = s;

@@ -56,8 +56,12 @@ void VerifyShardedPass::runOnOperation() {
     grid.emitError() << "grid must have a static shape";
     return signalPassFailure();
   }
+  // Stops at the first value that breaks the contract: the values after it
+  // take their sharding from it by propagation, so their errors repeat it.
   bool ok = true;
   auto checkValue = [&](Value v, Location loc) {
+    if (!ok)
+      return;
     auto type = dyn_cast<RankedTensorType>(v.getType());
     if (!type)
       return;
@@ -76,6 +80,8 @@ void VerifyShardedPass::runOnOperation() {
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
       auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
       auto s = func.getResultAttrOfType<ShardingAttr>(i, kShardingAttrName);
+      if (!ok)
+        break;
       if (type && !s) {
         func.emitError() << "result " << i << " of @" << func.getSymName()
                          << " has no sharding";
@@ -99,7 +105,7 @@ void VerifyShardedPass::runOnOperation() {
         return;
       }
       for (auto [i, v] : llvm::enumerate(op->getOperands()))
-        if (failed(checkFits(op->getLoc(),
+        if (ok && failed(checkFits(op->getLoc(),
                              "operand " + std::to_string(i) + " (" +
                                  describe(v) + ") as this op needs it,",
                              cast<RankedTensorType>(v.getType()),

@@ -52,8 +52,8 @@ private:
     return result;
   }
   LogicalResult annotate(func::FuncOp func);
-  /// The Megatron loop assignment of a weight-bearing MatMul/Gemm, if `op`
-  /// is one.
+  /// The Megatron loop assignment of a weight-bearing MatMul/Gemm/Conv, if
+  /// `op` is one.
   std::optional<LoopAxes> tensorLoops(Operation *op, const ShardingRule &rule,
                                       ArrayRef<ShardingAttr> operands);
 
@@ -64,9 +64,10 @@ private:
 
 } // namespace
 
-/// The weight operand index of a MatMul/Gemm whose B is a weight, or nullopt.
+/// The weight operand index of a MatMul/Gemm whose B, or a Conv whose W, is a
+/// weight, or nullopt.
 static std::optional<unsigned> getWeightOperand(Operation *op) {
-  if (!isa<MatMulOp, GemmOp>(op))
+  if (!isa<MatMulOp, GemmOp, ConvOp>(op))
     return std::nullopt;
   if (op->getOperand(1).getDefiningOp<WeightOp>())
     return 1u;
@@ -91,7 +92,8 @@ ApplyPlanPass::tensorLoops(Operation *op, const ShardingRule &rule,
       // The activation already arrives split over the tensor axis: if that is
       // the contraction, this is the row-split half of a Megatron pair.
       return loops;
-  // Column split: the last parallel loop that B walks (N).
+  // Column split: the last splittable parallel loop that the weight walks
+  // (N of a matmul, the output channels of a conv).
   unsigned numLoops = rule.getNumLoops();
   for (int64_t l = numLoops - 1; l >= 0; --l) {
     if (rule.isReduction(l) || !rule.isSplittable(l))
