@@ -27,7 +27,7 @@ func.func @main(%x: tensor<8xf32> {autopar.sharding = #autopar.sharding<[[1]]>})
 
 shard.grid @grid(shape = 2)
 func.func @main(%x: tensor<8xf32> {autopar.sharding = #autopar.sharding<[[]]>}) -> (tensor<8xf32> {autopar.sharding = #autopar.sharding<[[]]>}) {
-  // expected-error @below {{result cannot be a pending sum: the op has no reduction to split}}
+  // expected-error @below {{result cannot be a pending sum: the op has no reduction that can be split}}
   %y = autopar.relu %x {autopar.shardings = [#autopar.sharding<[[]], partial = [0]>]} : (tensor<8xf32>) -> tensor<8xf32>
   return %y : tensor<8xf32>
 }
