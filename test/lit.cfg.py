@@ -40,3 +40,12 @@ if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
     config.available_features.add("onnx-testdata")
 if os.path.exists("/usr/bin/python3"):
     config.substitutions.append(("%python", "/usr/bin/python3"))
+# Debian's PyTorch, for the real-model tests (python/autopar_models).
+import subprocess
+if os.path.exists("/usr/bin/python3") and subprocess.call(
+        ["/usr/bin/python3", "-c", "import torch, torchvision"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("torch")
+# Exported models are cached in the build tree between runs.
+config.substitutions.append(
+    ("%models", os.path.join(config.autopar_obj_root, "models")))
