@@ -44,6 +44,23 @@ StringRef stringifyReshardKind(ReshardStep::Kind kind);
 /// all-to-all, then gathers, then local slices, then new pending sums.
 SmallVector<ReshardStep> planReshard(ShardingAttr from, ShardingAttr to);
 
+/// The cheapest steps taking a value of `globalShape` (`elementBytes` per
+/// element) on `gridShape` from `from` to `to`: fewest bytes sent per device,
+/// then fewest collectives, over single-axis steps (merged where one
+/// multi-axis collective moves the same bytes). nullopt when a sharding does
+/// not divide or the search exceeds `maxStates` states.
+std::optional<SmallVector<ReshardStep>>
+searchCheapestReshard(ShardingAttr from, ShardingAttr to,
+                      ArrayRef<int64_t> globalShape, int64_t elementBytes,
+                      ArrayRef<int64_t> gridShape, int64_t maxStates = 20000);
+
+/// searchCheapestReshard, or planReshard's fixed order when the search gives
+/// no answer.
+SmallVector<ReshardStep> planCheapestReshard(ShardingAttr from, ShardingAttr to,
+                                             ArrayRef<int64_t> globalShape,
+                                             int64_t elementBytes,
+                                             ArrayRef<int64_t> gridShape);
+
 /// Bytes one device sends for `step` on a value of `globalShape` with
 /// `elementBytes` per element on `gridShape` (ring algorithms: all-reduce
 /// 2(n-1)/n of the local bytes, all-gather (n-1)/n of the gathered bytes,

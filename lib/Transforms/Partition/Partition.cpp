@@ -8,7 +8,7 @@
 // one device runs. Per op, the sharding rule (upstream ShardingInterface) and
 // the op's result shardings give the loop assignment and from it the sharding
 // each operand must have; a mismatch is closed by the single-step collectives
-// of planReshard. Pending sums stay pending until a consumer needs them
+// of planCheapestReshard (fewest bytes per device). Pending sums stay pending until a consumer needs them
 // reduced, which is where upstream shard-partition (no partial state in MLIR
 // 22) would all-reduce right away.
 //
@@ -84,7 +84,11 @@ FailureOr<Value> PartitionPass::reshard(OpBuilder &b, Location loc,
                                         Value local,
                                         RankedTensorType globalType,
                                         ShardingAttr from, ShardingAttr to) {
-  for (const ReshardStep &step : planReshard(from, to)) {
+  int64_t elementBytes =
+      std::max<int64_t>(1, globalType.getElementTypeBitWidth() / 8);
+  for (const ReshardStep &step :
+       planCheapestReshard(from, to, globalType.getShape(), elementBytes,
+                           gridShape)) {
     FailureOr<RankedTensorType> type = localType(loc, globalType, step.after);
     if (failed(type))
       return failure();

@@ -71,7 +71,8 @@ static json::Array reshardJson(Value v, ShardingAttr from, ShardingAttr to,
                                int64_t &totalBytes) {
   json::Array steps;
   ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
-  for (const ReshardStep &step : planReshard(from, to)) {
+  for (const ReshardStep &step :
+       planCheapestReshard(from, to, shape, elementBytes(v), gridShape)) {
     int64_t bytes = getReshardStepBytes(step, shape, elementBytes(v), gridShape);
     totalBytes += bytes;
     json::Object o{{"kind", stringifyReshardKind(step.kind)},

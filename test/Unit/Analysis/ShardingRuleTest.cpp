@@ -15,6 +15,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <random>
+
 using namespace mlir;
 using namespace mlir::autopar;
 
@@ -257,4 +259,79 @@ TEST_CASE("einsum, transpose and gather rules", "[rule]") {
   LoopAxes gl = gather->getLoopsFromOperands({f.s({{0}, {1}}), f.s({{0}, {}})});
   CHECK(gather->getResultSharding(&f.ctx, 0, gl) == f.s({{0}, {}, {1}}));
   CHECK(gather->getOperandSharding(&f.ctx, 0, gl) == f.s({{}, {1}}));
+}
+
+namespace {
+int64_t totalBytes(ArrayRef<ReshardStep> steps, ArrayRef<int64_t> shape,
+                   ArrayRef<int64_t> grid) {
+  int64_t bytes = 0;
+  for (const ReshardStep &step : steps)
+    bytes += getReshardStepBytes(step, shape, 4, grid);
+  return bytes;
+}
+} // namespace
+
+TEST_CASE("the reshard search picks the cheapest steps", "[reshard]") {
+  Fixture f("module {}");
+  using K = ReshardStep::Kind;
+  // Pending sum to rows: one reduce-scatter.
+  std::optional<SmallVector<ReshardStep>> rs = searchCheapestReshard(
+      f.s({{}, {}}, {0}), f.s({{0}, {}}), {8, 4}, 4, {4});
+  REQUIRE(rs);
+  REQUIRE(rs->size() == 1);
+  CHECK((*rs)[0].kind == K::ReduceScatter);
+  // Two gathers of one dimension merge into one two-axis gather.
+  std::optional<SmallVector<ReshardStep>> g = searchCheapestReshard(
+      f.s({{0, 1}, {}}), f.s({{}, {}}), {8, 4}, 4, {2, 2});
+  REQUIRE(g);
+  REQUIRE(g->size() == 1);
+  CHECK((*g)[0].kind == K::AllGather);
+  CHECK((*g)[0].axes == SmallVector<int64_t>{0, 1});
+  // A split that does not divide has no answer.
+  CHECK_FALSE(searchCheapestReshard(f.s({{}, {}}), f.s({{0}, {}}), {6, 4}, 4,
+                                    {4}));
+}
+
+TEST_CASE("the reshard search never costs more than the fixed order",
+          "[reshard]") {
+  Fixture f("module {}");
+  SmallVector<int64_t> grid = {2, 2, 2};
+  SmallVector<int64_t> shape = {8, 8, 4};
+  // Every sharding of a rank-3 value where each axis is unused, pending, or
+  // on one dimension (order within a dimension by axis number).
+  SmallVector<ShardingAttr> all;
+  for (int code = 0; code < 5 * 5 * 5; ++code) {
+    SmallVector<SmallVector<int64_t>> dims(3);
+    SmallVector<int64_t> partial;
+    int c = code;
+    for (int64_t axis = 0; axis < 3; ++axis, c /= 5) {
+      int where = c % 5;
+      if (where == 1)
+        partial.push_back(axis);
+      else if (where >= 2)
+        dims[where - 2].push_back(axis);
+    }
+    // Dimension 2 (size 4) holds at most two axes of size 2.
+    if (dims[2].size() < 3)
+      all.push_back(f.s(dims, partial));
+  }
+  std::mt19937 rng(7);
+  int checked = 0;
+  for (int i = 0; i < 400; ++i) {
+    ShardingAttr from = all[rng() % all.size()], to = all[rng() % all.size()];
+    std::optional<SmallVector<ReshardStep>> best =
+        searchCheapestReshard(from, to, shape, 4, grid);
+    REQUIRE(best);
+    // The steps chain from `from` to `to`.
+    ShardingAttr at = from;
+    for (const ReshardStep &step : *best) {
+      CHECK(step.before == at);
+      at = step.after;
+    }
+    CHECK(at == to);
+    CHECK(totalBytes(*best, shape, grid) <=
+          totalBytes(planReshard(from, to), shape, grid));
+    ++checked;
+  }
+  CHECK(checked == 400);
 }
