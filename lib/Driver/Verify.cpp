@@ -20,6 +20,11 @@
 
 #include <cmath>
 #include <cstring>
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <limits>
 #include <random>
 
 using namespace mlir;
@@ -117,15 +122,54 @@ FailureOr<Comparison> mlir::autopar::compareTensors(MLIRContext &ctx,
 // Random inputs
 //===----------------------------------------------------------------------===//
 
+/// Default bound of integer inputs that index nothing.
+constexpr int64_t kDefaultIntegerBound = 8;
+
+SmallVector<int64_t> mlir::autopar::getIntegerInputBounds(ModuleOp module) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return {};
+  SmallVector<int64_t> bounds;
+  for (BlockArgument arg : main.getArguments()) {
+    int64_t bound = std::numeric_limits<int64_t>::max();
+    SmallVector<Value> worklist = {arg};
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        if (!seen.insert(user).second)
+          continue;
+        if (auto gather = dyn_cast<GatherOp>(user)) {
+          if (use.getOperandNumber() == 1)
+            bound = std::min(bound, gather.getData().getType().getDimSize(
+                                        gather.getAxis()));
+          continue;
+        }
+        if (isa<ReshapeOp, TransposeOp, ExpandOp, SliceOp, CastOp, SplitOp,
+                ConcatOp>(user))
+          llvm::append_range(worklist, user->getResults());
+      }
+    }
+    bounds.push_back(bound == std::numeric_limits<int64_t>::max()
+                         ? kDefaultIntegerBound
+                         : std::max<int64_t>(bound, 1));
+  }
+  return bounds;
+}
+
 FailureOr<std::vector<HostTensor>>
 mlir::autopar::generateRandomInputs(MLIRContext &ctx, const Manifest &manifest,
-                                    uint64_t seed) {
+                                    uint64_t seed,
+                                    ArrayRef<int64_t> integerBounds) {
   std::mt19937_64 engine(seed);
   std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int> integer(0, 7);
   std::uniform_int_distribution<int> boolean(0, 1);
   std::vector<HostTensor> tensors;
-  for (const TensorSignature &sig : manifest.inputs) {
+  for (auto [index, sig] : llvm::enumerate(manifest.inputs)) {
+    int64_t bound = index < integerBounds.size() ? integerBounds[index]
+                                                 : kDefaultIntegerBound;
+    std::uniform_int_distribution<int64_t> integer(0, bound - 1);
     if (llvm::any_of(sig.shape, ShapedType::isDynamic)) {
       emitDriverError(ctx) << "input '" << sig.name
                            << "' has the dynamic shape "
@@ -304,7 +348,9 @@ int driver::verifyCommand(int argc, char **argv) {
   if (failed(partitioned))
     return kVerifyErrorExitCode;
   FailureOr<std::vector<HostTensor>> inputTensors =
-      inputs.empty() ? generateRandomInputs(ctx, *partitioned, *seedValue)
+      inputs.empty() ? generateRandomInputs(
+                           ctx, *partitioned, *seedValue,
+                           getIntegerInputBounds(*imported->module))
                      : readInputTensors(ctx, *partitioned, inputs);
   if (failed(inputTensors))
     return kVerifyErrorExitCode;

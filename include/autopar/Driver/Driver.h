@@ -162,10 +162,18 @@ FailureOr<Comparison> compareTensors(MLIRContext &ctx, StringRef what,
                                      const HostTensor &expected,
                                      Tolerance tolerance);
 
+/// Exclusive upper bound of valid values of each runtime input of `module`'s
+/// @main when it is an integer index: the size of the gathered dimension
+/// (smallest over its uses as Gather indices, also through reshapes,
+/// transposes, expands, slices and casts), or 8 when it indexes nothing.
+SmallVector<int64_t> getIntegerInputBounds(ModuleOp module);
+
 /// Seeded random inputs for `manifest`'s runtime inputs: floats uniform in
-/// [-1, 1], integers in [0, 8), booleans uniform.
+/// [-1, 1], integers uniform in [0, integerBounds[i]) (8 when absent),
+/// booleans uniform.
 FailureOr<std::vector<HostTensor>>
-generateRandomInputs(MLIRContext &ctx, const Manifest &manifest, uint64_t seed);
+generateRandomInputs(MLIRContext &ctx, const Manifest &manifest, uint64_t seed,
+                     ArrayRef<int64_t> integerBounds = {});
 
 //===----------------------------------------------------------------------===//
 // The tool
