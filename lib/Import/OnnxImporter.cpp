@@ -12,8 +12,10 @@
 //      opset <= 17; external data present);
 //   3. build the function: runtime inputs become arguments, initializers and
 //      large constants `autopar.weight` ops (their data goes to the weight
-//      store), each node one op whose result type is inferred by the op and
-//      cross-checked against the types ONNX declares or infers;
+//      store), known values are folded on the host (ShapeFolding.h) and each
+//      other node becomes autopar ops (OpImporters.cpp) whose result types
+//      are inferred and cross-checked against the types ONNX declares or
+//      infers;
 //   4. run the MLIR verifier.
 //
 // ONNX reports errors with C++ exceptions; they are caught here and turned
@@ -546,12 +548,11 @@ LogicalResult OnnxImporter::importGraph() {
   func.setFunctionType(
       builder.getFunctionType(inputTypes, ValueRange(outputs).getTypes()));
 
-  // Initializers read only as compile-time values (shapes, axes, bounds)
-  // leave no dead weight behind.
+  // Initializers that nodes read only as compile-time values (shapes, axes,
+  // bounds, ratios) leave no dead weight behind.
   for (Operation &op : llvm::make_early_inc_range(*entry))
     if (auto weight = dyn_cast<WeightOp>(op);
-        weight && weight->use_empty() &&
-        hostReadInitializers.contains(weight.getName()))
+        weight && weight->use_empty() && usedNames.contains(weight.getName()))
       weight->erase();
   return success();
 }
@@ -580,7 +581,6 @@ const ConstTensor *OnnxImporter::getKnown(StringRef name) {
   FailureOr<ArrayRef<char>> data = weights->getData(name, error);
   if (failed(data))
     return nullptr;
-  hostReadInitializers.insert(name);
   ConstTensor value = makeConstTensor(weight->dtype, weight->shape, *data);
   return &known
               .try_emplace(name, std::move(value),

@@ -15,11 +15,28 @@
 //   Argument locations are `getOnnxTensorLoc(input name)`; every op made from
 //   a node is located at `getOnnxNodeLoc(node name, output names)`, where a
 //   node without a name is called `#<index>` (also in diagnostics).
-// - Initializers become `autopar.weight "<name>"`; ONNX `Constant`s become
-//   `autopar.constant` up to kMaxInlineConstantElements elements and weights
-//   named after their output tensor beyond. Weight data is never in the IR.
-// - Supported operators: MatMul, Gemm, Add, Relu, Constant, Identity. Shapes
-//   of runtime inputs must be static.
+// - Initializers become `autopar.weight "<name>"`. Weight data is never in
+//   the IR.
+// - Values known at compile time (Constants, small initializers, the Shape of
+//   a static tensor and the shape computations on them: Gather, Concat,
+//   Unsqueeze, Slice, Cast, integer arithmetic, Equal/Where, ConstantOfShape,
+//   Range, ...) are evaluated at import. They are materialized only where a
+//   runtime op or a graph output reads them: as `autopar.constant` when they
+//   have at most kMaxInlineConstantElements elements or are splats, else as
+//   weights named after their tensor. Float Constants of more than
+//   kMaxInlineConstantElements elements are weights from the start.
+// - Operands autopar needs at compile time (Reshape/Expand shapes, Slice
+//   starts/ends/axes/steps, Clip bounds, Reduce axes, Split sizes, Squeeze and
+//   Unsqueeze axes, ConstantOfShape and Range inputs) must be known values.
+// - Supported operators (default domain, opsets 11 to 21 where they changed):
+//   Abs Add And AveragePool BatchNormalization (inference) Cast Clip Concat
+//   Constant ConstantOfShape Conv Div Dropout (inference) Einsum Equal Erf Exp
+//   Expand Flatten Gather Gelu GlobalAveragePool Greater Identity
+//   LayerNormalization LeakyRelu Less Log LogSoftmax MatMul MaxPool Mul Neg
+//   Not Pow Range Reciprocal ReduceMax ReduceMean ReduceSum Relu Reshape Shape
+//   Sigmoid Slice Softmax Split Sqrt Squeeze Sub Tanh Transpose Unsqueeze
+//   Where. Nodes read float32, int64, int32 and bool tensors. Shapes of
+//   runtime inputs must be static.
 // - ONNX 1.12's checker and shape inference run when the default-domain opset
 //   is <= 17 and external data (if any) is present; result types inferred by
 //   the ops are cross-checked against the types ONNX declares or infers, and

@@ -341,6 +341,37 @@ g (float[2,3] x, float[3,2] w = {1., 2., 3., 4., 5., 6.}) => (float[2,2] y,
   CHECK(diags.messages.empty());
 }
 
+TEST_CASE("large computed values become weights", "[import][weights]") {
+  MLIRContext ctx;
+  DiagnosticCollector diags(ctx);
+  // Range folds at import; its 100 elements exceed an inline constant.
+  FailureOr<ImportedModel> model =
+      importOnnxBuffer(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[100] x) => (float[100] y) {
+  start = Constant <value = float {0.0}> ()
+  limit = Constant <value = float {50.0}> ()
+  delta = Constant <value = float {0.5}> ()
+  r = Range (start, limit, delta)
+  y = Add (x, r)
+})",
+                       "model.onnxtxt", ctx);
+  REQUIRE(succeeded(model));
+  REQUIRE(model->weights->lookup("r") != nullptr);
+  std::string error;
+  FailureOr<ArrayRef<char>> r = model->weights->getData("r", error);
+  REQUIRE(succeeded(r));
+  std::vector<float> expected;
+  for (int i = 0; i < 100; ++i)
+    expected.push_back(0.5f * i);
+  CHECK(toFloats(*r) == expected);
+  std::string ir;
+  llvm::raw_string_ostream os(ir);
+  model->module->print(os);
+  CHECK(StringRef(ir).contains("autopar.weight \"r\" : tensor<100xf32>"));
+  CHECK(!StringRef(ir).contains("dense"));
+  CHECK(diags.messages.empty());
+}
+
 TEST_CASE("raw_data weights of the bundled example", "[import][weights]") {
   MLIRContext ctx;
   std::string path = sourceRoot() + "/examples/mlp/model.onnx";
@@ -443,11 +474,11 @@ TEST_CASE("import errors are diagnostics", "[import]") {
 
   diags.messages.clear();
   CHECK(failed(importOnnxBuffer(R"(<ir_version: 8, opset_import: ["" : 17]>
-g (float[2] x) => (float[2] y) {
-  y = Tanh (x)
+g (float[2] x, int64[1] r) => (float[2] y) {
+  y = Tile (x, r)
 })",
                                 "m.onnxtxt", ctx)));
-  CHECK(diags.contains("node '#0' (op Tanh, opset 17): unsupported operator"));
+  CHECK(diags.contains("node '#0' (op Tile, opset 17): unsupported operator"));
   for (const std::string &message : diags.messages)
     CHECK(!StringRef(message).contains("\n"));
 }

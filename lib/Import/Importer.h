@@ -1,0 +1,241 @@
+//===- Importer.h - The ONNX importer's private interface -------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The OnnxImporter class, shared by the translation units of AutoparImport:
+// OnnxImporter.cpp (parsing, ONNX checks, types, the graph), OpImporters.cpp
+// (one importer per ONNX operator) and ShapeFolding.cpp (host evaluation of
+// shape computations). Private to lib/Import: it includes ONNX headers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_LIB_IMPORT_IMPORTER_H
+#define AUTOPAR_LIB_IMPORT_IMPORTER_H
+
+#include "OnnxUtils.h"
+#include "ShapeFolding.h"
+
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::autopar::importer {
+
+/// Prints `type` without the quotes diagnostics put around types.
+std::string typeToString(Type type);
+
+/// Imports one model. Diagnostics are emitted at the location of the model
+/// file and name the node, input or tensor concerned.
+class OnnxImporter {
+public:
+  OnnxImporter(MLIRContext &ctx, StringRef bufferName,
+               const ImportOptions &options)
+      : ctx(ctx), bufferName(bufferName), options(options),
+        fileLoc(FileLineColLoc::get(&ctx, bufferName, 0, 0)), builder(&ctx) {}
+
+  FailureOr<ImportedModel> run(StringRef bytes);
+
+  /// Description of a node for diagnostics: "node 'NAME' (op OpType, opset
+  /// N)", with `#index` for a node without a name.
+  struct NodeRef {
+    onnx::NodeProto *node;
+    std::string name;
+    int64_t opset;
+    std::string describe() const;
+  };
+
+private:
+  InFlightDiagnostic emitError() { return mlir::emitError(fileLoc); }
+  InFlightDiagnostic emitError(const NodeRef &ref) {
+    return mlir::emitError(fileLoc) << ref.describe() << ": ";
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Model (OnnxImporter.cpp)
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult parse(StringRef bytes);
+  LogicalResult emitParseError(StringRef message);
+  LogicalResult checkSupportedNodes();
+  LogicalResult runOnnxChecks(bool externalData);
+  LogicalResult importGraph();
+
+  FailureOr<RankedTensorType> convertTensorType(const onnx::TypeProto &type,
+                                                const Twine &what);
+  FailureOr<RankedTensorType>
+  getTensorType(int32_t dataType, ArrayRef<int64_t> shape, const Twine &what);
+  /// The first node reading tensor `name`, for diagnostics about graph inputs
+  /// and initializers; nullopt when none does.
+  std::optional<NodeRef> findConsumer(StringRef name);
+  LogicalResult checkAgainstOnnxType(Type type, StringRef tensorName,
+                                     const NodeRef *ref) {
+    return checkAgainstOnnxType(type, tensorName, onnxTypes.lookup(tensorName),
+                                ref);
+  }
+  LogicalResult checkAgainstOnnxType(Type type, StringRef tensorName,
+                                     const onnx::TypeProto *onnxType,
+                                     const NodeRef *ref);
+
+  /// Decodes the value attribute of a Constant node (value, value_float(s),
+  /// value_int(s)) into a known value or, when large, a weight.
+  LogicalResult importConstant(const NodeRef &ref, Location loc);
+
+  //===--------------------------------------------------------------------===//
+  // Values
+  //===--------------------------------------------------------------------===//
+
+  /// The IR value of tensor `name`, materializing a known value as
+  /// `autopar.constant` (or a weight when large and not a splat) on first
+  /// use. Null when `name` is not defined.
+  Value getValue(StringRef name);
+  /// The compile-time value of tensor `name`, or nullptr. Small initializers
+  /// are decoded on first request.
+  const ConstTensor *getKnown(StringRef name);
+  /// The type of tensor `name` (defined or known), or null.
+  RankedTensorType getType(StringRef name);
+
+  //===--------------------------------------------------------------------===//
+  // Nodes (OpImporters.cpp)
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult importNode(const NodeRef &ref);
+  LogicalResult dispatch(const NodeRef &ref, Location loc);
+
+  /// Checks the input count (`min`..`max`, required inputs present), that at
+  /// most `maxOutputs` outputs are present (the first required) and that
+  /// every attribute is in `allowed`.
+  LogicalResult checkNode(const NodeRef &ref, unsigned min, unsigned max,
+                          ArrayRef<StringRef> allowed, unsigned maxOutputs = 1);
+  /// Errors when output `index` of the node is present and read by another
+  /// node or the graph; `what` names it.
+  LogicalResult checkOutputUnused(const NodeRef &ref, unsigned index,
+                                  StringRef what);
+  /// Checks that the element types of all inputs are supported and, when
+  /// `allowed` is not empty, that input 0 has one of them.
+  LogicalResult checkElementTypes(const NodeRef &ref);
+  LogicalResult checkInputType(const NodeRef &ref, unsigned index,
+                               ArrayRef<DType> allowed);
+
+  bool hasInput(const NodeRef &ref, unsigned index) const {
+    return index < (unsigned)ref.node->input_size() &&
+           !ref.node->input(index).empty();
+  }
+  Value input(const NodeRef &ref, unsigned index) {
+    return hasInput(ref, index) ? getValue(ref.node->input(index)) : Value();
+  }
+  RankedTensorType inputType(const NodeRef &ref, unsigned index) {
+    return hasInput(ref, index) ? getType(ref.node->input(index))
+                                : RankedTensorType();
+  }
+  const ConstTensor *knownInput(const NodeRef &ref, unsigned index) {
+    return hasInput(ref, index) ? getKnown(ref.node->input(index)) : nullptr;
+  }
+  /// True when every present input is known at compile time.
+  bool allInputsKnown(const NodeRef &ref);
+  /// The known value of input `index`, or an error naming the operand `what`
+  /// that must be a compile-time constant.
+  FailureOr<const ConstTensor *> requireKnown(const NodeRef &ref,
+                                              unsigned index, StringRef what);
+  /// A known integer vector (or scalar) operand as int64 values.
+  FailureOr<SmallVector<int64_t>> requireKnownInts(const NodeRef &ref,
+                                                   unsigned index,
+                                                   StringRef what);
+
+  const onnx::AttributeProto *findAttr(const NodeRef &ref, StringRef name);
+  FailureOr<int64_t> intAttr(const NodeRef &ref, StringRef name,
+                             int64_t defaultValue);
+  FailureOr<float> floatAttr(const NodeRef &ref, StringRef name,
+                             float defaultValue);
+  FailureOr<std::string> stringAttr(const NodeRef &ref, StringRef name,
+                                    StringRef defaultValue);
+  FailureOr<SmallVector<int64_t>> intsAttr(const NodeRef &ref, StringRef name,
+                                           ArrayRef<int64_t> defaultValue);
+  /// Normalizes `axis` for rank `rank` (negative counts from the end).
+  FailureOr<int64_t> normalizeAxis(const NodeRef &ref, int64_t axis,
+                                   int64_t rank);
+  /// Normalizes, sorts and checks the uniqueness of `axes` for rank `rank`.
+  FailureOr<SmallVector<int64_t>>
+  normalizeAxes(const NodeRef &ref, ArrayRef<int64_t> axes, int64_t rank);
+
+  /// Records output `index` as IR value `value` (checked against ONNX).
+  LogicalResult setOutput(const NodeRef &ref, unsigned index, Value value);
+  /// Records output `index` as a known value, materialized at `loc` on use.
+  LogicalResult setKnownOutput(const NodeRef &ref, unsigned index,
+                               ConstTensor value, Location loc);
+
+  /// Builds `OpTy` with its inferred result type; an inference failure is an
+  /// error naming the node.
+  template <typename OpTy>
+  FailureOr<Value> createOp(const NodeRef &ref, Location loc,
+                            ValueRange operands,
+                            const typename OpTy::Properties &properties = {});
+  /// Builds autopar.reshape of `value` to `shape` (no op when it matches).
+  Value createReshape(Location loc, Value value, ArrayRef<int64_t> shape);
+
+  // Operator families.
+  LogicalResult importUnary(const NodeRef &ref, Location loc);
+  LogicalResult importBinary(const NodeRef &ref, Location loc);
+  LogicalResult importClip(const NodeRef &ref, Location loc);
+  LogicalResult importCast(const NodeRef &ref, Location loc);
+  LogicalResult importWhere(const NodeRef &ref, Location loc);
+  LogicalResult importSoftmax(const NodeRef &ref, Location loc);
+  LogicalResult importLayerNorm(const NodeRef &ref, Location loc);
+  LogicalResult importBatchNorm(const NodeRef &ref, Location loc);
+  LogicalResult importGemm(const NodeRef &ref, Location loc);
+  LogicalResult importConv(const NodeRef &ref, Location loc);
+  LogicalResult importPool(const NodeRef &ref, Location loc);
+  LogicalResult importReduce(const NodeRef &ref, Location loc);
+  LogicalResult importTranspose(const NodeRef &ref, Location loc);
+  LogicalResult importReshape(const NodeRef &ref, Location loc);
+  LogicalResult importFlatten(const NodeRef &ref, Location loc);
+  LogicalResult importSqueeze(const NodeRef &ref, Location loc);
+  LogicalResult importUnsqueeze(const NodeRef &ref, Location loc);
+  LogicalResult importConcat(const NodeRef &ref, Location loc);
+  LogicalResult importSplit(const NodeRef &ref, Location loc);
+  LogicalResult importSlice(const NodeRef &ref, Location loc);
+  LogicalResult importGather(const NodeRef &ref, Location loc);
+  LogicalResult importExpand(const NodeRef &ref, Location loc);
+  LogicalResult importDropout(const NodeRef &ref, Location loc);
+  LogicalResult importConstantOfShape(const NodeRef &ref, Location loc);
+  LogicalResult importShape(const NodeRef &ref, Location loc);
+  LogicalResult importRange(const NodeRef &ref, Location loc);
+  LogicalResult importEinsum(const NodeRef &ref, Location loc);
+  /// Shared tail of Reshape, Flatten, Squeeze and Unsqueeze: the input
+  /// (known or not) viewed as `shape`.
+  LogicalResult finishReshape(const NodeRef &ref, Location loc,
+                              ArrayRef<int64_t> shape);
+
+  MLIRContext &ctx;
+  StringRef bufferName;
+  const ImportOptions &options;
+  Location fileLoc;
+  OpBuilder builder;
+
+  std::shared_ptr<onnx::ModelProto> model;
+  std::unique_ptr<OnnxWeightStore> weights;
+  int64_t opset = -1;
+  bool checkedByOnnx = false;
+  /// Types ONNX declares or infers, by tensor name.
+  llvm::StringMap<const onnx::TypeProto *> onnxTypes;
+  /// Imported values, by ONNX tensor name.
+  llvm::StringMap<Value> values;
+  /// Values known at compile time and where they were computed.
+  llvm::StringMap<std::pair<ConstTensor, Location>> known;
+  /// Names of the initializers.
+  llvm::StringSet<> initializerNames;
+  /// Tensors read by some node or by the graph outputs.
+  llvm::StringSet<> usedNames;
+  ImportedModel result;
+};
+
+} // namespace mlir::autopar::importer
+
+#endif // AUTOPAR_LIB_IMPORT_IMPORTER_H
