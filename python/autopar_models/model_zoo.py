@@ -172,6 +172,25 @@ def script_hash() -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def randomize(model: torch.nn.Module) -> None:
+    """Gives every parameter and normalization statistic a random value.
+
+    Fresh torchvision models have zero-initialized heads (ViT) and batch
+    norms with identity statistics, so their outputs are exactly 0 or tiny
+    (1e-9 for mobilenet_v2), which would make the comparison vacuous.
+    """
+    for module in model.modules():
+        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+            module.running_mean.normal_(0.0, 0.1)
+            module.running_var.uniform_(0.5, 1.5)
+            if module.affine:
+                module.weight.data.uniform_(0.5, 1.5)
+                module.bias.data.normal_(0.0, 0.1)
+    for parameter in model.parameters():
+        if float(parameter.detach().abs().max()) == 0.0:
+            parameter.data.normal_(0.0, 0.05)
+
+
 def export(name: str, cache: str) -> str:
     """Exports model `name` into `cache` unless it is up to date there."""
     out = os.path.join(cache, name)
@@ -181,6 +200,7 @@ def export(name: str, cache: str) -> str:
         return out
     torch.manual_seed(0)
     model, inputs = MODELS[name]()
+    randomize(model)
     model.eval()
     with torch.no_grad():
         outputs = model(*inputs)
