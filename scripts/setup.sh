@@ -24,6 +24,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev catch2
   libopenmpi-dev openmpi-bin python3-onnx python3-numpy
   ninja-build lld cmake g++ libonnx-testdata
+  python3-torch python3-torchvision
 )
 
 missing=()

@@ -11,7 +11,9 @@
 #   end-to-end  lit tests of the `autopar` tool (test/Driver): verify on 1, 2,
 #               4 and 2x2 grids for every plan, reference outputs, errors
 #   sweep       (--all only) `autopar verify` of the bundled MLP on more grids
-#               and seeds: the check-all tier
+#               and seeds, every float32 ONNX backend node test, and the
+#               randomized differential test of the partitioner for 5 minutes
+#               (seed AUTOPAR_RANDOM_SEED, default 0): the check-all tier
 # and ends with one line `N passed, N failed` that totals every tier. Exits
 # non-zero when a test failed or when no test ran.
 #
@@ -103,8 +105,13 @@ else
   tally unit 0 1
 fi
 
-# End-to-end tests of the autopar tool.
-run_lit end-to-end --filter '(^|/| )Driver/'
+# End-to-end tests of the autopar tool (with --all, also the check-all lit
+# tests: the real-model matrix).
+lit_params=()
+if ((all)); then
+  lit_params=(--param check_all=1)
+fi
+run_lit end-to-end --filter '(^|/| )Driver/' "${lit_params[@]}"
 
 # The check-all tier: more grids, plans and seeds.
 if ((all)); then
@@ -128,6 +135,34 @@ if ((all)); then
     done
   done
   tally sweep "$sweep_passed" "$sweep_failed"
+
+  # The randomized differential test of the partitioner for 5 minutes; failing
+  # cases are kept in $BUILD_DIR/random-partition-failures.
+  echo "== random partition (check-all)"
+  random_log="$RESULTS/random-partition.log"
+  "$PYTHON" "$ROOT/python/autopar_testing/random_partition.py" \
+    --autopar "$BUILD_DIR/bin/autopar" --seed "${AUTOPAR_RANDOM_SEED:-0}" \
+    --time-budget 300 --out "$BUILD_DIR/random-partition-failures" |
+    tee "$random_log" || true
+  summary="$(grep -E '^random-partition: [0-9]+ cases' "$random_log" || true)"
+  if [[ -n "$summary" ]]; then
+    tally random-partition \
+      "$(sed -E 's/.* ([0-9]+) passed.*/\1/' <<<"$summary")" \
+      "$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$summary")"
+  else
+    echo "test.sh: random_partition.py printed no summary" >&2
+    tally random-partition 0 1
+  fi
+
+  # Every float32 ONNX backend node test (docs/onnx-node-tests.md).
+  echo "== onnx node tests (check-all)"
+  if "$PYTHON" "$ROOT/python/autopar_testing/onnx_node_tests.py" --quiet \
+      --autopar "$BUILD_DIR/bin/autopar" --jobs "$JOBS" --expected-failures \
+      "$ROOT/test/Driver/Inputs/onnx-node-expected-failures.txt"; then
+    tally onnx-node 1 0
+  else
+    tally onnx-node 0 1
+  fi
 fi
 
 echo "$total_passed passed, $total_failed failed"

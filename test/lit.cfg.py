@@ -49,3 +49,7 @@ if os.path.exists("/usr/bin/python3") and subprocess.call(
 # Exported models are cached in the build tree between runs.
 config.substitutions.append(
     ("%models", os.path.join(config.autopar_obj_root, "models")))
+# `scripts/test.sh --all` runs lit with `--param check_all=1`: the heavier
+# sweeps of the check-all tier.
+if lit_config.params.get("check_all"):
+    config.available_features.add("check-all")

@@ -23,7 +23,7 @@ FailureOr<ShardingRule> ShardingRule::get(Operation *op) {
   if (rule.maps.size() != op->getNumOperands() + op->getNumResults())
     return failure();
   for (AffineMap map : rule.maps) {
-    if (map.getNumDims() != rule.iterators.size())
+    if (!map || map.getNumDims() != rule.iterators.size())
       return failure();
     for (AffineExpr expr : map.getResults())
       if (!isa<AffineDimExpr, AffineConstantExpr>(expr))
@@ -130,9 +130,13 @@ FailureOr<LoopAxes> ShardingRule::getLoopsFromResults(
   for (unsigned l = 0; l < getNumLoops(); ++l)
     if (isReduction(l) && splittable[l])
       reductionLoops.push_back(l);
-  if (reductionLoops.empty())
-    return op->emitError() << "result cannot be a pending sum: the op has no "
+  if (reductionLoops.empty()) {
+    std::string name = getOnnxValueName(op->getResult(0));
+    return op->emitError() << "result "
+                           << (name.empty() ? "" : "'" + name + "' ")
+                           << "cannot be a pending sum: the op has no "
                               "reduction that can be split";
+  }
   llvm::SmallSet<int64_t, 4> remaining;
   for (int64_t axis : partial)
     remaining.insert(axis);

@@ -143,11 +143,12 @@ static FailureOr<std::string> findRunner(MLIRContext &ctx) {
 
 /// The current environment plus what OpenMPI needs to run as root, in a
 /// container, and next to other jobs; for a `singleton` job (the runner
-/// started without mpirun), what keeps MPI_Init from forking an orted.
+/// started without mpirun), what keeps its MPI_Init fast.
 static std::vector<std::string> buildChildEnvironment(StringRef runDir,
                                                       bool singleton) {
   std::vector<std::string> env;
-  bool hasSingleCopy = false, hasTmpdirBase = false, hasIsolated = false;
+  bool hasSingleCopy = false, hasTmpdirBase = false, hasIsolated = false,
+       hasPml = false;
   for (char **entry = environ; entry && *entry; ++entry) {
     StringRef var(*entry);
     if (var.starts_with("OMPI_ALLOW_RUN_AS_ROOT"))
@@ -156,6 +157,7 @@ static std::vector<std::string> buildChildEnvironment(StringRef runDir,
         var.starts_with("OMPI_MCA_btl_vader_single_copy_mechanism=");
     hasTmpdirBase |= var.starts_with("OMPI_MCA_orte_tmpdir_base=");
     hasIsolated |= var.starts_with("OMPI_MCA_ess_singleton_isolated=");
+    hasPml |= var.starts_with("OMPI_MCA_pml=");
     env.push_back(var.str());
   }
   env.push_back("OMPI_ALLOW_RUN_AS_ROOT=1");
@@ -167,10 +169,13 @@ static std::vector<std::string> buildChildEnvironment(StringRef runDir,
   // directory /tmp/ompi.<host>.<uid> ("File exists"): give each job its own.
   if (!hasTmpdirBase)
     env.push_back(("OMPI_MCA_orte_tmpdir_base=" + runDir).str());
-  // A singleton MPI_Init forks an orted (for MPI_Comm_spawn, which the
-  // runtime never calls) unless it is isolated.
+  // A singleton's MPI_Init forks an orted (for MPI_Comm_spawn, which the
+  // runtime never calls) unless it is isolated, and probes UCX for ~0.2 s
+  // unless the pml is chosen; one rank needs only ob1 (over btl self).
   if (singleton && !hasIsolated)
     env.push_back("OMPI_MCA_ess_singleton_isolated=1");
+  if (singleton && !hasPml)
+    env.push_back("OMPI_MCA_pml=ob1");
   return env;
 }
 
@@ -320,8 +325,8 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
   std::string weights = joinPath(absOutDir, "weights");
   SmallVector<StringRef> args;
   if (!singleton)
-    args.append({*mpirun, "--allow-run-as-root", "--oversubscribe",
-                 "--bind-to", "none", "-np", numRanks});
+    args.append({*mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to",
+                 "none", "-np", numRanks});
   args.append({*runner, "--program", program, "--grid", grid, "--weights",
                weights, "--inputs", inDir, "--outputs", resultDir});
   if (options.profile)

@@ -33,7 +33,9 @@ import argparse
 import hashlib
 import math
 import os
+import shutil
 import sys
+import tempfile
 
 import onnx
 import onnx.numpy_helper
@@ -195,6 +197,7 @@ def export(name: str, cache: str) -> str:
     """Exports model `name` into `cache` unless it is up to date there."""
     out = os.path.join(cache, name)
     stamp = os.path.join(out, "stamp")
+    os.makedirs(cache, exist_ok=True)
     digest = script_hash()
     if os.path.exists(stamp) and open(stamp).read().strip() == digest:
         return out
@@ -206,6 +209,10 @@ def export(name: str, cache: str) -> str:
         outputs = model(*inputs)
     if not isinstance(outputs, (tuple, list)):
         outputs = (outputs,)
+    # Export into a private directory, then move it into place, so that
+    # concurrent test runs never see a half-written model.
+    final = out
+    out = tempfile.mkdtemp(prefix=f".{name}-", dir=cache)
     data = os.path.join(out, "test_data_set_0")
     os.makedirs(data, exist_ok=True)
     input_names = [f"input_{i}" for i in range(len(inputs))]
@@ -222,9 +229,16 @@ def export(name: str, cache: str) -> str:
     for i, (y, n) in enumerate(zip(outputs, output_names)):
         write_tensor(os.path.join(data, f"output_{i}.pb"),
                      y.detach().numpy(), n)
-    with open(stamp, "w") as f:
+    with open(os.path.join(out, "stamp"), "w") as f:
         f.write(digest + "\n")
-    return out
+    if os.path.isdir(final):
+        shutil.rmtree(final, ignore_errors=True)
+    try:
+        os.rename(out, final)
+    except OSError:
+        # Another run installed the same export first.
+        shutil.rmtree(out, ignore_errors=True)
+    return final
 
 
 def main() -> int:

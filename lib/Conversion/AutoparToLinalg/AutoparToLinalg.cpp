@@ -50,14 +50,14 @@ Value tolinalg::createConstant(OpBuilder &b, Location loc, Type type,
         b, loc, b.getIntegerAttr(type, value != 0.0 ? 1 : 0));
   // Clamp into the representable range before converting.
   bool isUnsigned = intType.isUnsigned();
-  APInt low = isUnsigned ? APInt::getMinValue(width)
-                         : APInt::getSignedMinValue(width);
-  APInt high = isUnsigned ? APInt::getMaxValue(width)
-                          : APInt::getSignedMaxValue(width);
-  double lowValue = isUnsigned ? low.roundToDouble(false)
-                               : low.roundToDouble(true);
-  double highValue = isUnsigned ? high.roundToDouble(false)
-                                : high.roundToDouble(true);
+  APInt low =
+      isUnsigned ? APInt::getMinValue(width) : APInt::getSignedMinValue(width);
+  APInt high =
+      isUnsigned ? APInt::getMaxValue(width) : APInt::getSignedMaxValue(width);
+  double lowValue =
+      isUnsigned ? low.roundToDouble(false) : low.roundToDouble(true);
+  double highValue =
+      isUnsigned ? high.roundToDouble(false) : high.roundToDouble(true);
   APInt bits;
   if (value <= lowValue)
     bits = low;
@@ -73,9 +73,8 @@ Value tolinalg::createLowest(OpBuilder &b, Location loc, Type type) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(
         b, loc,
-        b.getFloatAttr(floatType,
-                       APFloat::getInf(floatType.getFloatSemantics(),
-                                       /*Negative=*/true)));
+        b.getFloatAttr(floatType, APFloat::getInf(floatType.getFloatSemantics(),
+                                                  /*Negative=*/true)));
   auto intType = cast<IntegerType>(type);
   unsigned width = intType.getWidth();
   APInt lowest = intType.isUnsigned() || width == 1
@@ -135,14 +134,13 @@ Value tolinalg::createMin(OpBuilder &b, Location loc, Value lhs, Value rhs) {
 // Tensors and linalg
 //===----------------------------------------------------------------------===//
 
-Value tolinalg::createEmpty(OpBuilder &b, Location loc,
-                            RankedTensorType type) {
+Value tolinalg::createEmpty(OpBuilder &b, Location loc, RankedTensorType type) {
   return tensor::EmptyOp::create(b, loc, type.getShape(),
                                  type.getElementType());
 }
 
-Value tolinalg::createFilled(OpBuilder &b, Location loc,
-                             RankedTensorType type, Value value) {
+Value tolinalg::createFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                             Value value) {
   return linalg::FillOp::create(b, loc, ValueRange{value},
                                 ValueRange{createEmpty(b, loc, type)})
       .getResult(0);
@@ -205,9 +203,9 @@ Value tolinalg::buildBroadcastGeneric(OpBuilder &b, Location loc,
                                       ValueRange operands, ScalarFn body) {
   SmallVector<AffineMap> maps;
   for (Value operand : operands)
-    maps.push_back(getBroadcastMap(
-        cast<RankedTensorType>(operand.getType()).getShape(),
-        resultType.getShape(), b.getContext()));
+    maps.push_back(
+        getBroadcastMap(cast<RankedTensorType>(operand.getType()).getShape(),
+                        resultType.getShape(), b.getContext()));
   return buildGeneric(b, loc, resultType, operands, maps, body);
 }
 
@@ -226,9 +224,8 @@ Value tolinalg::buildReduction(OpBuilder &b, Location loc, Value input,
       shape.push_back(type.getDimSize(d));
   }
   auto resultType = RankedTensorType::get(shape, type.getElementType());
-  SmallVector<AffineMap> maps = {
-      b.getMultiDimIdentityMap(rank),
-      getDroppedDimsMap(rank, axes, b.getContext())};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 getDroppedDimsMap(rank, axes, b.getContext())};
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{resultType}, ValueRange{input},
       ValueRange{createFilled(b, loc, resultType, init)}, maps, iterators,
@@ -252,8 +249,7 @@ Value tolinalg::createReshape(OpBuilder &b, Location loc, Value value,
   } else if (source.getRank() < type.getRank()) {
     if (auto reassociation = getReassociationIndicesForCollapse(
             type.getShape(), source.getShape()))
-      return tensor::ExpandShapeOp::create(b, loc, type, value,
-                                           *reassociation);
+      return tensor::ExpandShapeOp::create(b, loc, type, value, *reassociation);
   }
   // Shapes that do not nest: through a 1-D tensor.
   auto flatType =
@@ -282,7 +278,44 @@ Value tolinalg::createReshape(OpBuilder &b, Location loc, Value value,
 // Pass
 //===----------------------------------------------------------------------===//
 
+/// True when every operand and result of `op` is a statically shaped ranked
+/// tensor.
+static bool hasStaticTensors(Operation *op) {
+  auto isStatic = [](Type type) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    return tensorType && tensorType.hasStaticShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic);
+}
+
 namespace {
+
+/// Any compute op whose results all have no elements (a zero-size split
+/// piece, an empty slice): `tensor.empty`, before the op's own lowering,
+/// which may not expect empty tensors (e.g. slice offsets at the end).
+struct EmptyResultLowering : public ConversionPattern {
+  EmptyResultLowering(MLIRContext *ctx)
+      : ConversionPattern(MatchAnyOpTypeTag(), /*benefit=*/2, ctx) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<AutoparDialect>(op->getDialect()) ||
+        isa<ConstantOp, WeightOp>(op) || op->getNumResults() == 0)
+      return failure();
+    SmallVector<Value> results;
+    for (Type type : op->getResultTypes()) {
+      auto tensorType = dyn_cast<RankedTensorType>(type);
+      if (!tensorType || !tensorType.hasStaticShape() ||
+          tensorType.getNumElements() != 0)
+        return rewriter.notifyMatchFailure(op, "a result has elements");
+      results.push_back(createEmpty(rewriter, op->getLoc(), tensorType));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
 
 struct ConstantLowering : public OpConversionPattern<ConstantOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -297,17 +330,6 @@ struct ConstantLowering : public OpConversionPattern<ConstantOp> {
     return success();
   }
 };
-
-/// True when every operand and result of `op` is a statically shaped ranked
-/// tensor.
-static bool hasStaticTensors(Operation *op) {
-  auto isStatic = [](Type type) {
-    auto tensorType = dyn_cast<RankedTensorType>(type);
-    return tensorType && tensorType.hasStaticShape();
-  };
-  return llvm::all_of(op->getOperandTypes(), isStatic) &&
-         llvm::all_of(op->getResultTypes(), isStatic);
-}
 
 struct ConvertAutoparToLinalgPass
     : public autopar::impl::ConvertAutoparToLinalgPassBase<
@@ -336,7 +358,7 @@ struct ConvertAutoparToLinalgPass
                            linalg::LinalgDialect, math::MathDialect,
                            tensor::TensorDialect>();
     RewritePatternSet patterns(ctx);
-    patterns.add<ConstantLowering>(ctx);
+    patterns.add<ConstantLowering, EmptyResultLowering>(ctx);
     populateContractionPatterns(patterns);
     populateElementwisePatterns(patterns);
     populateNormalizationPatterns(patterns);

@@ -106,10 +106,10 @@ void VerifyShardedPass::runOnOperation() {
       }
       for (auto [i, v] : llvm::enumerate(op->getOperands()))
         if (ok && failed(checkFits(op->getLoc(),
-                             "operand " + std::to_string(i) + " (" +
-                                 describe(v) + ") as this op needs it,",
-                             cast<RankedTensorType>(v.getType()),
-                             plan->requiredOperands[i], gridShape)))
+                                   "operand " + std::to_string(i) + " (" +
+                                       describe(v) + ") as this op needs it,",
+                                   cast<RankedTensorType>(v.getType()),
+                                   plan->requiredOperands[i], gridShape)))
           ok = false;
     });
   });

@@ -105,6 +105,13 @@ ApplyPlanPass::tensorLoops(Operation *op, const ShardingRule &rule,
       walkedByB |= rule.getOperandLoop(1, d) == (unsigned)l;
     if (!walkedByB)
       continue;
+    // A split that does not divide the loop is left out (the op stays whole
+    // over the tensor axis) rather than failing the plan.
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    for (unsigned d = 0, e = resultType.getRank(); d < e; ++d)
+      if (rule.getResultLoop(0, d) == (unsigned)l &&
+          resultType.getDimSize(d) % gridShape[axis] != 0)
+        return loops;
     loops[l].push_back(axis);
     return loops;
   }
@@ -133,13 +140,15 @@ LogicalResult ApplyPlanPass::annotate(func::FuncOp func) {
          {ArrayRef<int64_t>(s.getPartial())})
       for (int64_t axis : list)
         if (axis >= (int64_t)gridShape.size())
-          return emitError(loc) << "plan uses grid axis " << axis
-                                << " on a " << gridShape.size() << "-d grid";
+          return emitError(loc)
+                 << "plan value '" << getOnnxValueName(v) << "' uses grid axis "
+                 << axis << " on a " << gridShape.size() << "-d grid";
     for (int64_t d = 0; d < rank; ++d)
       for (int64_t axis : s.getDimAxes(d))
         if (axis >= (int64_t)gridShape.size())
-          return emitError(loc) << "plan uses grid axis " << axis
-                                << " on a " << gridShape.size() << "-d grid";
+          return emitError(loc)
+                 << "plan value '" << getOnnxValueName(v) << "' uses grid axis "
+                 << axis << " on a " << gridShape.size() << "-d grid";
     return success();
   };
 

@@ -21,3 +21,19 @@ func.func @int_gemm_alpha(%a: tensor<2x3xi32>, %b: tensor<3x5xi32>) -> tensor<2x
   %y = autopar.gemm %a, %b {alpha = 2.0 : f32} : (tensor<2x3xi32>, tensor<3x5xi32>) -> tensor<2x5xi32>
   return %y : tensor<2x5xi32>
 }
+
+// -----
+
+func.func @int_softmax(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{failed to legalize operation 'autopar.softmax'}}
+  %y = autopar.softmax %x {axis = 0 : i64} : (tensor<4xi32>) -> tensor<4xi32>
+  return %y : tensor<4xi32>
+}
+
+// -----
+
+func.func @float_not(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{failed to legalize operation 'autopar.not'}}
+  %y = autopar.not %x : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

@@ -3,10 +3,10 @@
 // CHECK-DAG: #[[ID1:.*]] = affine_map<(d0) -> (d0)>
 // CHECK-LABEL: func.func @relu
 // CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
-// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[INIT:.*]] = tensor.empty() : tensor<4xf32>
 // CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID1]], #[[ID1]]], iterator_types = ["parallel"]}
 // CHECK-SAME: ins(%[[X]] : tensor<4xf32>) outs(%[[INIT]] : tensor<4xf32>)
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[M:.*]] = arith.maximumf %{{.*}}, %[[ZERO]] : f32
 // CHECK: linalg.yield %[[M]] : f32
 // CHECK: return %[[R]]

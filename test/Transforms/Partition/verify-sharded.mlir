@@ -40,3 +40,16 @@ module {
     return %x : tensor<8xf32>
   }
 }
+
+// -----
+
+// Only the first value that breaks the contract is reported: the values that
+// take their sharding from it would repeat the error (found by the randomized
+// differential test, whose plans must fail with one `autopar: error:` line).
+shard.grid @grid(shape = 4)
+// expected-error @below {{value argument #0 dimension 0 (size 6) does not divide over grid axes [0] (4 devices)}}
+func.func @main(%x: tensor<6xf32> {autopar.sharding = #autopar.sharding<[[0]]>}) -> (tensor<6xf32> {autopar.sharding = #autopar.sharding<[[]]>}) {
+  %y = autopar.relu %x {autopar.shardings = [#autopar.sharding<[[0]]>]} : (tensor<6xf32>) -> tensor<6xf32>
+  %z = autopar.relu %y {autopar.shardings = [#autopar.sharding<[[0]]>]} : (tensor<6xf32>) -> tensor<6xf32>
+  return %z : tensor<6xf32>
+}

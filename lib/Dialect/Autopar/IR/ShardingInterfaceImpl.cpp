@@ -122,9 +122,12 @@ static Rule getRule(MatMulOp op) {
   };
   rule.maps.push_back(operandMap(a, true, aVec));
   rule.maps.push_back(operandMap(b, false, bVec));
-  // The result walks the leading loops (everything but k).
-  rule.maps.push_back(
-      AffineMap::getMultiDimIdentityMap(numLoops, ctx).getMajorSubMap(y.size()));
+  // The result walks the leading loops (everything but k); the scalar result
+  // of a vector-vector product walks none (getMajorSubMap(0) is a null map).
+  SmallVector<AffineExpr> resultExprs;
+  for (unsigned i = 0; i < y.size(); ++i)
+    resultExprs.push_back(getAffineDimExpr(i, ctx));
+  rule.maps.push_back(AffineMap::get(numLoops, 0, resultExprs, ctx));
   return rule;
 }
 

@@ -1,0 +1,341 @@
+//===- Elementwise.cpp - elementwise autopar ops to linalg ------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Every elementwise op becomes one parallel `linalg.generic` over the result
+// shape whose operands are read through numpy-broadcasting indexing maps; the
+// body computes the ONNX formula on scalars with arith and math ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowerings.h"
+
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::tolinalg;
+
+/// Element types an op accepts.
+enum class Elements { Numeric, Float, Bool };
+
+static bool isUnsignedOrBool(Type type) {
+  auto intType = dyn_cast<IntegerType>(type);
+  return intType && (intType.isUnsigned() || intType.getWidth() == 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar formulas: one overload per op
+//===----------------------------------------------------------------------===//
+
+static Value lowerScalar(AddOp, OpBuilder &b, Location loc, ValueRange args) {
+  return createAdd(b, loc, args[0], args[1]);
+}
+
+static Value lowerScalar(SubOp, OpBuilder &b, Location loc, ValueRange args) {
+  return createSub(b, loc, args[0], args[1]);
+}
+
+static Value lowerScalar(MulOp, OpBuilder &b, Location loc, ValueRange args) {
+  return createMul(b, loc, args[0], args[1]);
+}
+
+static Value lowerScalar(DivOp, OpBuilder &b, Location loc, ValueRange args) {
+  return createDiv(b, loc, args[0], args[1]);
+}
+
+/// Float bases: `powf` with the exponent converted to the base's type. Integer
+/// bases: computed in f64 and truncated back (exact below 2^53).
+static Value lowerScalar(PowOp, OpBuilder &b, Location loc, ValueRange args) {
+  Value base = args[0], exponent = args[1];
+  Type baseType = base.getType();
+  auto toFloat = [&](Value v, FloatType target) -> Value {
+    Type t = v.getType();
+    if (t == target)
+      return v;
+    if (auto f = dyn_cast<FloatType>(t))
+      return f.getWidth() < target.getWidth()
+                 ? Value(arith::ExtFOp::create(b, loc, target, v))
+                 : Value(arith::TruncFOp::create(b, loc, target, v));
+    if (isUnsignedOrBool(t))
+      return arith::UIToFPOp::create(b, loc, target, v);
+    return arith::SIToFPOp::create(b, loc, target, v);
+  };
+  if (auto floatType = dyn_cast<FloatType>(baseType))
+    return math::PowFOp::create(b, loc, base, toFloat(exponent, floatType));
+  FloatType f64 = b.getF64Type();
+  Value base64 = toFloat(base, f64);
+  Value exponent64 = toFloat(exponent, f64);
+  Value result = math::PowFOp::create(b, loc, base64, exponent64);
+  if (isUnsignedOrBool(baseType))
+    return arith::FPToUIOp::create(b, loc, baseType, result);
+  return arith::FPToSIOp::create(b, loc, baseType, result);
+}
+
+static Value lowerScalar(AndOp, OpBuilder &b, Location loc, ValueRange args) {
+  return arith::AndIOp::create(b, loc, args[0], args[1]);
+}
+
+static Value createCompare(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                           arith::CmpFPredicate floatPredicate,
+                           arith::CmpIPredicate signedPredicate,
+                           arith::CmpIPredicate unsignedPredicate) {
+  if (isa<FloatType>(lhs.getType()))
+    return arith::CmpFOp::create(b, loc, floatPredicate, lhs, rhs);
+  return arith::CmpIOp::create(
+      b, loc,
+      isUnsignedOrBool(lhs.getType()) ? unsignedPredicate : signedPredicate,
+      lhs, rhs);
+}
+
+static Value lowerScalar(EqualOp, OpBuilder &b, Location loc, ValueRange args) {
+  return createCompare(b, loc, args[0], args[1], arith::CmpFPredicate::OEQ,
+                       arith::CmpIPredicate::eq, arith::CmpIPredicate::eq);
+}
+
+static Value lowerScalar(LessOp, OpBuilder &b, Location loc, ValueRange args) {
+  return createCompare(b, loc, args[0], args[1], arith::CmpFPredicate::OLT,
+                       arith::CmpIPredicate::slt, arith::CmpIPredicate::ult);
+}
+
+static Value lowerScalar(GreaterOp, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  return createCompare(b, loc, args[0], args[1], arith::CmpFPredicate::OGT,
+                       arith::CmpIPredicate::sgt, arith::CmpIPredicate::ugt);
+}
+
+static Value lowerScalar(WhereOp, OpBuilder &b, Location loc, ValueRange args) {
+  return arith::SelectOp::create(b, loc, args[0], args[1], args[2]);
+}
+
+static Value lowerScalar(ReluOp, OpBuilder &b, Location loc, ValueRange args) {
+  return createMax(b, loc, args[0],
+                   createConstant(b, loc, args[0].getType(), 0.0));
+}
+
+static Value lowerScalar(AbsOp, OpBuilder &b, Location loc, ValueRange args) {
+  if (isa<FloatType>(args[0].getType()))
+    return math::AbsFOp::create(b, loc, args[0]);
+  if (isUnsignedOrBool(args[0].getType()))
+    return args[0];
+  return math::AbsIOp::create(b, loc, args[0]);
+}
+
+static Value lowerScalar(NegOp, OpBuilder &b, Location loc, ValueRange args) {
+  if (isa<FloatType>(args[0].getType()))
+    return arith::NegFOp::create(b, loc, args[0]);
+  return arith::SubIOp::create(
+      b, loc, createConstant(b, loc, args[0].getType(), 0.0), args[0]);
+}
+
+static Value lowerScalar(SqrtOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::SqrtOp::create(b, loc, args[0]);
+}
+
+static Value lowerScalar(ReciprocalOp, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  return arith::DivFOp::create(
+      b, loc, createConstant(b, loc, args[0].getType(), 1.0), args[0]);
+}
+
+static Value lowerScalar(ExpOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::ExpOp::create(b, loc, args[0]);
+}
+
+static Value lowerScalar(LogOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::LogOp::create(b, loc, args[0]);
+}
+
+/// 1 / (1 + exp(-x)).
+static Value lowerScalar(SigmoidOp, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Type type = args[0].getType();
+  Value one = createConstant(b, loc, type, 1.0);
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, args[0]));
+  return arith::DivFOp::create(b, loc, one,
+                               arith::AddFOp::create(b, loc, one, e));
+}
+
+static Value lowerScalar(TanhOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::TanhOp::create(b, loc, args[0]);
+}
+
+static Value lowerScalar(ErfOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::ErfOp::create(b, loc, args[0]);
+}
+
+static Value lowerScalar(NotOp, OpBuilder &b, Location loc, ValueRange args) {
+  return arith::XOrIOp::create(b, loc, args[0],
+                               createConstant(b, loc, args[0].getType(), 1.0));
+}
+
+/// x < 0 ? alpha * x : x.
+static Value lowerScalar(LeakyReluOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Value x = args[0];
+  Type type = x.getType();
+  Value alpha = createConstant(b, loc, type, op.getAlpha().convertToDouble());
+  Value negative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                         createConstant(b, loc, type, 0.0));
+  return arith::SelectOp::create(b, loc, negative,
+                                 arith::MulFOp::create(b, loc, alpha, x), x);
+}
+
+/// none: 0.5 x (1 + erf(x / sqrt(2)));
+/// tanh: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+static Value lowerScalar(GeluOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Value x = args[0];
+  Type type = x.getType();
+  Value inner;
+  if (op.getApproximate() == "tanh") {
+    Value cube =
+        arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, x), x);
+    Value sum = arith::AddFOp::create(
+        b, loc, x,
+        arith::MulFOp::create(b, loc, createConstant(b, loc, type, 0.044715),
+                              cube));
+    inner = math::TanhOp::create(
+        b, loc,
+        arith::MulFOp::create(
+            b, loc, createConstant(b, loc, type, std::sqrt(2.0 / M_PI)), sum));
+  } else {
+    inner = math::ErfOp::create(
+        b, loc,
+        arith::DivFOp::create(b, loc, x,
+                              createConstant(b, loc, type, std::sqrt(2.0))));
+  }
+  Value half =
+      arith::MulFOp::create(b, loc, createConstant(b, loc, type, 0.5), x);
+  return arith::MulFOp::create(
+      b, loc, half,
+      arith::AddFOp::create(b, loc, createConstant(b, loc, type, 1.0), inner));
+}
+
+/// min(max(x, lo), hi) with absent bounds skipped (NaN stays NaN).
+static Value lowerScalar(ClipOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Value x = args[0];
+  Type type = x.getType();
+  if (std::optional<APFloat> low = op.getMin())
+    x = createMax(b, loc, x,
+                  createConstant(b, loc, type, low->convertToDouble()));
+  if (std::optional<APFloat> high = op.getMax())
+    x = createMin(b, loc, x,
+                  createConstant(b, loc, type, high->convertToDouble()));
+  return x;
+}
+
+/// ONNX Cast: float to integer truncates toward zero, to bool is `x != 0`,
+/// from bool is 0 or 1.
+static Value createCast(OpBuilder &b, Location loc, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (to.isInteger(1)) {
+    if (fromFloat)
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
+                                   createConstant(b, loc, from, 0.0));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
+                                 createConstant(b, loc, from, 0.0));
+  }
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return arith::ExtFOp::create(b, loc, to, x);
+    return arith::TruncFOp::create(b, loc, to, x);
+  }
+  if (fromFloat)
+    return isUnsignedOrBool(to) ? Value(arith::FPToUIOp::create(b, loc, to, x))
+                                : Value(arith::FPToSIOp::create(b, loc, to, x));
+  if (toFloat)
+    return isUnsignedOrBool(from)
+               ? Value(arith::UIToFPOp::create(b, loc, to, x))
+               : Value(arith::SIToFPOp::create(b, loc, to, x));
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (fromWidth > toWidth)
+    return arith::TruncIOp::create(b, loc, to, x);
+  if (fromWidth < toWidth)
+    return isUnsignedOrBool(from)
+               ? Value(arith::ExtUIOp::create(b, loc, to, x))
+               : Value(arith::ExtSIOp::create(b, loc, to, x));
+  return arith::BitcastOp::create(b, loc, to, x);
+}
+
+static Value lowerScalar(CastOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  return createCast(b, loc, args[0], op.getType().getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Lowers `OpTy` to a broadcasting parallel generic computing
+/// `lowerScalar(op, ...)`, when every data operand has an element type of
+/// `kind` (Where's condition is not a data operand).
+template <typename OpTy, Elements kind = Elements::Numeric>
+struct ElementwiseLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange operands = adaptor.getOperands();
+    ValueRange data =
+        std::is_same_v<OpTy, WhereOp> ? operands.drop_front() : operands;
+    for (Value operand : data) {
+      Type element = getElementTypeOrSelf(operand.getType());
+      bool supported = kind == Elements::Float  ? isa<FloatType>(element)
+                       : kind == Elements::Bool ? element.isInteger(1)
+                                                : element.isIntOrFloat();
+      if (!supported)
+        return rewriter.notifyMatchFailure(op, "unsupported element type");
+    }
+    auto type = cast<RankedTensorType>(op.getType());
+    Value result =
+        buildBroadcastGeneric(rewriter, op.getLoc(), type, operands,
+                              [&](OpBuilder &b, Location loc, ValueRange args) {
+                                return lowerScalar(op, b, loc, args);
+                              });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void tolinalg::populateElementwisePatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ElementwiseLowering<AbsOp>, ElementwiseLowering<AddOp>,
+               ElementwiseLowering<CastOp>, ElementwiseLowering<ClipOp>,
+               ElementwiseLowering<DivOp>, ElementwiseLowering<EqualOp>,
+               ElementwiseLowering<GreaterOp>, ElementwiseLowering<LessOp>,
+               ElementwiseLowering<MulOp>, ElementwiseLowering<NegOp>,
+               ElementwiseLowering<PowOp>, ElementwiseLowering<ReluOp>,
+               ElementwiseLowering<SubOp>, ElementwiseLowering<WhereOp>>(ctx);
+  patterns.add<ElementwiseLowering<AndOp, Elements::Bool>,
+               ElementwiseLowering<NotOp, Elements::Bool>>(ctx);
+  patterns.add<ElementwiseLowering<ErfOp, Elements::Float>,
+               ElementwiseLowering<ExpOp, Elements::Float>,
+               ElementwiseLowering<GeluOp, Elements::Float>,
+               ElementwiseLowering<LeakyReluOp, Elements::Float>,
+               ElementwiseLowering<LogOp, Elements::Float>,
+               ElementwiseLowering<ReciprocalOp, Elements::Float>,
+               ElementwiseLowering<SigmoidOp, Elements::Float>,
+               ElementwiseLowering<SqrtOp, Elements::Float>,
+               ElementwiseLowering<TanhOp, Elements::Float>>(ctx);
+}

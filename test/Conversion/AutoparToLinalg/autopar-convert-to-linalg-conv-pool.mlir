@@ -1,0 +1,103 @@
+// RUN: autopar-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(autopar-convert-to-linalg))" | FileCheck %s
+
+// Convolution and pooling: explicit tensor.pad, then one window generic.
+
+// Groups become explicit dimensions; the result starts from the bias and the
+// output's spatial loops are innermost (loops n, g, m, c, kh, kw, oh, ow).
+// CHECK-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d3, d6 * 2 + d4, d7 * 2 + d5)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d3, d4, d5)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d6, d7)>
+// CHECK-LABEL: func.func @conv_grouped
+// CHECK-SAME: (%[[IN:.*]]: tensor<1x4x5x5xf32>, %[[WT:.*]]: tensor<6x2x3x3xf32>, %[[B:.*]]: tensor<6xf32>)
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[PAD:.*]] = tensor.pad %[[IN]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: tensor.yield %[[ZERO]] : f32
+// CHECK: %[[XG:.*]] = tensor.expand_shape %[[PAD]] {{\[\[}}0], [1, 2], [3], [4]] output_shape [1, 2, 2, 7, 7]
+// CHECK: %[[WG:.*]] = tensor.expand_shape %[[WT]] {{\[\[}}0, 1], [2], [3], [4]] output_shape [2, 3, 2, 3, 3]
+// CHECK: %[[BG:.*]] = tensor.expand_shape %[[B]] {{\[\[}}0, 1]] output_shape [2, 3]
+// CHECK: %[[INIT:.*]] = linalg.generic {indexing_maps = [#[[BIAS]], #{{.*}}]
+// CHECK-SAME: ins(%[[BG]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<1x2x3x3x3xf32>)
+// CHECK: %[[CONV:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[XG]], %[[WG]] : tensor<1x2x2x7x7xf32>, tensor<2x3x2x3x3xf32>) outs(%[[INIT]] : tensor<1x2x3x3x3xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: tensor.collapse_shape %[[CONV]] {{\[\[}}0], [1, 2], [3], [4]] : tensor<1x2x3x3x3xf32> into tensor<1x6x3x3xf32>
+func.func @conv_grouped(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf32>) -> tensor<1x6x3x3xf32> {
+  %0 = autopar.conv %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x3x3xf32>
+  return %0 : tensor<1x6x3x3xf32>
+}
+
+// -----
+
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3, d5 * 2 + d4 * 2)>
+// CHECK-LABEL: func.func @conv_1d
+// CHECK: tensor.pad %{{.*}} low[0, 0, 1] high[0, 0, 2]
+// CHECK: linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[X]], #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+func.func @conv_1d(%x: tensor<2x3x9xf32>, %w: tensor<2x3x3xf32>) -> tensor<2x2x4xf32> {
+  %0 = autopar.conv %x, %w {strides = array<i64: 2>, pads = array<i64: 1, 2>, dilations = array<i64: 2>} : (tensor<2x3x9xf32>, tensor<2x3x3xf32>) -> tensor<2x2x4xf32>
+  return %0 : tensor<2x2x4xf32>
+}
+
+// -----
+
+// Padding with -inf never wins; a kernel-shaped tensor.empty sizes the window loops.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 * 2 + d3)>
+// CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d2, d3)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
+// CHECK-LABEL: func.func @max_pool
+// CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: tensor.yield %[[NEGINF]] : f32
+// CHECK: %[[WINDOW:.*]] = tensor.empty() : tensor<3x3xf32>
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<1x2x3x3xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[WIN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[PAD]], %[[WINDOW]] : tensor<1x2x7x7xf32>, tensor<3x3xf32>) outs(%[[INIT]] : tensor<1x2x3x3xf32>)
+// CHECK: arith.maximumf
+func.func @max_pool(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
+  %0 = autopar.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
+  return %0 : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// Ceil mode: the end padding grows to hold the last window.
+// CHECK-LABEL: func.func @max_pool_ceil
+// CHECK: tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 1, 1]
+// CHECK: } : tensor<1x1x5x5xf32> to tensor<1x1x6x6xf32>
+func.func @max_pool_ceil(%x: tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32> {
+  %0 = autopar.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = true} : (tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32>
+  return %0 : tensor<1x1x3x3xf32>
+}
+
+// -----
+
+// Window sums divided by per-dimension counts: [2, 3] without the pads, [3, 3] with them.
+// CHECK-DAG: #[[CNT:.*]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func.func @average_pool
+// CHECK: %[[SUM:.*]] = linalg.generic
+// CHECK: arith.addf
+// CHECK: %[[COUNTS:.*]] = arith.constant dense<[2.000000e+00, 3.000000e+00]> : tensor<2xf32>
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[CNT]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[SUM]], %[[COUNTS]] : tensor<1x1x2xf32>, tensor<2xf32>)
+// CHECK: arith.divf
+// CHECK: arith.constant dense<3.000000e+00> : tensor<2xf32>
+func.func @average_pool(%x: tensor<1x1x4xf32>) -> (tensor<1x1x2xf32>, tensor<1x1x2xf32>) {
+  %0 = autopar.average_pool %x {kernel_shape = array<i64: 3>, strides = array<i64: 2>, pads = array<i64: 1, 0>, dilations = array<i64: 1>} : (tensor<1x1x4xf32>) -> tensor<1x1x2xf32>
+  %1 = autopar.average_pool %x {kernel_shape = array<i64: 3>, strides = array<i64: 2>, pads = array<i64: 1, 0>, dilations = array<i64: 1>, count_include_pad = true} : (tensor<1x1x4xf32>) -> tensor<1x1x2xf32>
+  return %0, %1 : tensor<1x1x2xf32>, tensor<1x1x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @global_average_pool
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+// CHECK: %[[N:.*]] = arith.constant 2.000000e+01 : f32
+// CHECK: %[[MEAN:.*]] = linalg.generic
+// CHECK: arith.divf %{{.*}}, %[[N]] : f32
+// CHECK: tensor.expand_shape %[[MEAN]] {{\[\[}}0], [1, 2, 3]] output_shape [2, 3, 1, 1] : tensor<2x3xf32> into tensor<2x3x1x1xf32>
+func.func @global_average_pool(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32> {
+  %0 = autopar.global_average_pool %x : (tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32>
+  return %0 : tensor<2x3x1x1xf32>
+}
