@@ -17,7 +17,7 @@ where the outputs are PyTorch's own. Batch sizes divide 1, 2 and 4 devices.
 A model is only re-exported when this script changes (a stamp file holds the
 script's hash), so test runs reuse the cache.
 
-Models: mlp, gpt2_block (a GPT-2 decoder block: pre-LayerNorm causal
+Models (`gpt2_124m`, GPT-2 small's size, only on request): mlp, gpt2_block (a GPT-2 decoder block: pre-LayerNorm causal
 self-attention and a GELU MLP), tiny_gpt (token and position embeddings, two
 blocks, final LayerNorm, LM head), resnet18 and mobilenet_v2 (torchvision, at
 64x64 with 10 classes), vit (a small torchvision VisionTransformer).
@@ -149,6 +149,12 @@ def build_vit():
     return model, (torch.randn(4, 3, 32, 32),)
 
 
+def build_gpt2_124m():
+    """GPT-2 small's size (124M parameters, ~500 MB of float32 weights)."""
+    model = TinyGPT(vocab=50257, dim=768, heads=12, seq=128, layers=12)
+    return model, (torch.randint(0, 50257, (1, 128), dtype=torch.long),)
+
+
 MODELS = {
     "mlp": build_mlp,
     "gpt2_block": build_gpt2_block,
@@ -156,6 +162,12 @@ MODELS = {
     "resnet18": build_resnet18,
     "mobilenet_v2": build_mobilenet_v2,
     "vit": build_vit,
+}
+
+# Exported only on request (--models gpt2_124m): used to measure compile time
+# and memory at GPT-2 scale, not run by the test suite.
+LARGE_MODELS = {
+    "gpt2_124m": build_gpt2_124m,
 }
 
 
@@ -202,7 +214,7 @@ def export(name: str, cache: str) -> str:
     if os.path.exists(stamp) and open(stamp).read().strip() == digest:
         return out
     torch.manual_seed(0)
-    model, inputs = MODELS[name]()
+    model, inputs = {**MODELS, **LARGE_MODELS}[name]()
     randomize(model)
     model.eval()
     with torch.no_grad():
@@ -252,10 +264,10 @@ def main() -> int:
                         help="print the model names and exit")
     args = parser.parse_args()
     if args.list:
-        print("\n".join(MODELS))
+        print("\n".join(list(MODELS) + list(LARGE_MODELS)))
         return 0
     for name in args.models.split(","):
-        if name not in MODELS:
+        if name not in MODELS and name not in LARGE_MODELS:
             print(f"model_zoo: error: unknown model '{name}' (known: "
                   f"{', '.join(MODELS)})", file=sys.stderr)
             return 2
