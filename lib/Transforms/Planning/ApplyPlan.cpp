@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #define DEBUG_TYPE "autopar-apply-plan"
@@ -52,6 +53,8 @@ private:
     return result;
   }
   LogicalResult annotate(func::FuncOp func);
+  /// Fails when the plan file pins a name that is no tensor of `func`.
+  LogicalResult checkPinnedNames(func::FuncOp func);
   /// The Megatron loop assignment of a weight-bearing MatMul/Gemm/Conv, if
   /// `op` is one.
   std::optional<LoopAxes> tensorLoops(Operation *op, const ShardingRule &rule,
@@ -116,6 +119,31 @@ ApplyPlanPass::tensorLoops(Operation *op, const ShardingRule &rule,
     return loops;
   }
   return loops;
+}
+
+LogicalResult ApplyPlanPass::checkPinnedNames(func::FuncOp func) {
+  llvm::StringSet<> names;
+  for (BlockArgument arg : func.getArguments())
+    names.insert(getOnnxValueName(arg));
+  func.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      names.insert(getOnnxValueName(r));
+  });
+  SmallVector<StringRef> unknown;
+  for (const auto &entry : pinned)
+    if (!names.contains(entry.first))
+      unknown.push_back(entry.first);
+  if (unknown.empty())
+    return success();
+  InFlightDiagnostic diag = func.emitError()
+                            << "plan file '" << plan << "' pins '"
+                            << unknown.front()
+                            << "', which is not a tensor of the model";
+  if (unknown.size() > 1)
+    diag << " (nor are " << unknown.size() - 1 << " other pinned names)";
+  diag.attachNote() << "values computed at import (shape subgraphs, constant "
+                       "folding) are not tensors of the compiled model";
+  return failure();
 }
 
 LogicalResult ApplyPlanPass::annotate(func::FuncOp func) {
@@ -298,6 +326,8 @@ void ApplyPlanPass::runOnOperation() {
     module.emitError() << "expected a function @main to plan";
     return signalPassFailure();
   }
+  if (failed(checkPinnedNames(func)))
+    return signalPassFailure();
   if (failed(annotate(func)))
     return signalPassFailure();
 }

@@ -11,3 +11,7 @@ module {
 
 // MISSING: cannot read plan file '{{.*}}missing.json'
 // RANK: plan gives value 'x' a sharding of rank 2, the value has rank 1
+
+// RUN: not autopar-opt %s --autopar-apply-plan="grid=2 plan=%S/Inputs/unknown-name-plan.json" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: plan file '{{.*}}unknown-name-plan.json' pins 'nope', which is not a tensor of the model
+// UNKNOWN: note: values computed at import
