@@ -80,7 +80,14 @@ extern "C" {
   void autopar_rt_all_to_all_##SUFFIX(int64_t inRank, void *in,               \
                                       int64_t outRank, void *out,             \
                                       int64_t axes, int64_t splitDim,         \
-                                      int64_t concatDim);
+                                      int64_t concatDim);                     \
+  /* Point to point: sends `in` to, and receives `out` from, the device whose \
+   * coordinates on grid axes `axisA` and `axisB` (plain axis numbers, same   \
+   * size) are exchanged; a device whose two coordinates are equal copies.   \
+   */                                                                         \
+  void autopar_rt_swap_grid_axes_##SUFFIX(int64_t inRank, void *in,           \
+                                          int64_t outRank, void *out,         \
+                                          int64_t axisA, int64_t axisB);
 
 AUTOPAR_RT_DECLARE(f32)
 AUTOPAR_RT_DECLARE(f64)

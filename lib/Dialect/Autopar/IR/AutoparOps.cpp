@@ -221,6 +221,32 @@ ToPartialOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 //===----------------------------------------------------------------------===//
+// SwapGridAxesOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+SwapGridAxesOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto grid = symbolTable.lookupNearestSymbolFrom<shard::GridOp>(
+      *this, getGridAttr());
+  if (!grid)
+    return emitOpError() << "no shard.grid named '" << getGrid() << "'";
+  ArrayRef<int64_t> axes = getGridAxes();
+  if (axes.size() != 2 || axes[0] == axes[1])
+    return emitOpError() << "needs two different grid axes, got "
+                         << axes.size();
+  for (int64_t axis : axes)
+    if (axis < 0 || axis >= grid.getRank())
+      return emitOpError() << "grid axis " << axis << " is out of range for a "
+                           << grid.getRank() << "-d grid";
+  if (grid.getShape()[axes[0]] != grid.getShape()[axes[1]])
+    return emitOpError() << "grid axes " << axes[0] << " and " << axes[1]
+                         << " have different sizes "
+                         << grid.getShape()[axes[0]] << " and "
+                         << grid.getShape()[axes[1]];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Elementwise operations
 //===----------------------------------------------------------------------===//
 

@@ -397,4 +397,28 @@ def Autopar_ToPartialOp : Autopar_Op<"to_partial", [Pure,
   }];
 }
 
+def Autopar_SwapGridAxesOp : Autopar_Op<"swap_grid_axes", [Pure,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "point-to-point exchange between devices with swapped coordinates";
+  let description = [{
+    Every device receives the value of the device whose coordinates on grid
+    axes `grid_axes[0]` and `grid_axes[1]` (of equal size) are exchanged, and
+    sends its own to it; devices whose two coordinates are equal keep their
+    value. A value split (or pending) over the first axis becomes split (or
+    pending) over the second in one message per device, which is cheaper than
+    gathering and slicing.
+
+    ```mlir
+    %y = autopar.swap_grid_axes %x on @grid grid_axes = [0, 1] : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$grid,
+    DenseI64ArrayAttr:$grid_axes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid `grid_axes` `=` $grid_axes attr-dict `:` type($result)
+  }];
+}
+
 #endif // AUTOPAR_DIALECT_AUTOPAR_IR_AUTOPAROPS_TD
