@@ -36,6 +36,8 @@ StringRef mlir::autopar::stringifyReshardKind(ReshardStep::Kind kind) {
     return "all_slice";
   case ReshardStep::Kind::ToPartial:
     return "to_partial";
+  case ReshardStep::Kind::SwapAxes:
+    return "swap_grid_axes";
   }
   llvm_unreachable("unknown reshard kind");
 }
@@ -181,12 +183,15 @@ int64_t mlir::autopar::getReshardStepBytes(const ReshardStep &step,
       n *= size / getGroupSize(sharding.getDimAxes(d), gridShape);
     return n;
   };
-  int64_t n = getGroupSize(step.axes, gridShape);
+  int64_t n = step.kind == ReshardStep::Kind::SwapAxes
+                  ? gridShape[step.axes.front()]
+                  : getGroupSize(step.axes, gridShape);
   switch (step.kind) {
   case ReshardStep::Kind::AllReduce:
     return 2 * (n - 1) * localBytes(step.before) / n;
   case ReshardStep::Kind::ReduceScatter:
   case ReshardStep::Kind::AllToAll:
+  case ReshardStep::Kind::SwapAxes:
     return (n - 1) * localBytes(step.before) / n;
   case ReshardStep::Kind::AllGather:
     return (n - 1) * localBytes(step.after) / n;

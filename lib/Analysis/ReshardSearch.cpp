@@ -13,6 +13,8 @@
 //   a last on d         -> a appended to e    all_to_all       (n-1)/n S
 //   a unused            -> a appended to d    all_slice        0
 //   a unused            -> pending sum        to_partial       0
+//   a split or pending, b unused, |a| = |b|
+//                       -> b takes a's place  swap_grid_axes   (n-1)/n S
 //
 // (S: local bytes before the step, S': after; n: size of axis a). Dijkstra
 // finds the path with the fewest bytes per device, then the fewest steps.
@@ -196,6 +198,20 @@ std::optional<SmallVector<ReshardStep>> mlir::autopar::searchCheapestReshard(
     };
     for (int64_t axis : axes) {
       int64_t n = gridShape[axis];
+      // Point to point: another unused axis of the same size takes this
+      // axis's place (in a dimension's list or among the pending sums).
+      if (cur.uses(axis)) {
+        for (int64_t other : axes) {
+          if (other == axis || cur.uses(other) || gridShape[other] != n)
+            continue;
+          State swapped = cur;
+          for (SmallVector<int64_t> &dimAxes : swapped.dims)
+            llvm::replace(dimAxes, axis, other);
+          llvm::replace(swapped.partial, axis, other);
+          next(swapped, (n - 1) * bytes / n, ReshardStep::Kind::SwapAxes,
+               axis, /*dim=*/-1, /*otherDim=*/other);
+        }
+      }
       if (llvm::is_contained(cur.partial, axis)) {
         State reduced = cur;
         llvm::erase_if(reduced.partial, [&](int64_t a) { return a == axis; });
@@ -253,9 +269,13 @@ std::optional<SmallVector<ReshardStep>> mlir::autopar::searchCheapestReshard(
     const Node &parent = nodes[node.parent];
     ReshardStep step;
     step.kind = node.kind;
-    step.axes = {node.axis};
-    step.dim = node.dim;
-    step.otherDim = node.otherDim;
+    if (node.kind == ReshardStep::Kind::SwapAxes) {
+      step.axes = {node.axis, node.otherDim};
+    } else {
+      step.axes = {node.axis};
+      step.dim = node.dim;
+      step.otherDim = node.otherDim;
+    }
     step.before = ShardingAttr::get(ctx, parent.state.dims, parent.state.partial);
     step.after = ShardingAttr::get(ctx, node.state.dims, node.state.partial);
     steps.push_back(std::move(step));

@@ -26,6 +26,8 @@ struct ReshardStep {
     AllToAll,      ///< split of `dim` over `axes` moves to `otherDim`
     AllSlice,      ///< split `dim` further over `axes` (local)
     ToPartial,     ///< replicated -> pending sum over `axes` (local)
+    SwapAxes,      ///< split or pending sum over axes[0] moves to axes[1]
+                   ///< (point to point, equal axis sizes)
   };
   Kind kind;
   SmallVector<int64_t> axes;

@@ -120,6 +120,12 @@ FailureOr<Value> PartitionPass::reshard(OpBuilder &b, Location loc,
       local = shard::AllSliceOp::create(b, loc, *type, gridName, axes, local,
                                         llvm::APInt(64, step.dim));
       break;
+    case ReshardStep::Kind::SwapAxes:
+      local = SwapGridAxesOp::create(
+          b, loc, local, FlatSymbolRefAttr::get(b.getContext(), gridName),
+          b.getDenseI64ArrayAttr(step.axes));
+      ++numCollectives;
+      break;
     case ReshardStep::Kind::ToPartial:
       local = ToPartialOp::create(b, loc, local,
                                   FlatSymbolRefAttr::get(b.getContext(), gridName),

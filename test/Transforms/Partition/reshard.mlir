@@ -92,3 +92,17 @@ func.func @input_resharded(%x: tensor<8x4xf32> {autopar.sharding = #autopar.shar
   %r = autopar.relu %x {autopar.shardings = [#autopar.sharding<[[0], []]>]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
   return %r : tensor<8x4xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2x2)
+// Rows split over axis 0 move to axis 1 by a point-to-point exchange.
+// CHECK-LABEL: func.func @swap_axes
+func.func @swap_axes(%x: tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[0], []]>})
+    -> (tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[], []]>}) {
+  // CHECK: %[[S:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 0
+  // CHECK: %[[W:.*]] = autopar.swap_grid_axes %[[S]] on @grid grid_axes = [0, 1] : tensor<4x4xf32>
+  // CHECK: autopar.relu %[[W]] : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %r = autopar.relu %x {autopar.shardings = [#autopar.sharding<[[1], []]>]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}

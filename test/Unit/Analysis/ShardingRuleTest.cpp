@@ -335,3 +335,32 @@ TEST_CASE("the reshard search never costs more than the fixed order",
   }
   CHECK(checked == 400);
 }
+
+TEST_CASE("a split moves between grid axes point to point", "[reshard]") {
+  Fixture f("module {}");
+  using K = ReshardStep::Kind;
+  // Rows over axis 0 -> rows over axis 1 on a 2x2 grid: one exchange instead
+  // of a gather and a slice.
+  std::optional<SmallVector<ReshardStep>> swap = searchCheapestReshard(
+      f.s({{0}, {}}), f.s({{1}, {}}), {8, 4}, 4, {2, 2});
+  REQUIRE(swap);
+  REQUIRE(swap->size() == 1);
+  CHECK((*swap)[0].kind == K::SwapAxes);
+  CHECK((*swap)[0].axes == SmallVector<int64_t>{0, 1});
+  // Half of the 64 local bytes leave each device on average.
+  CHECK(getReshardStepBytes((*swap)[0], {8, 4}, 4, {2, 2}) == 32);
+  CHECK(totalBytes(planReshard(f.s({{0}, {}}), f.s({{1}, {}})), {8, 4},
+                   {2, 2}) == 64);
+  // Pending sums move the same way.
+  std::optional<SmallVector<ReshardStep>> pending = searchCheapestReshard(
+      f.s({{}, {}}, {0}), f.s({{}, {}}, {1}), {8, 4}, 4, {2, 2});
+  REQUIRE(pending);
+  REQUIRE(pending->size() == 1);
+  CHECK((*pending)[0].kind == K::SwapAxes);
+  // Axes of different sizes never swap.
+  std::optional<SmallVector<ReshardStep>> sizes = searchCheapestReshard(
+      f.s({{0}, {}}), f.s({{1}, {}}), {8, 4}, 4, {2, 4});
+  REQUIRE(sizes);
+  for (const ReshardStep &step : *sizes)
+    CHECK(step.kind != K::SwapAxes);
+}
