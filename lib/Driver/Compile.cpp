@@ -436,6 +436,7 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   manifest.autoparVersion = getAutoparVersion().str();
   manifest.modelSha256 = model.sha256;
   manifest.plan = options.plan;
+  manifest.inputShapes = options.inputShapes;
   manifest.grid = *grid;
   manifest.numDevices = 1;
   for (int64_t size : *grid)
@@ -522,7 +523,7 @@ int driver::compileCommand(int argc, char **argv) {
           argc, argv, "compile",
           "compile an ONNX model into per-device programs and weight shards\n\n"
           "  autopar compile MODEL.onnx --grid SHAPE [--plan P] "
-          "[--cluster FILE.json] -o OUTDIR\n\n"
+          "[--cluster FILE.json] [--input-shape NAME=8x128] -o OUTDIR\n\n"
           "OUTDIR receives program.so (the device program), program.mlir, "
           "weights/rank<R>/w<id>.bin, plan.json, plan.txt and manifest.json.\n",
           category, kErrorExitCode))
@@ -551,12 +552,16 @@ int driver::compileCommand(int argc, char **argv) {
   }
   if (failed(checkPlanArgument(ctx, plan)))
     return kErrorExitCode;
-  FailureOr<ImportedModel> imported = importModel(ctx, model);
+  FailureOr<InputShapes> inputShapes = common.getInputShapes();
+  if (failed(inputShapes))
+    return kErrorExitCode;
+  FailureOr<ImportedModel> imported = importModel(ctx, model, *inputShapes);
   if (failed(imported))
     return kErrorExitCode;
   CompileOptions options;
   options.grid = grid;
   options.plan = plan;
+  options.inputShapes = *inputShapes;
   options.clusterPath = cluster;
   options.outDir = outDir;
   FailureOr<Manifest> manifest = compileModel(ctx, *imported, options);
@@ -588,6 +593,7 @@ int driver::importCommand(int argc, char **argv) {
           parseCommandLine(argc, argv, "import",
                            "print the IR of a model after a compiler stage\n\n"
                            "  autopar import MODEL.onnx [--grid G --plan P] "
+                           "[--input-shape NAME=8x128] "
                            "[--emit imported|annotated|partitioned|llvm]\n",
                            category, kErrorExitCode))
     return *exit;
@@ -607,10 +613,13 @@ int driver::importCommand(int argc, char **argv) {
                "': expected imported, annotated, partitioned or llvm");
     return kErrorExitCode;
   }
+  FailureOr<InputShapes> inputShapes = common.getInputShapes();
+  if (failed(inputShapes))
+    return kErrorExitCode;
   DriverContext context;
   MLIRContext &ctx = context.get();
   FailureOr<ImportedModel> imported =
-      importModel(ctx, model, /*requireWeightData=*/false);
+      importModel(ctx, model, *inputShapes, /*requireWeightData=*/false);
   if (failed(imported))
     return kErrorExitCode;
   FailureOr<OwningOpRef<ModuleOp>> module =

@@ -168,8 +168,21 @@ InFlightDiagnostic driver::emitDriverError(MLIRContext &ctx) {
 // Files and shared checks
 //===----------------------------------------------------------------------===//
 
+FailureOr<InputShapes> driver::ModelPlanOptions::getInputShapes() const {
+  InputShapes shapes;
+  std::string error;
+  for (const std::string &entry : inputShape) {
+    if (failed(parseInputShape(entry, shapes, error))) {
+      printError(error);
+      return failure();
+    }
+  }
+  return shapes;
+}
+
 FailureOr<ImportedModel> driver::importModel(MLIRContext &ctx,
                                              StringRef modelPath,
+                                             const InputShapes &inputShapes,
                                              bool requireWeightData) {
   if (!llvm::sys::fs::exists(modelPath)) {
     emitDriverError(ctx) << "model file '" << modelPath << "' does not exist";
@@ -182,6 +195,7 @@ FailureOr<ImportedModel> driver::importModel(MLIRContext &ctx,
   }
   ImportOptions options;
   options.requireWeightData = requireWeightData;
+  options.inputShapes = inputShapes;
   FailureOr<ImportedModel> model = importOnnxFile(modelPath, ctx, options);
   if (failed(model))
     return failure();

@@ -38,8 +38,9 @@ int verifyCommand(int argc, char **argv);
 int importCommand(int argc, char **argv);
 
 /// The options every model-taking subcommand shares: the model path, the
-/// device grid and the plan. Construct one as a function-local static per
-/// subcommand, in that subcommand's option category.
+/// device grid, the plan and the static shapes of graph inputs. Construct one
+/// as a function-local static per subcommand, in that subcommand's option
+/// category.
 struct ModelPlanOptions {
   ModelPlanOptions(llvm::cl::OptionCategory &category, StringRef gridDesc,
                    StringRef gridDefault)
@@ -51,10 +52,22 @@ struct ModelPlanOptions {
              llvm::cl::desc("replicated, data, tensor, or a plan.json file "
                             "(default: replicated)"),
              llvm::cl::value_desc("plan"), llvm::cl::init("replicated"),
-             llvm::cl::cat(category)) {}
+             llvm::cl::cat(category)),
+        inputShape(
+            "input-shape",
+            llvm::cl::desc("static shape of a graph input, resolving its "
+                           "symbolic dimensions (repeatable or "
+                           "comma-separated, e.g. ids=8x128,mask=8x128)"),
+            llvm::cl::value_desc("name=shape"), llvm::cl::CommaSeparated,
+            llvm::cl::ZeroOrMore, llvm::cl::cat(category)) {}
   llvm::cl::opt<std::string> model;
   llvm::cl::opt<std::string> grid;
   llvm::cl::opt<std::string> plan;
+  llvm::cl::list<std::string> inputShape;
+
+  /// The parsed `--input-shape` values; prints an `autopar: error:` line and
+  /// fails on a malformed or repeated entry.
+  FailureOr<InputShapes> getInputShapes() const;
 };
 
 /// Prints `autopar: error: <message>` on stderr.
@@ -91,8 +104,10 @@ private:
 /// Emits an error without a location on `ctx`.
 InFlightDiagnostic emitDriverError(MLIRContext &ctx);
 
-/// Imports `modelPath` (errors on `ctx`).
+/// Imports `modelPath` with graph inputs of `inputShapes` given static
+/// shapes (errors on `ctx`).
 FailureOr<ImportedModel> importModel(MLIRContext &ctx, StringRef modelPath,
+                                     const InputShapes &inputShapes = {},
                                      bool requireWeightData = true);
 
 /// Checks that `plan` is a keyword or names an existing file.

@@ -56,6 +56,12 @@ llvm::json::Value mlir::autopar::manifestToJson(const Manifest &manifest) {
   };
   if (manifest.cluster)
     object["cluster"] = *manifest.cluster;
+  if (!manifest.inputShapes.empty()) {
+    llvm::json::Object shapes;
+    for (const auto &[name, shape] : manifest.inputShapes)
+      shapes[name] = shapeToJson(shape);
+    object["input_shapes"] = std::move(shapes);
+  }
   return llvm::json::Value(std::move(object));
 }
 
@@ -249,6 +255,20 @@ FailureOr<Manifest> mlir::autopar::readManifest(MLIRContext &ctx,
   }
   if (const llvm::json::Value *cluster = object->get("cluster"))
     manifest.cluster = *cluster;
+  if (object->get("input_shapes")) {
+    const llvm::json::Object *shapes = object->getObject("input_shapes");
+    if (!shapes) {
+      reader.fail("'input_shapes' is not an object");
+      return failure();
+    }
+    for (const auto &entry : *shapes) {
+      FailureOr<SmallVector<int64_t>> shape =
+          reader.getShape(*shapes, entry.first);
+      if (failed(shape))
+        return failure();
+      manifest.inputShapes[entry.first.str()] = *shape;
+    }
+  }
 
   SmallString<256> program(outDir);
   llvm::sys::path::append(program, "program.so");

@@ -271,7 +271,8 @@ int driver::verifyCommand(int argc, char **argv) {
           argc, argv, "verify",
           "compare a partitioned model with the single-device run\n\n"
           "  autopar verify MODEL.onnx --grid SHAPE [--plan P] [--inputs DIR] "
-          "[--seed N] [--rtol R] [--atol A] [--timeout S]\n\n"
+          "[--seed N] [--rtol R] [--atol A] [--timeout S] "
+          "[--input-shape NAME=8x128]\n\n"
           "Prints the plan, one line per output, then 'max_abs_err=... "
           "max_rel_err=...'. An element matches when |a - b| <= atol + rtol * "
           "|b| (b: single-device value). Exit code 0: match, 1: mismatch, 2: "
@@ -321,7 +322,10 @@ int driver::verifyCommand(int argc, char **argv) {
     printError("input directory '" + inputs + "' does not exist");
     return kVerifyErrorExitCode;
   }
-  FailureOr<ImportedModel> imported = importModel(ctx, model);
+  FailureOr<InputShapes> inputShapes = common.getInputShapes();
+  if (failed(inputShapes))
+    return kVerifyErrorExitCode;
+  FailureOr<ImportedModel> imported = importModel(ctx, model, *inputShapes);
   if (failed(imported))
     return kVerifyErrorExitCode;
 
@@ -336,10 +340,12 @@ int driver::verifyCommand(int argc, char **argv) {
   singleOptions.grid = "1";
   singleOptions.plan = "replicated";
   singleOptions.outDir = singleDir.str().str();
+  singleOptions.inputShapes = *inputShapes;
   CompileOptions partitionedOptions;
   partitionedOptions.grid = grid;
   partitionedOptions.plan = plan;
   partitionedOptions.outDir = partitionedDir.str().str();
+  partitionedOptions.inputShapes = *inputShapes;
   FailureOr<Manifest> single = compileModel(ctx, *imported, singleOptions);
   if (failed(single))
     return kVerifyErrorExitCode;

@@ -68,8 +68,13 @@ private:
   LogicalResult runOnnxChecks(bool externalData);
   LogicalResult importGraph();
 
-  FailureOr<RankedTensorType> convertTensorType(const onnx::TypeProto &type,
-                                                const Twine &what);
+  /// Gives the runtime inputs named in ImportOptions::inputShapes their
+  /// static shapes (in the model, so that ONNX shape inference sees them).
+  LogicalResult applyInputShapes();
+  /// The static type of runtime input `input`; a symbolic or unknown
+  /// dimension is an error that names it and the --input-shape resolving it.
+  FailureOr<RankedTensorType>
+  convertInputType(const onnx::ValueInfoProto &input);
   FailureOr<RankedTensorType>
   getTensorType(int32_t dataType, ArrayRef<int64_t> shape, const Twine &what);
   /// The first node reading tensor `name`, for diagnostics about graph inputs
@@ -114,6 +119,9 @@ private:
   /// every attribute is in `allowed`.
   LogicalResult checkNode(const NodeRef &ref, unsigned min, unsigned max,
                           ArrayRef<StringRef> allowed, unsigned maxOutputs = 1);
+  /// True when output `index` of the node is present and read by another node
+  /// or the graph.
+  bool isOutputUsed(const NodeRef &ref, unsigned index) const;
   /// Errors when output `index` of the node is present and read by another
   /// node or the graph; `what` names it.
   LogicalResult checkOutputUnused(const NodeRef &ref, unsigned index,
@@ -188,6 +196,11 @@ private:
   LogicalResult importWhere(const NodeRef &ref, Location loc);
   LogicalResult importSoftmax(const NodeRef &ref, Location loc);
   LogicalResult importLayerNorm(const NodeRef &ref, Location loc);
+  /// Outputs Mean (1) and InvStdDev (2) of LayerNormalization, where used,
+  /// decomposed into reduce_mean, sub, mul, add, sqrt and reciprocal.
+  LogicalResult importLayerNormStatistics(const NodeRef &ref, Location loc,
+                                          Value x, int64_t axis,
+                                          float epsilon);
   LogicalResult importBatchNorm(const NodeRef &ref, Location loc);
   LogicalResult importGemm(const NodeRef &ref, Location loc);
   LogicalResult importConv(const NodeRef &ref, Location loc);

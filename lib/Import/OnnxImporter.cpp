@@ -7,7 +7,8 @@
 // This file implements the import of an ONNX model (binary ModelProto or ONNX
 // text syntax) into `func.func @main` of autopar ops:
 //
-//   1. parse the model and check that every node is supported;
+//   1. parse the model, check that every node is supported and give graph
+//      inputs the static shapes of ImportOptions::inputShapes;
 //   2. run ONNX's checker and shape inference where they apply (default-domain
 //      opset <= 17; external data present);
 //   3. build the function: runtime inputs become arguments, initializers and
@@ -92,11 +93,11 @@ static bool isDefaultDomain(StringRef domain) {
 
 
 std::string OnnxImporter::NodeRef::describe() const {
-  std::string op = node->op_type();
+  std::string domain;
   if (!isDefaultDomain(node->domain()))
-    op = node->domain() + "." + op;
-  return "node '" + name + "' (op " + op + ", opset " + std::to_string(opset) +
-         ")";
+    domain = ", domain " + node->domain();
+  return "node '" + name + "' (op " + node->op_type() + domain + ", opset " +
+         std::to_string(opset) + ")";
 }
 
 LogicalResult OnnxImporter::emitParseError(StringRef message) {
@@ -164,9 +165,6 @@ LogicalResult OnnxImporter::parse(StringRef bytes) {
     return emitError() << "'" << bufferName
                        << "' is not a valid ONNX model (no graph)";
   opset = getDefaultOpset(*model);
-  if (opset < 0)
-    return emitError() << "model '" << bufferName
-                       << "' imports no opset of the default ONNX domain";
   return success();
 }
 
@@ -200,14 +198,24 @@ LogicalResult OnnxImporter::checkSupportedNodes() {
       "Sub",        "Tanh",
       "Transpose",  "Unsqueeze",
       "Where"};
-  for (auto [index, node] :
-       llvm::enumerate(*model->mutable_graph()->mutable_node())) {
-    NodeRef ref{&node,
-                node.name().empty() ? "#" + std::to_string(index) : node.name(),
-                getOpset(*model, node.domain())};
-    if (!isDefaultDomain(node.domain()) || !supported.contains(node.op_type()))
-      return emitError(ref) << "unsupported operator";
-  }
+  // Nodes of other domains first: a model of training operators (domain
+  // ai.onnx.preview.training) may import no default-domain opset at all.
+  auto nodes = llvm::enumerate(*model->mutable_graph()->mutable_node());
+  auto makeRef = [&](size_t index, onnx::NodeProto &node) {
+    return NodeRef{&node,
+                   node.name().empty() ? "#" + std::to_string(index)
+                                       : node.name(),
+                   getOpset(*model, node.domain())};
+  };
+  for (auto [index, node] : nodes)
+    if (!isDefaultDomain(node.domain()))
+      return emitError(makeRef(index, node)) << "unsupported operator";
+  if (opset < 0)
+    return emitError() << "model '" << bufferName
+                       << "' imports no opset of the default ONNX domain";
+  for (auto [index, node] : nodes)
+    if (!supported.contains(node.op_type()))
+      return emitError(makeRef(index, node)) << "unsupported operator";
   return success();
 }
 
@@ -266,25 +274,104 @@ FailureOr<RankedTensorType> OnnxImporter::getTensorType(int32_t dataType,
 }
 
 FailureOr<RankedTensorType>
-OnnxImporter::convertTensorType(const onnx::TypeProto &type,
-                                const Twine &what) {
+OnnxImporter::convertInputType(const onnx::ValueInfoProto &input) {
+  std::string what = "input '" + input.name() + "'";
+  const onnx::TypeProto &type = input.type();
   if (!type.has_tensor_type())
     return emitError() << what
                        << " is not a tensor; only tensor values are supported";
   const onnx::TypeProto::Tensor &tensor = type.tensor_type();
   if (!tensor.has_shape())
-    return emitError() << what << " has no shape; static shapes are required";
+    return emitError() << what
+                       << " has no shape; static shapes are required (give "
+                          "one with --input-shape "
+                       << input.name() << "=D0xD1x...)";
+  // The --input-shape value that would resolve the input, symbolic and
+  // unknown sizes as placeholders.
+  std::string hint = "--input-shape " + input.name() + "=";
+  for (auto [index, dim] : llvm::enumerate(tensor.shape().dim())) {
+    hint += index ? "x" : "";
+    hint += dim.has_dim_value() ? std::to_string(dim.dim_value())
+            : dim.has_dim_param() ? "<" + dim.dim_param() + ">"
+                                  : "<d" + std::to_string(index) + ">";
+  }
   SmallVector<int64_t> shape;
   for (auto [index, dim] : llvm::enumerate(tensor.shape().dim())) {
     if (dim.has_dim_param())
       return emitError() << what << " dimension " << index << " is symbolic ('"
-                         << dim.dim_param() << "'); static shapes are required";
+                         << dim.dim_param()
+                         << "'); static shapes are required: resolve it with "
+                         << hint;
     if (!dim.has_dim_value())
       return emitError() << what << " dimension " << index
-                         << " is unknown; static shapes are required";
+                         << " is unknown; static shapes are required: "
+                            "resolve it with "
+                         << hint;
     shape.push_back(dim.dim_value());
   }
   return getTensorType(tensor.elem_type(), shape, what);
+}
+
+LogicalResult OnnxImporter::applyInputShapes() {
+  onnx::GraphProto &graph = *model->mutable_graph();
+  llvm::StringSet<> initializers;
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializers.insert(init.name());
+  for (const auto &[name, shape] : options.inputShapes) {
+    std::string given =
+        "--input-shape " + formatInputShapes(InputShapes{{name, shape}});
+    onnx::ValueInfoProto *input = nullptr;
+    for (onnx::ValueInfoProto &candidate : *graph.mutable_input())
+      if (candidate.name() == name && !initializers.contains(name))
+        input = &candidate;
+    if (!input) {
+      InFlightDiagnostic diag = emitError();
+      diag << given << ": the model has no runtime input '" << name << "'";
+      if (initializers.contains(name))
+        diag << " ('" << name << "' is an initializer)";
+      SmallVector<StringRef> names;
+      for (const onnx::ValueInfoProto &candidate : graph.input())
+        if (!initializers.contains(candidate.name()))
+          names.push_back(candidate.name());
+      if (names.empty()) {
+        diag << "; it has no runtime inputs";
+      } else {
+        diag << "; its inputs are ";
+        llvm::interleave(
+            names, diag, [&](StringRef n) { diag << "'" << n << "'"; }, ", ");
+      }
+      return diag;
+    }
+    std::string what = "input '" + name + "'";
+    for (auto [index, size] : llvm::enumerate(shape))
+      if (size <= 0)
+        return emitError() << given << ": dimension " << index << " of "
+                           << what << " must be positive, got " << size;
+    if (!input->type().has_tensor_type())
+      return emitError() << given << ": " << what
+                         << " is not a tensor; only tensor values are "
+                            "supported";
+    onnx::TypeProto::Tensor &tensor =
+        *input->mutable_type()->mutable_tensor_type();
+    if (tensor.has_shape()) {
+      const onnx::TensorShapeProto &declared = tensor.shape();
+      if (declared.dim_size() != static_cast<int>(shape.size()))
+        return emitError() << given << ": " << what << " has rank "
+                           << declared.dim_size() << ", but the shape has "
+                           << shape.size() << " dimension"
+                           << (shape.size() == 1 ? "" : "s");
+      for (auto [index, dim] : llvm::enumerate(declared.dim()))
+        if (dim.has_dim_value() && dim.dim_value() != shape[index])
+          return emitError() << given << ": dimension " << index << " of "
+                             << what << " is " << dim.dim_value()
+                             << " in the model, not " << shape[index];
+    }
+    onnx::TensorShapeProto &resolved = *tensor.mutable_shape();
+    resolved.clear_dim();
+    for (int64_t size : shape)
+      resolved.add_dim()->set_dim_value(size);
+  }
+  return success();
 }
 
 std::string importer::typeToString(Type type) {
@@ -479,8 +566,7 @@ LogicalResult OnnxImporter::importGraph() {
     if (llvm::is_contained(result.inputNames, input.name()))
       return emitError() << "graph input '" << input.name()
                          << "' is listed twice";
-    FailureOr<RankedTensorType> type =
-        convertTensorType(input.type(), "input '" + input.name() + "'");
+    FailureOr<RankedTensorType> type = convertInputType(input);
     if (failed(type))
       return failure();
     inputTypes.push_back(*type);
@@ -633,7 +719,8 @@ FailureOr<ImportedModel> OnnxImporter::run(StringRef bytes) {
   result.module = ModuleOp::create(fileLoc);
 
   try {
-    if (failed(parse(bytes)) || failed(checkSupportedNodes()))
+    if (failed(parse(bytes)) || failed(checkSupportedNodes()) ||
+        failed(applyInputShapes()))
       return failure();
     // Probe the initializers' external data: ONNX 1.12's checker fails when
     // it is missing, which planning-only imports allow.
@@ -692,4 +779,47 @@ mlir::autopar::importOnnxFile(StringRef path, MLIRContext &ctx,
            << "cannot open model file '" << path
            << "': " << buffer.getError().message();
   return importOnnxBuffer((*buffer)->getBuffer(), path, ctx, options);
+}
+
+LogicalResult mlir::autopar::parseInputShape(StringRef text,
+                                             InputShapes &shapes,
+                                             std::string &error) {
+  auto [name, dims] = text.split('=');
+  name = name.trim();
+  dims = dims.trim();
+  if (!text.contains('=') || name.empty() || dims.empty()) {
+    error = "invalid --input-shape '" + text.str() +
+            "': expected NAME=D0xD1x... (e.g. x=8x128)";
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  dims.split(parts, 'x');
+  for (StringRef part : parts) {
+    int64_t size = 0;
+    if (part.trim().getAsInteger(10, size)) {
+      error = "invalid --input-shape '" + text.str() + "': '" + part.str() +
+              "' is not an integer size (expected NAME=D0xD1x..., e.g. "
+              "x=8x128)";
+      return failure();
+    }
+    shape.push_back(size);
+  }
+  if (!shapes.emplace(name.str(), std::move(shape)).second) {
+    error = "--input-shape gives input '" + name.str() + "' twice";
+    return failure();
+  }
+  return success();
+}
+
+std::string mlir::autopar::formatInputShapes(const InputShapes &shapes) {
+  std::string text;
+  for (const auto &[name, shape] : shapes) {
+    if (!text.empty())
+      text += ",";
+    text += name + "=";
+    for (auto [index, size] : llvm::enumerate(shape))
+      text += (index ? "x" : "") + std::to_string(size);
+  }
+  return text;
 }

@@ -73,11 +73,16 @@ LogicalResult OnnxImporter::checkNode(const NodeRef &ref, unsigned min,
   return success();
 }
 
+bool OnnxImporter::isOutputUsed(const NodeRef &ref, unsigned index) const {
+  const onnx::NodeProto &node = *ref.node;
+  return (int)index < node.output_size() && !node.output(index).empty() &&
+         usedNames.contains(node.output(index));
+}
+
 LogicalResult OnnxImporter::checkOutputUnused(const NodeRef &ref,
                                               unsigned index, StringRef what) {
   const onnx::NodeProto &node = *ref.node;
-  if ((int)index < node.output_size() && !node.output(index).empty() &&
-      usedNames.contains(node.output(index)))
+  if (isOutputUsed(ref, index))
     return emitError(ref) << "output " << index << " (" << what << ", '"
                           << node.output(index)
                           << "') is used; only output 0 is supported";
@@ -641,9 +646,7 @@ LogicalResult OnnxImporter::importSoftmax(const NodeRef &ref, Location loc) {
 
 LogicalResult OnnxImporter::importLayerNorm(const NodeRef &ref, Location loc) {
   if (failed(checkNode(ref, 2, 3, {"axis", "epsilon", "stash_type"}, 3)) ||
-      failed(checkInputType(ref, 0, kFloat)) ||
-      failed(checkOutputUnused(ref, 1, "Mean")) ||
-      failed(checkOutputUnused(ref, 2, "InvStdDev")))
+      failed(checkInputType(ref, 0, kFloat)))
     return failure();
   FailureOr<int64_t> axisAttr = intAttr(ref, "axis", -1);
   FailureOr<float> epsilon = floatAttr(ref, "epsilon", 1e-5f);
@@ -662,7 +665,57 @@ LogicalResult OnnxImporter::importLayerNorm(const NodeRef &ref, Location loc) {
   if (hasInput(ref, 2))
     operands.push_back(input(ref, 2));
   FailureOr<Value> result = createOp<LayerNormOp>(ref, loc, operands, props);
-  return failed(result) ? failure() : setOutput(ref, 0, *result);
+  if (failed(result) || failed(setOutput(ref, 0, *result)))
+    return failure();
+  if (isOutputUsed(ref, 1) || isOutputUsed(ref, 2))
+    return importLayerNormStatistics(ref, loc, x, *axis, *epsilon);
+  return success();
+}
+
+LogicalResult OnnxImporter::importLayerNormStatistics(const NodeRef &ref,
+                                                      Location loc, Value x,
+                                                      int64_t axis,
+                                                      float epsilon) {
+  // Mean = mean(X), InvStdDev = 1 / sqrt(mean((X - Mean)^2) + epsilon), both
+  // reduced over axes axis..rank-1 with the reduced dimensions kept.
+  auto type = cast<RankedTensorType>(x.getType());
+  ReduceMeanOp::Properties reduce;
+  reduce.setAxes(builder.getDenseI64ArrayAttr(
+      llvm::to_vector(llvm::seq<int64_t>(axis, type.getRank()))));
+  reduce.setKeepdims(builder.getBoolAttr(true));
+  FailureOr<Value> mean = createOp<ReduceMeanOp>(ref, loc, x, reduce);
+  if (failed(mean))
+    return failure();
+  FailureOr<Value> deviation = createOp<SubOp>(ref, loc, {x, *mean});
+  if (failed(deviation))
+    return failure();
+  FailureOr<Value> squared =
+      createOp<MulOp>(ref, loc, {*deviation, *deviation});
+  if (failed(squared))
+    return failure();
+  FailureOr<Value> variance =
+      createOp<ReduceMeanOp>(ref, loc, *squared, reduce);
+  if (failed(variance))
+    return failure();
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
+  Value eps = ConstantOp::create(
+      builder, loc, scalarType,
+      cast<ElementsAttr>(
+          DenseElementsAttr::get(scalarType, ArrayRef<float>(epsilon))));
+  FailureOr<Value> shifted = createOp<AddOp>(ref, loc, {*variance, eps});
+  if (failed(shifted))
+    return failure();
+  FailureOr<Value> stdDev = createOp<SqrtOp>(ref, loc, *shifted);
+  if (failed(stdDev))
+    return failure();
+  FailureOr<Value> invStdDev = createOp<ReciprocalOp>(ref, loc, *stdDev);
+  if (failed(invStdDev))
+    return failure();
+  if (isOutputUsed(ref, 1) && failed(setOutput(ref, 1, *mean)))
+    return failure();
+  if (isOutputUsed(ref, 2) && failed(setOutput(ref, 2, *invStdDev)))
+    return failure();
+  return success();
 }
 
 LogicalResult OnnxImporter::importBatchNorm(const NodeRef &ref, Location loc) {
@@ -1349,8 +1402,7 @@ LogicalResult OnnxImporter::importExpand(const NodeRef &ref, Location loc) {
 LogicalResult OnnxImporter::importDropout(const NodeRef &ref, Location loc) {
   bool asInputs = ref.opset >= 12;
   if (failed(asInputs ? checkNode(ref, 1, 3, {"seed"}, 2)
-                      : checkNode(ref, 1, 1, {"ratio", "is_test"}, 2)) ||
-      failed(checkOutputUnused(ref, 1, "mask")))
+                      : checkNode(ref, 1, 1, {"ratio", "is_test"}, 2)))
     return failure();
   if (asInputs && hasInput(ref, 2)) {
     FailureOr<const ConstTensor *> training =
@@ -1361,9 +1413,23 @@ LogicalResult OnnxImporter::importDropout(const NodeRef &ref, Location loc) {
       return emitError(ref) << "training_mode must be false; only inference "
                                "is supported";
   }
-  if (const ConstTensor *value = knownInput(ref, 0))
-    return setKnownOutput(ref, 0, *value, loc);
-  return setOutput(ref, 0, input(ref, 0));
+  LogicalResult output =
+      knownInput(ref, 0) ? setKnownOutput(ref, 0, *knownInput(ref, 0), loc)
+                         : setOutput(ref, 0, input(ref, 0));
+  if (failed(output) || !isOutputUsed(ref, 1))
+    return output;
+  // In inference the mask keeps every element: an all-true splat of X's
+  // shape (bool from opset 10, X's element type before).
+  RankedTensorType type = inputType(ref, 0);
+  Type elementType = ref.opset >= 10 ? builder.getI1Type()
+                                     : type.getElementType();
+  auto maskType = type.clone(elementType);
+  Attribute one = builder.getOneAttr(elementType);
+  Value mask = ConstantOp::create(
+      builder, loc, maskType,
+      cast<ElementsAttr>(
+          DenseElementsAttr::get(maskType, ArrayRef<Attribute>(one))));
+  return setOutput(ref, 1, mask);
 }
 
 //===----------------------------------------------------------------------===//

@@ -81,6 +81,9 @@ struct Manifest {
   std::vector<WeightEntry> weights;
   /// The `--cluster` file's contents, when one was given.
   std::optional<llvm::json::Value> cluster;
+  /// The `--input-shape` values the model was imported with (`input_shapes`,
+  /// written when not empty).
+  InputShapes inputShapes;
 };
 
 /// Serializes `manifest` as JSON.
@@ -105,6 +108,9 @@ struct CompileOptions {
   /// Optional cluster description (JSON with one `axes` entry per grid axis).
   std::string clusterPath;
   std::string outDir;
+  /// The `--input-shape` values the model was imported with, recorded in the
+  /// manifest (the import applied them).
+  InputShapes inputShapes;
 };
 
 /// Compiles the imported `model` into `options.outDir`: plan files, the

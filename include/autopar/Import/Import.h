@@ -36,7 +36,13 @@
 //   Not Pow Range Reciprocal ReduceMax ReduceMean ReduceSum Relu Reshape Shape
 //   Sigmoid Slice Softmax Split Sqrt Squeeze Sub Tanh Transpose Unsqueeze
 //   Where. Nodes read float32, int64, int32 and bool tensors. Shapes of
-//   runtime inputs must be static.
+//   runtime inputs must be static: symbolic dimensions are resolved by
+//   ImportOptions::inputShapes (`--input-shape`) or rejected. Read optional
+//   outputs: LayerNormalization's Mean and InvStdDev (decomposed into
+//   reduce_mean, sub, mul, add, sqrt, reciprocal; Y stays layer_norm) and
+//   Dropout's mask (an all-true splat constant); MaxPool's Indices is an
+//   error. Nodes of other domains (ai.onnx.preview.training, ...) are
+//   unsupported operators, named with their domain.
 // - ONNX 1.12's checker and shape inference run when the default-domain opset
 //   is <= 17 and external data (if any) is present; result types inferred by
 //   the ops are cross-checked against the types ONNX declares or infers, and
@@ -56,6 +62,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -118,11 +125,31 @@ struct ImportedModel {
   std::vector<std::string> outputNames;
 };
 
+/// Static shapes of graph inputs by input name (`--input-shape NAME=8x128`).
+using InputShapes = std::map<std::string, SmallVector<int64_t>>;
+
 struct ImportOptions {
   /// Fail at import when an initializer's external data file is missing.
   /// Planning-only users (autopar plan) turn this off.
   bool requireWeightData = true;
+  /// Static shapes replacing the declared shapes of runtime graph inputs,
+  /// applied before ONNX shape inference and shape folding: this is how
+  /// symbolic (batch, sequence) and unknown dimensions are resolved. Each
+  /// must name a runtime input, have its rank, agree with its static
+  /// dimensions and have positive sizes; otherwise the import fails with an
+  /// error naming the input.
+  InputShapes inputShapes;
 };
+
+/// Parses one `NAME=D0xD1x...` entry of `--input-shape` into `shapes`
+/// (sizes are checked against the model at import, not here). On failure
+/// returns failure and sets `error` to one line.
+LogicalResult parseInputShape(StringRef text, InputShapes &shapes,
+                              std::string &error);
+
+/// Formats `shapes` as the `--input-shape` value `a=8x128,b=8` (names in
+/// order).
+std::string formatInputShapes(const InputShapes &shapes);
 
 /// Imports the model at `path` (`.onnxtxt` is parsed as ONNX text syntax,
 /// anything else as a binary ModelProto). Errors (malformed file, unsupported

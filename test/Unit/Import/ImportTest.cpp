@@ -482,3 +482,46 @@ g (float[2] x, int64[1] r) => (float[2] y) {
   for (const std::string &message : diags.messages)
     CHECK(!StringRef(message).contains("\n"));
 }
+
+//===----------------------------------------------------------------------===//
+// Input shapes
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("--input-shape entries parse and format", "[import][inputshape]") {
+  InputShapes shapes;
+  std::string error;
+  REQUIRE(succeeded(parseInputShape("x=8x128", shapes, error)));
+  REQUIRE(succeeded(parseInputShape("mask=8", shapes, error)));
+  CHECK(shapes.at("x") == SmallVector<int64_t>{8, 128});
+  CHECK(shapes.at("mask") == SmallVector<int64_t>{8});
+  CHECK(formatInputShapes(shapes) == "mask=8,x=8x128");
+
+  CHECK(failed(parseInputShape("x=8x128", shapes, error)));
+  CHECK(error == "--input-shape gives input 'x' twice");
+  CHECK(failed(parseInputShape("8x128", shapes, error)));
+  CHECK(StringRef(error).contains("expected NAME=D0xD1x..."));
+  CHECK(failed(parseInputShape("y=8x", shapes, error)));
+  CHECK(StringRef(error).contains("'' is not an integer size"));
+}
+
+TEST_CASE("input shapes resolve symbolic dimensions", "[import][inputshape]") {
+  const char *text = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N, 4] x) => (float[N, 4] y) {
+  y = Relu (x)
+})";
+  MLIRContext ctx;
+  DiagnosticCollector diags(ctx);
+  ImportOptions options;
+  options.inputShapes["x"] = {8, 4};
+  FailureOr<ImportedModel> model =
+      importOnnxBuffer(text, "m.onnxtxt", ctx, options);
+  REQUIRE(succeeded(model));
+  auto func = model->module->lookupSymbol<func::FuncOp>("main");
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(func.getArgumentTypes()[0]).getShape();
+  CHECK(SmallVector<int64_t>(shape) == SmallVector<int64_t>{8, 4});
+
+  options.inputShapes["x"] = {8, 5};
+  CHECK(failed(importOnnxBuffer(text, "m.onnxtxt", ctx, options)));
+  CHECK(diags.contains("dimension 1 of input 'x' is 4 in the model, not 5"));
+}
