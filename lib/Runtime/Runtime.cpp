@@ -23,6 +23,7 @@
 #include <cstring>
 #include <map>
 #include <sys/stat.h>
+#include <utility>
 #include <vector>
 
 using namespace autopar::runtime;
@@ -511,6 +512,68 @@ void allToAll(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
                     out.bytes() / outerConcat / group.size);
 }
 
+/// Exchanges `in` with the device whose coordinates on `axisA` and `axisB` are
+/// swapped: one MPI_Sendrecv on the world communicator, or a copy on the
+/// devices whose two coordinates are equal.
+void swapGridAxes(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
+                  void *outDesc, int64_t axisA, int64_t axisB) {
+  std::string op = opName("swap_grid_axes", kind);
+  MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
+  MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
+  const RuntimeState &s = initializedState(op);
+  auto numAxes = static_cast<int64_t>(s.config.grid.size());
+  for (int64_t axis : {axisA, axisB})
+    if (axis < 0 || axis >= numAxes)
+      fail(format("%s: grid axis %" PRId64 " is out of range for grid %s",
+                  op.c_str(), axis, shapeString(s.config.grid).c_str()));
+  if (axisA == axisB)
+    fail(format("%s: needs two different grid axes, got %" PRId64 " twice",
+                op.c_str(), axisA));
+  if (s.config.grid[axisA] != s.config.grid[axisB])
+    fail(format("%s: grid axes %" PRId64 " and %" PRId64
+                " of grid %s have different sizes %" PRId64 " and %" PRId64,
+                op.c_str(), axisA, axisB, shapeString(s.config.grid).c_str(),
+                s.config.grid[axisA], s.config.grid[axisB]));
+  if (out.shape != in.shape)
+    fail(format("%s: output shape %s differs from input shape %s", op.c_str(),
+                shapeString(out.shape).c_str(), shapeString(in.shape).c_str()));
+
+  std::vector<int64_t> coords = s.coords;
+  std::swap(coords[axisA], coords[axisB]);
+  int64_t partner = 0;
+  for (int64_t axis = 0; axis < numAxes; ++axis)
+    partner = partner * s.config.grid[axis] + coords[axis];
+  if (partner == s.worldRank) {
+    copyInto(in, out);
+    return;
+  }
+
+  // Also for empty buffers: the partner's message must be matched, and its
+  // size is checked against ours.
+  ElemInfo info = elemInfo(kind);
+  int count = mpiCount(op, in.numElements);
+  std::vector<char> copy;
+  const char *send = in.data;
+  if (overlaps(in, out)) {
+    copy.assign(in.data, in.data + in.bytes());
+    send = copy.data();
+  }
+  MPI_Status status;
+  checkMpi(MPI_Sendrecv(send, count, info.type, static_cast<int>(partner),
+                        /*sendtag=*/0, out.data, count, info.type,
+                        static_cast<int>(partner), /*recvtag=*/0,
+                        MPI_COMM_WORLD, &status),
+           op.c_str(), "MPI_Sendrecv");
+  int received = 0;
+  checkMpi(MPI_Get_count(&status, info.type, &received), op.c_str(),
+           "MPI_Get_count");
+  if (received != count)
+    fail(format("%s: received %d elements from rank %" PRId64
+                ", expected %d (shape %s)",
+                op.c_str(), received, partner, count,
+                shapeString(in.shape).c_str()));
+}
+
 //===----------------------------------------------------------------------===//
 // Files
 //===----------------------------------------------------------------------===//
@@ -714,6 +777,11 @@ void autopar::runtime::finalizeRuntime() {
       int64_t splitDim, int64_t concatDim) {                                   \
     allToAll(ElemKind::KIND, inRank, in, outRank, out, axes, splitDim,         \
              concatDim);                                                       \
+  }                                                                            \
+  AUTOPAR_RT_EXPORT void autopar_rt_swap_grid_axes_##SUFFIX(                   \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t axisA,     \
+      int64_t axisB) {                                                         \
+    swapGridAxes(ElemKind::KIND, inRank, in, outRank, out, axisA, axisB);      \
   }
 
 AUTOPAR_RT_DEFINE(f32, F32)

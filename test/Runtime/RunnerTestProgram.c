@@ -69,6 +69,8 @@ void autopar_main(void) {
     y[i] = w[i] * x[i];
   if (modeIs("badaxes"))
     autopar_rt_all_reduce_f32(2, &dy, 2, &dsum, 0x3);
+  if (modeIs("badswap"))
+    autopar_rt_swap_grid_axes_f32(2, &dy, 2, &dsum, 0, 1);
   autopar_rt_all_reduce_f32(2, &dy, 2, &dsum, 0x1);
   autopar_rt_write_output_f32(0, 2, &dsum);
 

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace autopar::runtime;
@@ -74,6 +75,14 @@ struct Grid {
       result.push_back(static_cast<int>(rankOf(coords)));
     }
     return result;
+  }
+
+  /// The device whose coordinates on `axisA` and `axisB` are this device's
+  /// swapped.
+  int swapPartner(int64_t axisA, int64_t axisB) const {
+    std::vector<int64_t> coords = coordsOf(rank);
+    std::swap(coords[axisA], coords[axisB]);
+    return static_cast<int>(rankOf(coords));
   }
 
   int64_t groupIndex(const std::vector<int64_t> &axes) const {
@@ -180,6 +189,7 @@ template <typename T> struct Tensor {
     static constexpr auto allGather = &autopar_rt_all_gather_##SUFFIX;         \
     static constexpr auto reduceScatter = &autopar_rt_reduce_scatter_##SUFFIX; \
     static constexpr auto allToAll = &autopar_rt_all_to_all_##SUFFIX;          \
+    static constexpr auto swapGridAxes = &autopar_rt_swap_grid_axes_##SUFFIX;  \
   };
 
 DEFINE_DTYPE(f32, float, (r * 37 + i * 5) % 101 - 50, a + b)
@@ -335,6 +345,58 @@ struct Checker {
            }));
   }
 
+  /// Every device ends with the input of its swap partner; a device whose
+  /// coordinates on the two axes are equal (on the diagonal) keeps its own.
+  template <typename D>
+  void swapGridAxes(int64_t axisA, int64_t axisB,
+                    const std::vector<int64_t> &shape, bool inPlace) {
+    using T = typename D::T;
+    std::string name = std::string("swap_grid_axes_") + D::name +
+                       " axes=" + std::to_string(axisA) + "/" +
+                       std::to_string(axisB) + " shape=" + shapeString(shape) +
+                       (inPlace ? " in-place" : "");
+    int partner = grid.swapPartner(axisA, axisB);
+    Tensor<T> in = input<D>(shape);
+    Tensor<T> out(shape, 0, 0x5A);
+    Tensor<T> &result = inPlace ? in : out;
+    D::swapGridAxes(in.rank(), in.descriptor(), result.rank(),
+                    result.descriptor(), axisA, axisB);
+    report(name, compare<D>(name, result,
+                            [&](int64_t i) { return D::value(partner, i); }));
+  }
+
+  /// swap_grid_axes on every ordered pair of distinct, equally sized axes.
+  template <typename D> void swapAllAxes(const std::vector<int64_t> &shape) {
+    auto numAxes = static_cast<int64_t>(grid.sizes.size());
+    for (int64_t a = 0; a < numAxes; ++a)
+      for (int64_t b = 0; b < numAxes; ++b)
+        if (a != b && grid.sizes[a] == grid.sizes[b]) {
+          swapGridAxes<D>(a, b, shape, /*inPlace=*/false);
+          if (shape.size() == 2)
+            swapGridAxes<D>(a, b, shape, /*inPlace=*/true);
+        }
+  }
+
+  /// Checks that the diagonal devices of `axisA`/`axisB` (equal coordinates)
+  /// are exactly the ones that keep their value, and that the others do not.
+  void swapDiagonal(int64_t axisA, int64_t axisB) {
+    std::string name = "swap_grid_axes_f32 axes=" + std::to_string(axisA) +
+                       "/" + std::to_string(axisB) + " diagonal";
+    std::vector<int64_t> coords = grid.coordsOf(grid.rank);
+    bool diagonal = coords[axisA] == coords[axisB];
+    Tensor<float> in(std::vector<int64_t>{1}, 0, 0);
+    Tensor<float> out(std::vector<int64_t>{1}, 0, 0);
+    in.at(0) = static_cast<float>(grid.rank);
+    autopar_rt_swap_grid_axes_f32(in.rank(), in.descriptor(), out.rank(),
+                                  out.descriptor(), axisA, axisB);
+    bool kept = out.at(0) == in.at(0);
+    if (kept != diagonal)
+      std::fprintf(stderr, "rank %d: %s: got %g, diagonal %d\n", grid.rank,
+                   name.c_str(), static_cast<double>(out.at(0)),
+                   static_cast<int>(diagonal));
+    report(name, kept == diagonal);
+  }
+
   /// Every collective on every dim of `shape` that the group size allows.
   template <typename D>
   void allOps(const std::vector<int64_t> &axes,
@@ -413,6 +475,22 @@ int main(int argc, char **argv) {
     checker.allOps<DType_i32>(axes, {4, 8});
     checker.allOps<DType_i8>(axes, {4, 8});
   }
+
+  // Point to point: every ordered pair of equally sized axes (2x2: 0/1;
+  // 2x2x2: 0/1, 0/2, 1/2 both ways).
+  for (int64_t a = 0; a < numAxes; ++a)
+    for (int64_t b = 0; b < numAxes; ++b)
+      if (a != b && (*sizes)[a] == (*sizes)[b])
+        checker.swapDiagonal(a, b);
+  checker.swapAllAxes<DType_f32>({8});
+  checker.swapAllAxes<DType_f32>({4, 8});
+  checker.swapAllAxes<DType_f32>({3, 2, 5});
+  checker.swapAllAxes<DType_f32>({2, 0});
+  checker.swapAllAxes<DType_f64>({4, 8});
+  checker.swapAllAxes<DType_i64>({4, 8});
+  checker.swapAllAxes<DType_i32>({4, 8});
+  checker.swapAllAxes<DType_i8>({4, 8});
+  checker.swapAllAxes<DType_i1>({4, 8});
 
   if (checker.grid.rank == 0)
     std::printf("%d passed, %d failed\n", checker.passed, checker.failed);

@@ -177,6 +177,9 @@ def case_errors(args, checks):
     expect_error(args, checks, "bad-axes",
                  "all_reduce_f32: invalid grid axes 0x3 for grid 2",
                  mode="badaxes")
+    expect_error(args, checks, "bad-swap-axes",
+                 "swap_grid_axes_f32: grid axis 1 is out of range for grid 2",
+                 mode="badswap")
     expect_error(args, checks, "bad-shape",
                  "all_gather_i64: output shape 3 is inconsistent with input "
                  "shape 1 gathered along dim 0 over 2 devices "

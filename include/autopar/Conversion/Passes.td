@@ -37,6 +37,8 @@ def LowerProgramToRuntimePass
       `shard.all_to_all`: the matching runtime collective writing a buffer
       allocated by the caller; grid axes are passed encoded
       (`encodeGridAxes`);
+    - `autopar.swap_grid_axes`: `autopar_rt_swap_grid_axes_<T>(in, out, a, b)`
+      with the two grid axes as plain numbers, into a caller-allocated buffer;
     - `shard.all_slice`: `tensor.extract_slice` at offset
       `autopar_rt_group_index(axes) * localSize` along the slice axis;
     - `autopar.to_partial`: `arith.select` of the value on the device with

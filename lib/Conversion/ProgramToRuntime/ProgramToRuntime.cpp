@@ -229,24 +229,30 @@ LowerProgramToRuntimePass::lowerOp(Operation *op, RuntimeCallBuilder &rt,
   OpBuilder b(op);
   Location loc = op->getLoc();
 
-  // Calls the runtime collective `base` writing a fresh buffer of `op`'s
-  // result type and replaces the op with that buffer.
-  auto replaceWithCollective = [&](StringRef base, Value input,
-                                   ArrayRef<shard::GridAxis> axes,
-                                   ArrayRef<int64_t> extra) {
+  // Calls the runtime function `base(in, out, scalars...)` writing a fresh
+  // buffer of `op`'s result type and replaces the op with that buffer.
+  auto replaceWithRuntimeCall = [&](StringRef base, Value input,
+                                    ArrayRef<int64_t> scalars) {
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     Value in = rt.toReadOnlyBuffer(b, loc, input);
     auto [outBuffer, out] = rt.allocate(b, loc, resultType);
-    SmallVector<Value> args = {
-        in, out, RuntimeCallBuilder::i64Constant(b, loc,
-                                            encodeGridAxes(getAxes(axes)))};
-    for (int64_t value : extra)
+    SmallVector<Value> args = {in, out};
+    for (int64_t value : scalars)
       args.push_back(RuntimeCallBuilder::i64Constant(b, loc, value));
     rt.call(b, loc, base, resultType.getElementType(), args);
     op->getResult(0).replaceAllUsesWith(
         RuntimeCallBuilder::toTensor(b, loc, resultType, outBuffer));
     op->erase();
     return success();
+  };
+
+  // A group collective: the encoded grid axes, then `extra`.
+  auto replaceWithCollective = [&](StringRef base, Value input,
+                                   ArrayRef<shard::GridAxis> axes,
+                                   ArrayRef<int64_t> extra) {
+    SmallVector<int64_t> scalars = {encodeGridAxes(getAxes(axes))};
+    llvm::append_range(scalars, extra);
+    return replaceWithRuntimeCall(base, input, scalars);
   };
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
@@ -296,6 +302,13 @@ LowerProgramToRuntimePass::lowerOp(Operation *op, RuntimeCallBuilder &rt,
             allToAll.getGridAxes(),
             {static_cast<int64_t>(allToAll.getSplitAxis().getZExtValue()),
              static_cast<int64_t>(allToAll.getConcatAxis().getZExtValue())});
+      })
+      .Case([&](SwapGridAxesOp swap) -> LogicalResult {
+        if (failed(checkCollective(op)))
+          return failure();
+        // Point to point: the two axes are passed as plain axis numbers.
+        return replaceWithRuntimeCall("autopar_rt_swap_grid_axes",
+                                      swap.getInput(), swap.getGridAxes());
       })
       .Case([&](shard::AllSliceOp slice) -> LogicalResult {
         if (failed(checkCollective(op)))

@@ -133,3 +133,39 @@ func.func @main(%x: tensor<8x4xf32>) -> (tensor<8x1xf32>, tensor<8x4xf32>, tenso
   %a2 = shard.all_slice %a on @grid grid_axes = [0] slice_axis = 0 : tensor<16x2xf32> -> tensor<8x2xf32>
   return %r, %g, %p, %a2 : tensor<8x1xf32>, tensor<8x4xf32>, tensor<4x4xf32>, tensor<8x2xf32>
 }
+
+// -----
+
+// swap_grid_axes on a 2x2x2 grid: the two axes are passed as plain numbers
+// (not encoded), in op order, with a caller-allocated result buffer.
+// CHECK-NOT: shard.grid
+// CHECK-DAG: func.func private @autopar_rt_swap_grid_axes_f32(memref<*xf32>, memref<*xf32>, i64, i64)
+// CHECK-DAG: func.func private @autopar_rt_swap_grid_axes_i64(memref<*xi64>, memref<*xi64>, i64, i64)
+// CHECK-LABEL: func.func @autopar_main() {
+// CHECK: %[[X:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<4x8xf32> to tensor<4x8xf32>
+// CHECK: %[[N:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<3xi64> to tensor<3xi64>
+// CHECK-NEXT: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<4x8xf32> to memref<4x8xf32>
+// CHECK-NEXT: %[[INU:.*]] = memref.cast %[[IN]] : memref<4x8xf32> to memref<*xf32>
+// CHECK-NEXT: %[[OUT:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK-NEXT: %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<4x8xf32> to memref<*xf32>
+// CHECK-NEXT: %[[A2:.*]] = arith.constant 2 : i64
+// CHECK-NEXT: %[[A0:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @autopar_rt_swap_grid_axes_f32(%[[INU]], %[[OUTU]], %[[A2]], %[[A0]]) : (memref<*xf32>, memref<*xf32>, i64, i64) -> ()
+// CHECK-NEXT: %[[Y:.*]] = bufferization.to_tensor %[[OUT]] restrict : memref<4x8xf32> to tensor<4x8xf32>
+// CHECK-NEXT: %[[NIN:.*]] = bufferization.to_buffer %[[N]] read_only : tensor<3xi64> to memref<3xi64>
+// CHECK-NEXT: %[[NINU:.*]] = memref.cast %[[NIN]] : memref<3xi64> to memref<*xi64>
+// CHECK-NEXT: %[[NOUT:.*]] = memref.alloc() : memref<3xi64>
+// CHECK-NEXT: %[[NOUTU:.*]] = memref.cast %[[NOUT]] : memref<3xi64> to memref<*xi64>
+// CHECK-NEXT: %[[B0:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[B1:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: call @autopar_rt_swap_grid_axes_i64(%[[NINU]], %[[NOUTU]], %[[B0]], %[[B1]]) : (memref<*xi64>, memref<*xi64>, i64, i64) -> ()
+// CHECK-NEXT: %[[M:.*]] = bufferization.to_tensor %[[NOUT]] restrict : memref<3xi64> to tensor<3xi64>
+// CHECK-NEXT: bufferization.to_buffer %[[Y]] read_only
+// CHECK: bufferization.to_buffer %[[M]] read_only
+// CHECK-NOT: autopar.swap_grid_axes
+shard.grid @grid(shape = 2x2x2)
+func.func @main(%x: tensor<4x8xf32>, %n: tensor<3xi64>) -> (tensor<4x8xf32>, tensor<3xi64>) {
+  %y = autopar.swap_grid_axes %x on @grid grid_axes = [2, 0] : tensor<4x8xf32>
+  %m = autopar.swap_grid_axes %n on @grid grid_axes = [0, 1] : tensor<3xi64>
+  return %y, %m : tensor<4x8xf32>, tensor<3xi64>
+}

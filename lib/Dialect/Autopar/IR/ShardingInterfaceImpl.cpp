@@ -437,10 +437,10 @@ static Rule getRuleOf(Operation *op) {
             ExpOp, LogOp, SigmoidOp, TanhOp, ErfOp, NotOp, LeakyReluOp, GeluOp,
             ClipOp, CastOp>([](Operation *op) { return getElementwiseRule(op); })
       .Case<SoftmaxOp, LogSoftmaxOp>([](auto typed) {
-        return getIdentityRule(typed, {typed.getAxis()});
+        return getIdentityRule(typed, {(int64_t)typed.getAxis()});
       })
       .Case<ConcatOp, SplitOp>([](auto typed) {
-        return getIdentityRule(typed, {typed.getAxis()});
+        return getIdentityRule(typed, {(int64_t)typed.getAxis()});
       })
       .Case<ReduceSumOp>([](ReduceSumOp typed) {
         return getReduceRule(typed, typed.getAxes(), typed.getKeepdims(),

@@ -46,6 +46,23 @@ def grid2():
             "outputs": [y, y, y, y, mixed]}
 
 
+def grid2x2_swap():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 8), dtype=np.float32)
+    # Rank r = 2 * i + j sits at (i, j); its swap partner sits at (j, i):
+    # ranks 1 and 2 trade, the diagonal ranks 0 and 3 keep their value.
+    partner = [0, 2, 1, 3]
+    w = [np.arange(6, dtype=np.int64).reshape(2, 3) + 100 * r
+         for r in range(4)]
+    # After the swap, device (i, j) holds row block j of x.
+    blocks = np.concatenate([x[2 * (r % 2):2 * (r % 2) + 2]
+                             for r in range(4)])
+    return {"grid": "2x2", "inputs": [x], "weights": [[wr] for wr in w],
+            "outputs": [x, blocks,
+                        np.concatenate([w[partner[r]] for r in range(4)])],
+            "rtol": 0, "atol": 0}
+
+
 def _erf(x):
     return np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
 
@@ -280,7 +297,8 @@ def conv_pool():
 
 CASES = {"conv_pool": conv_pool, "elementwise": elementwise,
          "gather_error": gather_error,
-         "movement": movement, "normalization": normalization, "grid1": grid1, "grid2": grid2}
+         "movement": movement, "normalization": normalization, "grid1": grid1, "grid2": grid2,
+         "grid2x2_swap": grid2x2_swap}
 
 
 def main():
