@@ -487,7 +487,7 @@ g (float[2] x, int64[1] r) => (float[2] y) {
 // Input shapes
 //===----------------------------------------------------------------------===//
 
-TEST_CASE("--input-shape entries parse and format", "[import][inputshape]") {
+TEST_CASE("input-shape entries parse and format", "[import][inputshape]") {
   InputShapes shapes;
   std::string error;
   REQUIRE(succeeded(parseInputShape("x=8x128", shapes, error)));
