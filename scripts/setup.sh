@@ -25,6 +25,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin python3-onnx python3-numpy
   ninja-build lld cmake g++ libonnx-testdata
   python3-torch python3-torchvision
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

@@ -163,6 +163,15 @@ if ((all)); then
   else
     tally onnx-node 0 1
   fi
+
+  # The importer fuzzer (fuzz/run.sh, needs clang-14 and libclang-rt-14-dev)
+  # for 10 minutes; crashing inputs are kept in build-fuzz/crashes/.
+  echo "== import fuzzer (check-all)"
+  if AUTOPAR_FUZZ_SEED="${AUTOPAR_FUZZ_SEED:-$RANDOM}" "$ROOT/fuzz/run.sh" 600; then
+    tally import-fuzz 1 0
+  else
+    tally import-fuzz 0 1
+  fi
 fi
 
 echo "$total_passed passed, $total_failed failed"

@@ -46,6 +46,14 @@ if os.path.exists("/usr/bin/python3") and subprocess.call(
         ["/usr/bin/python3", "-c", "import torch, torchvision"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("torch")
+# clang 14 and its libFuzzer runtime (libclang-rt-14-dev), for the importer
+# fuzzer (fuzz/run.sh, test/Import/fuzz.test).
+import glob
+import shutil
+if shutil.which("clang++-14") and shutil.which("cmake") and \
+        shutil.which("ninja") and glob.glob(
+            "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a"):
+    config.available_features.add("libfuzzer")
 # Exported models are cached in the build tree between runs.
 config.substitutions.append(
     ("%models", os.path.join(config.autopar_obj_root, "models")))
