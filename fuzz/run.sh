@@ -16,7 +16,8 @@
 #
 # Usage: fuzz/run.sh [SECONDS]
 # Environment: AUTOPAR_FUZZ_BUILD_DIR (default build-fuzz), AUTOPAR_JOBS
-# (build parallelism, default 1).
+# (build parallelism, default 1), AUTOPAR_FUZZ_SEED (default 1),
+# AUTOPAR_FUZZ_RUNS (a fixed number of inputs, from the seed corpus only).
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -65,9 +66,20 @@ crashes_before="$(find "$BUILD/crashes" -type f | wc -l)"
 status=0
 # Replay the seed corpus, then fuzz (new inputs go to build-fuzz/corpus).
 "$FUZZER" "${common[@]}" -runs=0 "$ROOT/fuzz/corpus" >>"$log" 2>&1 || status=$?
+# With AUTOPAR_FUZZ_RUNS the run is reproducible: that many inputs from the
+# seed corpus alone (a fresh working corpus) with the fixed seed, whatever the
+# machine's speed; CI uses it.
+corpus="$BUILD/corpus"
+limit=()
+if [[ -n "${AUTOPAR_FUZZ_RUNS:-}" ]]; then
+  corpus="$(mktemp -d "$BUILD/corpus-run.XXXXXX")"
+  trap 'rm -rf "$corpus"' EXIT
+  limit=(-runs="$AUTOPAR_FUZZ_RUNS")
+fi
 if ((status == 0 && TIME > 0)); then
-  "$FUZZER" "${common[@]}" -max_total_time="$TIME" -print_final_stats=1 \
-    "$BUILD/corpus" "$ROOT/fuzz/corpus" >>"$log" 2>&1 || status=$?
+  "$FUZZER" "${common[@]}" "${limit[@]}" -max_total_time="$TIME" \
+    -print_final_stats=1 "$corpus" "$ROOT/fuzz/corpus" >>"$log" 2>&1 ||
+    status=$?
 fi
 
 runs="$(sed -nE 's/^#([0-9]+)[[:space:]].*/\1/p' "$log" | sort -n | tail -n 1)"

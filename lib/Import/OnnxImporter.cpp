@@ -221,6 +221,19 @@ LogicalResult OnnxImporter::checkSupportedNodes() {
   // importer fuzzer) are rejected before it runs.
   static const llvm::StringSet<> windowed = {"Conv", "MaxPool", "AveragePool"};
   for (auto [index, node] : nodes) {
+    if (node.op_type() == "Einsum") {
+      for (const onnx::AttributeProto &attr : node.attribute())
+        if (attr.name() == "equation" &&
+            !llvm::all_of(attr.s(), [](char c) {
+              return (c >= 'a' && c <= 'z') || c == ',' || c == '-' ||
+                     c == '>' || c == '.' || c == ' ';
+            }))
+          return emitError(makeRef(index, node))
+                 << "unsupported einsum equation '" << attr.s()
+                 << "': only lowercase letters, ',', '->' and spaces are "
+                    "supported";
+      continue;
+    }
     if (!windowed.contains(node.op_type()))
       continue;
     for (const onnx::AttributeProto &attr : node.attribute()) {
