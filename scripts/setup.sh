@@ -26,6 +26,7 @@ PACKAGES=(
   ninja-build lld cmake g++ libonnx-testdata
   python3-torch python3-torchvision
   clang-14 libclang-rt-14-dev
+  coinor-libcbc-dev pkg-config
 )
 
 missing=()

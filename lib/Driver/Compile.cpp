@@ -60,16 +60,6 @@ static LogicalResult runStage(MLIRContext &ctx, ModuleOp module,
   return failure();
 }
 
-static LogicalResult runPlanStage(MLIRContext &ctx, ModuleOp module,
-                                  StringRef grid, StringRef plan) {
-  return runStage(ctx, module, "planning", [&](OpPassManager &pm) {
-    PlanPipelineOptions options;
-    options.grid = grid.str();
-    options.plan = plan.str();
-    buildPlanPipeline(pm, options);
-  });
-}
-
 static LogicalResult runPartitionStage(MLIRContext &ctx, ModuleOp module) {
   return runStage(ctx, module, "partitioning", [&](OpPassManager &pm) {
     buildPartitionPipeline(pm, PartitionPipelineOptions());
@@ -112,7 +102,13 @@ mlir::autopar::runStagesUntil(MLIRContext &ctx, ImportedModel &model,
   FailureOr<SmallVector<int64_t>> gridShape = parseGridOption(ctx, grid);
   if (failed(gridShape) || failed(checkPlanArgument(ctx, plan)))
     return failure();
-  if (failed(runPlanStage(ctx, *module, formatGridShape(*gridShape), plan)))
+  FailureOr<std::optional<ClusterSpec>> cluster =
+      resolveCluster(ctx, "", *gridShape, /*required=*/plan == "auto");
+  if (failed(cluster))
+    return failure();
+  PlanMetadata meta;
+  if (failed(planModule(ctx, *module, *gridShape, plan, *cluster,
+                        PlanMode::Inference, /*quiet=*/true, meta)))
     return failure();
   if (stage == EmitStage::Annotated)
     return module;
@@ -174,45 +170,6 @@ static LogicalResult fillSignatures(MLIRContext &ctx, ImportedModel &model,
     manifest.outputs.push_back(std::move(*sig));
   }
   return success();
-}
-
-/// Reads and checks the `--cluster` file against the grid.
-static FailureOr<llvm::json::Value>
-readClusterFile(MLIRContext &ctx, StringRef path, ArrayRef<int64_t> grid) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer) {
-    emitDriverError(ctx) << "cannot read cluster file '" << path
-                         << "': " << buffer.getError().message();
-    return failure();
-  }
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!json) {
-    emitDriverError(ctx) << "invalid cluster file '" << path
-                         << "': " << llvm::toString(json.takeError());
-    return failure();
-  }
-  const llvm::json::Object *object = json->getAsObject();
-  const llvm::json::Array *axes = object ? object->getArray("axes") : nullptr;
-  if (!axes) {
-    emitDriverError(ctx) << "invalid cluster file '" << path
-                         << "': expected an object with an 'axes' array";
-    return failure();
-  }
-  if (axes->size() != grid.size()) {
-    emitDriverError(ctx) << "cluster file has " << axes->size()
-                         << " axes, grid " << formatGridShape(grid) << " has "
-                         << grid.size();
-    return failure();
-  }
-  for (const llvm::json::Value &axis : *axes) {
-    if (!axis.getAsObject()) {
-      emitDriverError(ctx) << "invalid cluster file '" << path
-                           << "': every entry of 'axes' must be an object";
-      return failure();
-    }
-  }
-  return std::move(*json);
 }
 
 //===----------------------------------------------------------------------===//
@@ -441,13 +398,12 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   manifest.numDevices = 1;
   for (int64_t size : *grid)
     manifest.numDevices *= size;
-  if (!options.clusterPath.empty()) {
-    FailureOr<llvm::json::Value> cluster =
-        readClusterFile(ctx, options.clusterPath, *grid);
-    if (failed(cluster))
-      return failure();
-    manifest.cluster = std::move(*cluster);
-  }
+  FailureOr<std::optional<ClusterSpec>> cluster = resolveCluster(
+      ctx, options.clusterPath, *grid, /*required=*/options.plan == "auto");
+  if (failed(cluster))
+    return failure();
+  if (*cluster)
+    manifest.cluster = clusterToJson(**cluster);
   if (failed(fillSignatures(ctx, model, manifest)))
     return failure();
   if (std::error_code ec = llvm::sys::fs::create_directories(options.outDir)) {
@@ -458,12 +414,11 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
 
   // Plan.
   OwningOpRef<ModuleOp> module = model.module->clone();
-  std::string gridText = formatGridShape(*grid);
-  if (failed(runPlanStage(ctx, *module, gridText, options.plan)))
-    return failure();
   PlanMetadata metadata;
   metadata.modelSha256 = model.sha256;
-  metadata.strategy = options.plan;
+  if (failed(planModule(ctx, *module, *grid, options.plan, *cluster,
+                        PlanMode::Inference, options.quiet, metadata)))
+    return failure();
   std::string error;
   if (failed(writePlanFiles(*module, metadata, options.outDir,
                             manifest.planSha256, error))) {

@@ -177,6 +177,15 @@ FailureOr<InputShapes> driver::ModelPlanOptions::getInputShapes() const {
       return failure();
     }
   }
+  if (batch.getNumOccurrences()) {
+    int64_t size = 0;
+    if (StringRef(batch).getAsInteger(10, size) || size <= 0) {
+      printError("invalid --batch '" + batch +
+                 "': expected a positive integer");
+      return failure();
+    }
+    shapes.batch = size;
+  }
   return shapes;
 }
 
@@ -208,16 +217,17 @@ FailureOr<ImportedModel> driver::importModel(MLIRContext &ctx,
 }
 
 LogicalResult driver::checkPlanArgument(MLIRContext &ctx, StringRef plan) {
-  if (plan == "replicated" || plan == "data" || plan == "tensor")
+  if (plan == "replicated" || plan == "data" || plan == "tensor" ||
+      plan == "auto")
     return success();
   if (plan.empty()) {
-    emitDriverError(ctx) << "empty --plan: expected replicated, data, tensor "
-                            "or a plan file";
+    emitDriverError(ctx) << "empty --plan: expected auto, replicated, data, "
+                            "tensor or a plan file";
     return failure();
   }
   if (!llvm::sys::fs::exists(plan) || llvm::sys::fs::is_directory(plan)) {
     emitDriverError(ctx) << "plan file '" << plan
-                         << "' does not exist (--plan takes replicated, data, "
+                         << "' does not exist (--plan takes auto, replicated, data, "
                             "tensor or a plan.json path)";
     return failure();
   }
@@ -358,13 +368,19 @@ static void printUsage(llvm::raw_ostream &os) {
      << "  compile  MODEL.onnx --grid SHAPE [--plan P] [--cluster FILE] -o "
         "OUTDIR\n"
      << "           compile a model into per-device programs and weights\n"
+     << "  plan     MODEL.onnx --grid SHAPE [--cluster FILE] [--mode M] "
+        "[--batch N] -o plan.json\n"
+     << "           find the fastest plan that fits in memory (no code "
+        "generation)\n"
      << "  run      OUTDIR --inputs DIR --outputs DIR [--timeout S]\n"
      << "           run a compiled model with mpirun (one rank per device)\n"
      << "  verify   MODEL.onnx --grid SHAPE [--plan P] [--inputs DIR]\n"
      << "           compare the partitioned program with the single-device "
         "one\n"
      << "  import   MODEL.onnx [--emit imported|annotated|partitioned|llvm]\n"
-     << "           print the IR after a compiler stage\n\n"
+     << "           print the IR after a compiler stage\n"
+     << "  calibrate [-o cluster.json] [--grid N] [--quick]\n"
+     << "           measure this machine and write its cluster description\n\n"
      << "Run 'autopar <subcommand> --help' for the options of a subcommand.\n";
 }
 
@@ -395,8 +411,12 @@ int mlir::autopar::runMain(int argc, char **argv) {
     return verifyCommand(subArgc, subArgv);
   if (command == "import")
     return importCommand(subArgc, subArgv);
+  if (command == "plan")
+    return planCommand(subArgc, subArgv);
+  if (command == "calibrate")
+    return calibrateCommand(subArgc, subArgv);
   printError("unknown subcommand '" + command + "'");
-  printNote("the subcommands are compile, run, verify and import; see "
-            "'autopar --help'");
+  printNote("the subcommands are compile, plan, run, verify, import and calibrate; "
+            "see 'autopar --help'");
   return kErrorExitCode;
 }

@@ -13,7 +13,10 @@
 #ifndef AUTOPAR_LIB_DRIVER_DRIVERINTERNAL_H
 #define AUTOPAR_LIB_DRIVER_DRIVERINTERNAL_H
 
+#include "autopar/Analysis/Cluster.h"
 #include "autopar/Driver/Driver.h"
+#include "autopar/Transforms/Planning/AutoPlan.h"
+#include "autopar/Transforms/Planning/PlanReport.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -36,6 +39,8 @@ int compileCommand(int argc, char **argv);
 int runCommand(int argc, char **argv);
 int verifyCommand(int argc, char **argv);
 int importCommand(int argc, char **argv);
+int planCommand(int argc, char **argv);
+int calibrateCommand(int argc, char **argv);
 
 /// The options every model-taking subcommand shares: the model path, the
 /// device grid, the plan and the static shapes of graph inputs. Construct one
@@ -49,7 +54,7 @@ struct ModelPlanOptions {
         grid("grid", llvm::cl::desc(gridDesc), llvm::cl::value_desc("shape"),
              llvm::cl::init(gridDefault.str()), llvm::cl::cat(category)),
         plan("plan",
-             llvm::cl::desc("replicated, data, tensor, or a plan.json file "
+             llvm::cl::desc("auto (search; needs a cluster), replicated, data, tensor, or a plan.json file "
                             "(default: replicated)"),
              llvm::cl::value_desc("plan"), llvm::cl::init("replicated"),
              llvm::cl::cat(category)),
@@ -59,14 +64,21 @@ struct ModelPlanOptions {
                            "symbolic dimensions (repeatable or "
                            "comma-separated, e.g. ids=8x128,mask=8x128)"),
             llvm::cl::value_desc("name=shape"), llvm::cl::CommaSeparated,
-            llvm::cl::ZeroOrMore, llvm::cl::cat(category)) {}
+            llvm::cl::ZeroOrMore, llvm::cl::cat(category)),
+        batch("batch",
+              llvm::cl::desc("the batch: dimension 0 of every runtime input "
+                             "(symbolic or static); --input-shape wins over "
+                             "it"),
+              llvm::cl::value_desc("N"), llvm::cl::cat(category)) {}
   llvm::cl::opt<std::string> model;
   llvm::cl::opt<std::string> grid;
   llvm::cl::opt<std::string> plan;
   llvm::cl::list<std::string> inputShape;
+  llvm::cl::opt<std::string> batch;
 
-  /// The parsed `--input-shape` values; prints an `autopar: error:` line and
-  /// fails on a malformed or repeated entry.
+  /// The parsed `--input-shape` values and `--batch`; prints an `autopar:
+  /// error:` line and fails on a malformed or repeated entry or a batch that
+  /// is not a positive integer.
   FailureOr<InputShapes> getInputShapes() const;
 };
 
@@ -134,6 +146,15 @@ private:
   SmallString<128> path;
 };
 
+/// Starts `autopar-runner <runnerArgs>` on `numRanks` ranks (under mpirun
+/// when more than one, as `autopar run` does), with OpenMPI's session files
+/// in `runDir`; waits at most `timeoutSeconds` and returns its standard
+/// output. Errors (the runtime's lines on failure) are emitted on `ctx`.
+FailureOr<std::string> launchRunner(MLIRContext &ctx,
+                                    ArrayRef<std::string> runnerArgs,
+                                    int64_t numRanks, StringRef runDir,
+                                    unsigned timeoutSeconds);
+
 /// Parses the value of a numeric option (`--timeout`, `--seed`): a
 /// non-negative integer. Prints an error naming `option` on failure. Numeric
 /// options are read as strings so that every error has autopar's form.
@@ -152,6 +173,23 @@ std::string formatShape(ArrayRef<int64_t> shape);
 
 /// Formats an error value for the verify report (`%.3e`).
 std::string formatError(double value);
+
+/// The cluster description for planning on `grid`: the file at `path`, or
+/// the calibrated description of this machine (getDefaultClusterPath())
+/// when `path` is empty. Without either: an error if `required`, else none.
+FailureOr<std::optional<ClusterSpec>>
+resolveCluster(MLIRContext &ctx, StringRef path, ArrayRef<int64_t> grid,
+               bool required);
+
+/// The planning stage: `plan` is `auto` (the search; needs `cluster`),
+/// replicated, data, tensor or a plan file. Annotates `module`, checks the
+/// result, and fills `meta` with what plan.json reports (the prediction
+/// whenever a cluster is known).
+LogicalResult planModule(MLIRContext &ctx, ModuleOp module,
+                         ArrayRef<int64_t> grid, StringRef plan,
+                         const std::optional<ClusterSpec> &cluster,
+                         PlanMode mode, bool quiet, PlanMetadata &meta,
+                         bool fold = true);
 
 } // namespace mlir::autopar::driver
 

@@ -62,6 +62,8 @@ llvm::json::Value mlir::autopar::manifestToJson(const Manifest &manifest) {
       shapes[name] = shapeToJson(shape);
     object["input_shapes"] = std::move(shapes);
   }
+  if (manifest.inputShapes.batch)
+    object["batch"] = *manifest.inputShapes.batch;
   return llvm::json::Value(std::move(object));
 }
 
@@ -268,6 +270,14 @@ FailureOr<Manifest> mlir::autopar::readManifest(MLIRContext &ctx,
         return failure();
       manifest.inputShapes[entry.first.str()] = *shape;
     }
+  }
+  if (const llvm::json::Value *batch = object->get("batch")) {
+    std::optional<int64_t> size = batch->getAsInteger();
+    if (!size || *size <= 0) {
+      reader.fail("'batch' is not a positive integer");
+      return failure();
+    }
+    manifest.inputShapes.batch = *size;
   }
 
   SmallString<256> program(outDir);

@@ -277,6 +277,61 @@ TempDirectory::~TempDirectory() {
   (void)llvm::sys::fs::remove_directories(path);
 }
 
+FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
+                                            ArrayRef<std::string> runnerArgs,
+                                            int64_t numRanks, StringRef runDir,
+                                            unsigned timeoutSeconds) {
+  bool singleton = numRanks == 1;
+  FailureOr<std::string> runner = findRunner(ctx);
+  FailureOr<std::string> mpirun =
+      singleton ? FailureOr<std::string>(std::string()) : findMpirun(ctx);
+  if (failed(mpirun) || failed(runner))
+    return failure();
+  StringRef launcher = singleton ? StringRef(*runner) : StringRef(*mpirun);
+  StringRef launcherName =
+      singleton ? StringRef("autopar-runner") : StringRef("mpirun");
+  std::string ranks = std::to_string(numRanks);
+  SmallVector<StringRef> args;
+  if (!singleton)
+    args.append({*mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to",
+                 "none", "-np", ranks});
+  args.push_back(*runner);
+  for (const std::string &arg : runnerArgs)
+    args.push_back(arg);
+  std::vector<std::string> envStrings =
+      buildChildEnvironment(runDir, singleton);
+  SmallVector<StringRef> env(envStrings.begin(), envStrings.end());
+  std::string stdoutPath = joinPath(runDir, launcherName + ".stdout");
+  std::string stderrPath = joinPath(runDir, launcherName + ".stderr");
+  std::optional<StringRef> redirects[] = {StringRef(""), StringRef(stdoutPath),
+                                          StringRef(stderrPath)};
+  std::string errorMessage;
+  bool executionFailed = false;
+  llvm::sys::ProcessInfo process = llvm::sys::ExecuteNoWait(
+      launcher, args, ArrayRef<StringRef>(env), redirects, /*MemoryLimit=*/0,
+      &errorMessage, &executionFailed);
+  if (executionFailed || process.Pid == llvm::sys::ProcessInfo::InvalidPid) {
+    emitDriverError(ctx) << "cannot start '" << launcher
+                         << "': " << errorMessage;
+    return failure();
+  }
+  bool timedOut = false;
+  llvm::sys::ProcessInfo status =
+      waitWithTimeout(process, timeoutSeconds, timedOut, errorMessage);
+  std::string out = readWholeFile(stdoutPath);
+  std::string err = readWholeFile(stderrPath);
+  if (timedOut) {
+    emitDriverError(ctx) << "job timed out after " << timeoutSeconds << " s";
+    return failure();
+  }
+  if (status.ReturnCode != 0) {
+    reportJobFailure(ctx, launcherName, status.ReturnCode, errorMessage,
+                     err + "\n" + out);
+    return failure();
+  }
+  return out;
+}
+
 FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
     MLIRContext &ctx, StringRef outDir, const Manifest &manifest,
     ArrayRef<HostTensor> inputs, const RunOptions &options) {

@@ -272,7 +272,7 @@ int driver::verifyCommand(int argc, char **argv) {
           "compare a partitioned model with the single-device run\n\n"
           "  autopar verify MODEL.onnx --grid SHAPE [--plan P] [--inputs DIR] "
           "[--seed N] [--rtol R] [--atol A] [--timeout S] "
-          "[--input-shape NAME=8x128]\n\n"
+          "[--input-shape NAME=8x128] [--batch N]\n\n"
           "Prints the plan, one line per output, then 'max_abs_err=... "
           "max_rel_err=...'. An element matches when |a - b| <= atol + rtol * "
           "|b| (b: single-device value). Exit code 0: match, 1: mismatch, 2: "

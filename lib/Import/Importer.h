@@ -53,7 +53,14 @@ public:
   };
 
 private:
-  InFlightDiagnostic emitError() { return mlir::emitError(fileLoc); }
+  /// An error at the model; after `--batch` changed a static input size, it
+  /// carries a note naming the inputs changed.
+  InFlightDiagnostic emitError() {
+    InFlightDiagnostic diag = mlir::emitError(fileLoc);
+    if (!batchChanges.empty())
+      diag.attachNote() << describeBatchChanges();
+    return diag;
+  }
   InFlightDiagnostic emitError(const NodeRef &ref) {
     return mlir::emitError(fileLoc) << ref.describe() << ": ";
   }
@@ -71,6 +78,11 @@ private:
   /// Gives the runtime inputs named in ImportOptions::inputShapes their
   /// static shapes (in the model, so that ONNX shape inference sees them).
   LogicalResult applyInputShapes();
+  /// Sets dimension 0 of the other runtime inputs to `inputShapes.batch`.
+  LogicalResult applyBatch();
+  /// "--batch N changed dimension 0 of input 'x' (8 in the model)", for
+  /// errors after a static size was overridden.
+  std::string describeBatchChanges() const;
   /// The static type of runtime input `input`; a symbolic or unknown
   /// dimension is an error that names it and the --input-shape resolving it.
   FailureOr<RankedTensorType>
@@ -246,6 +258,9 @@ private:
   llvm::StringSet<> initializerNames;
   /// Tensors read by some node or by the graph outputs.
   llvm::StringSet<> usedNames;
+  /// Runtime inputs whose static dimension 0 `--batch` changed, with the
+  /// size in the model.
+  SmallVector<std::pair<std::string, int64_t>> batchChanges;
   ImportedModel result;
 };
 

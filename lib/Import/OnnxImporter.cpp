@@ -8,7 +8,8 @@
 // text syntax) into `func.func @main` of autopar ops:
 //
 //   1. parse the model, check that every node is supported and give graph
-//      inputs the static shapes of ImportOptions::inputShapes;
+//      inputs the static shapes of ImportOptions::inputShapes (by name, then
+//      its batch for dimension 0 of the others);
 //   2. run ONNX's checker and shape inference where they apply (default-domain
 //      opset <= 17; external data present);
 //   3. build the function: runtime inputs become arguments, initializers and
@@ -282,8 +283,12 @@ LogicalResult OnnxImporter::runOnnxChecks(bool externalData) {
     onnx::shape_inference::InferShapes(
         *model, onnx::OpSchemaRegistry::Instance(), inferenceOptions);
   } catch (const std::exception &e) {
-    return emitError() << "ONNX shape inference failed on '" << bufferName
-                       << "': " << toOneLine(e.what());
+    // The first thing to suspect after --batch changed a static size.
+    InFlightDiagnostic diag = mlir::emitError(fileLoc);
+    diag << "ONNX shape inference failed on '" << bufferName << "'";
+    if (!batchChanges.empty())
+      diag << " after " << describeBatchChanges();
+    return diag << ": " << toOneLine(e.what());
   }
   checkedByOnnx = true;
   return success();
@@ -333,6 +338,16 @@ OnnxImporter::convertInputType(const onnx::ValueInfoProto &input) {
     hint += dim.has_dim_value() ? std::to_string(dim.dim_value())
             : dim.has_dim_param() ? "<" + dim.dim_param() + ">"
                                   : "<d" + std::to_string(index) + ">";
+  }
+  // Only dimension 0 open: --batch resolves it too.
+  if (tensor.shape().dim_size() > 0 &&
+      llvm::all_of(llvm::drop_begin(tensor.shape().dim()),
+                   [](const auto &dim) { return dim.has_dim_value(); })) {
+    const onnx::TensorShapeProto::Dimension &first = tensor.shape().dim(0);
+    if (!first.has_dim_value())
+      hint += " or --batch " + (first.has_dim_param()
+                                    ? "<" + first.dim_param() + ">"
+                                    : std::string("<d0>"));
   }
   SmallVector<int64_t> shape;
   for (auto [index, dim] : llvm::enumerate(tensor.shape().dim())) {
@@ -411,6 +426,63 @@ LogicalResult OnnxImporter::applyInputShapes() {
       resolved.add_dim()->set_dim_value(size);
   }
   return success();
+}
+
+LogicalResult OnnxImporter::applyBatch() {
+  if (!options.inputShapes.batch)
+    return success();
+  int64_t batch = *options.inputShapes.batch;
+  if (batch <= 0)
+    return emitError() << "--batch must be positive, got " << batch;
+  onnx::GraphProto &graph = *model->mutable_graph();
+  llvm::StringSet<> initializers;
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializers.insert(init.name());
+  for (onnx::ValueInfoProto &input : *graph.mutable_input()) {
+    // --input-shape is more specific; inputs of unknown rank and scalars
+    // have no batch dimension.
+    if (initializers.contains(input.name()) ||
+        options.inputShapes.count(input.name()) ||
+        !input.type().has_tensor_type() ||
+        !input.type().tensor_type().has_shape() ||
+        input.type().tensor_type().shape().dim_size() == 0)
+      continue;
+    onnx::TensorShapeProto::Dimension &dim =
+        *input.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
+            0);
+    if (dim.has_dim_value() && dim.dim_value() != batch)
+      batchChanges.emplace_back(input.name(), dim.dim_value());
+    dim.set_dim_value(batch);
+  }
+  if (batchChanges.empty())
+    return success();
+  // The declared shapes of outputs and intermediate values were made for the
+  // model's batch: keep their ranks, let shape inference and the ops infer
+  // the sizes.
+  auto forgetSizes = [](onnx::ValueInfoProto &info) {
+    if (!info.type().has_tensor_type() ||
+        !info.type().tensor_type().has_shape())
+      return;
+    for (onnx::TensorShapeProto::Dimension &dim :
+         *info.mutable_type()->mutable_tensor_type()->mutable_shape()
+              ->mutable_dim())
+      dim.Clear();
+  };
+  for (onnx::ValueInfoProto &info : *graph.mutable_output())
+    forgetSizes(info);
+  for (onnx::ValueInfoProto &info : *graph.mutable_value_info())
+    forgetSizes(info);
+  LLVM_DEBUG(llvm::dbgs() << describeBatchChanges() << "\n");
+  return success();
+}
+
+std::string OnnxImporter::describeBatchChanges() const {
+  std::string text = "--batch " + std::to_string(*options.inputShapes.batch) +
+                     " changed dimension 0 of ";
+  for (auto [index, change] : llvm::enumerate(batchChanges))
+    text += (index ? ", input '" : "input '") + change.first + "' (" +
+            std::to_string(change.second) + " in the model)";
+  return text;
 }
 
 std::string importer::typeToString(Type type) {
@@ -759,7 +831,7 @@ FailureOr<ImportedModel> OnnxImporter::run(StringRef bytes) {
 
   try {
     if (failed(parse(bytes)) || failed(checkSupportedNodes()) ||
-        failed(applyInputShapes()))
+        failed(applyInputShapes()) || failed(applyBatch()))
       return failure();
     // Probe the initializers' external data: ONNX 1.12's checker fails when
     // it is missing, which planning-only imports allow.
@@ -776,8 +848,13 @@ FailureOr<ImportedModel> OnnxImporter::run(StringRef bytes) {
     }
     bool external = probe.hasExternalData();
     bool externalMissing = external && failed(probe.checkExternalData(error));
-    if (externalMissing && options.requireWeightData)
-      return emitError() << error;
+    if (externalMissing && options.requireWeightData) {
+      InFlightDiagnostic diag = emitError();
+      diag << error;
+      diag.attachNote() << "compiling needs the weights' data; 'autopar "
+                           "import' and 'autopar plan' do not";
+      return diag;
+    }
     if (!externalMissing && failed(runOnnxChecks(external)))
       return failure();
     if (failed(importGraph()))

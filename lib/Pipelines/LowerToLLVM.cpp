@@ -62,7 +62,11 @@ void mlir::autopar::buildLowerToLLVMPipeline(
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Buffers are allocated and freed through the runtime
+  // (_mlir_memref_to_llvm_alloc/free), which counts the live bytes.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   // What has no LLVM intrinsic (math.erf) calls libm (erff: correctly

@@ -13,6 +13,7 @@
 
 #include <mpi.h>
 
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
@@ -25,8 +26,11 @@ constexpr const char *usage =
     "usage: mpirun -np N autopar-runner --program PROGRAM.so --grid GRID\n"
     "                 [--weights DIR] [--inputs DIR] [--outputs DIR]\n"
     "                 [--profile]\n"
+    "       mpirun -np N autopar-runner --bench-collectives --grid GRID\n"
+    "                 [--sizes BYTES,...] [--repeats N] --out FILE.json\n"
     "\n"
-    "Runs an autopar device program on every rank of a device grid.\n"
+    "Runs an autopar device program on every rank of a device grid, or\n"
+    "times the runtime's collectives over every grid axis.\n"
     "\n"
     "  --program PATH  device program exporting `void autopar_main(void)`\n"
     "  --grid GRID     grid sizes, major axis first (4, 2x2); the number of\n"
@@ -35,7 +39,18 @@ constexpr const char *usage =
     "  --inputs DIR    runtime inputs, DIR/input_<i>.bin\n"
     "  --outputs DIR   outputs, DIR/output_<i>.bin (written by rank 0)\n"
     "  --profile       rank 0 prints `autopar-runtime: step_time_s=<s>`, the\n"
-    "                  slowest rank's autopar_main wall time\n"
+    "                  slowest rank's autopar_main wall time, and\n"
+    "                  `autopar-runtime: peak_memory_bytes=<n>`, the largest\n"
+    "                  peak of live buffer bytes over the ranks\n"
+    "  --bench-collectives\n"
+    "                  time all_reduce, all_gather, reduce_scatter,\n"
+    "                  all_to_all and a point-to-point sendrecv over every\n"
+    "                  grid axis of more than one device; rank 0 writes the\n"
+    "                  median over the repeats of the slowest rank's time\n"
+    "  --sizes LIST    message bytes per device, comma-separated\n"
+    "                  (default: 1024,16384,262144,4194304)\n"
+    "  --repeats N     samples per measurement (default: 5)\n"
+    "  --out PATH      JSON file of the measurements (--bench-collectives)\n"
     "  --help          print this help\n"
     "\n"
     "Files hold raw little-endian row-major tensor bytes. Any failure prints\n"
@@ -46,6 +61,10 @@ struct Options {
   std::string grid;
   RuntimeConfig config;
   bool profile = false;
+  bool benchCollectives = false;
+  std::string sizes = "1024,16384,262144,4194304";
+  std::string repeats = "5";
+  std::string out;
   bool help = false;
   /// The first command-line error, reported once MPI is up.
   std::string error;
@@ -63,6 +82,9 @@ Options parseOptions(int argc, char **argv) {
       {"--weights", &options.config.weightsDir},
       {"--inputs", &options.config.inputsDir},
       {"--outputs", &options.config.outputsDir},
+      {"--sizes", &options.sizes},
+      {"--repeats", &options.repeats},
+      {"--out", &options.out},
   };
   for (int i = 1; i < argc && options.error.empty(); ++i) {
     std::string arg = argv[i];
@@ -72,6 +94,10 @@ Options parseOptions(int argc, char **argv) {
     }
     if (arg == "--profile") {
       options.profile = true;
+      continue;
+    }
+    if (arg == "--bench-collectives") {
+      options.benchCollectives = true;
       continue;
     }
     bool matched = false;
@@ -98,6 +124,46 @@ Options parseOptions(int argc, char **argv) {
   return options;
 }
 
+/// Parses a positive decimal integer of at most 12 digits.
+std::optional<int64_t> parsePositive(const std::string &text) {
+  if (text.empty() || text.size() > 12 ||
+      text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  int64_t value = std::stoll(text);
+  if (value <= 0)
+    return std::nullopt;
+  return value;
+}
+
+/// `--bench-collectives`: checks its options and runs the benchmarks.
+void runBench(const Options &options, const std::vector<int64_t> &grid) {
+  CollectiveBenchOptions bench;
+  if (options.out.empty())
+    fail("missing --out FILE.json for --bench-collectives (see --help)");
+  bench.outPath = options.out;
+  std::optional<int64_t> repeats = parsePositive(options.repeats);
+  if (!repeats || *repeats > 1000)
+    fail("invalid --repeats '" + options.repeats +
+         "': expected an integer between 1 and 1000");
+  bench.repeats = static_cast<int>(*repeats);
+  size_t pos = 0;
+  while (true) {
+    size_t end = options.sizes.find(',', pos);
+    std::string part = options.sizes.substr(
+        pos, end == std::string::npos ? end : end - pos);
+    std::optional<int64_t> size = parsePositive(part);
+    if (!size || *size > (int64_t(1) << 32))
+      fail("invalid --sizes '" + options.sizes +
+           "': expected byte counts between 1 and 4294967296 separated by "
+           "commas");
+    bench.sizes.push_back(*size);
+    if (end == std::string::npos)
+      break;
+    pos = end + 1;
+  }
+  runCollectiveBench(grid, bench);
+}
+
 } // namespace
 
 int autopar::runtime::runnerMain(int argc, char **argv) {
@@ -110,7 +176,7 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   if (!options.error.empty())
     fail(options.error + " (see --help)");
-  if (options.program.empty())
+  if (options.program.empty() && !options.benchCollectives)
     fail("missing --program (see --help)");
   if (options.grid.empty())
     fail("missing --grid (see --help)");
@@ -120,6 +186,14 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
          "': expected 1 to 15 positive sizes separated by 'x', such as 2x2");
   options.config.grid = *grid;
   initializeRuntime(options.config);
+
+  if (options.benchCollectives) {
+    runBench(options, *grid);
+    std::fflush(stdout);
+    finalizeRuntime();
+    MPI_Finalize();
+    return 0;
+  }
 
   void *handle = dlopen(options.program.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!handle) {
@@ -142,10 +216,18 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
     if (MPI_Reduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0,
                    MPI_COMM_WORLD) != MPI_SUCCESS)
       fail("profile: MPI_Reduce of the step time failed");
+    int64_t peak = getPeakMemoryBytes();
+    int64_t largestPeak = 0;
+    if (MPI_Reduce(&peak, &largestPeak, 1, MPI_INT64_T, MPI_MAX, 0,
+                   MPI_COMM_WORLD) != MPI_SUCCESS)
+      fail("profile: MPI_Reduce of the peak memory failed");
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0)
+    if (rank == 0) {
       std::printf("autopar-runtime: step_time_s=%.9f\n", slowest);
+      std::printf("autopar-runtime: peak_memory_bytes=%" PRId64 "\n",
+                  largestPeak);
+    }
   }
   std::fflush(stdout);
   finalizeRuntime();

@@ -18,10 +18,12 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <sys/stat.h>
 #include <utility>
 #include <vector>
@@ -78,6 +80,87 @@ void checkMpi(int code, const char *op, const char *call) {
   if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
     length = std::snprintf(text, sizeof(text), "error code %d", code);
   fail(format("%s: %s failed: %.*s", op, call, length, text));
+}
+
+//===----------------------------------------------------------------------===//
+// Memory accounting
+//===----------------------------------------------------------------------===//
+
+/// Bytes of the buffers live on this rank now and at most so far: the
+/// device program's (allocated through _mlir_memref_to_llvm_alloc, which
+/// also holds its weights, inputs and outputs) and the runtime's scratch
+/// buffers. Device programs run on one thread.
+struct MemoryCounter {
+  int64_t live = 0;
+  int64_t peak = 0;
+};
+
+MemoryCounter &memoryCounter() {
+  static MemoryCounter counter;
+  return counter;
+}
+
+void noteAllocated(size_t bytes) {
+  MemoryCounter &counter = memoryCounter();
+  counter.live += static_cast<int64_t>(bytes);
+  if (counter.live > counter.peak)
+    counter.peak = counter.live;
+}
+
+void noteFreed(size_t bytes) {
+  memoryCounter().live -= static_cast<int64_t>(bytes);
+}
+
+/// A std::allocator that counts its bytes in memoryCounter().
+template <typename T> struct CountingAllocator {
+  using value_type = T;
+  CountingAllocator() = default;
+  template <typename U> CountingAllocator(const CountingAllocator<U> &) {}
+  T *allocate(size_t n) {
+    T *ptr = std::allocator<T>().allocate(n);
+    noteAllocated(n * sizeof(T));
+    return ptr;
+  }
+  void deallocate(T *ptr, size_t n) {
+    noteFreed(n * sizeof(T));
+    std::allocator<T>().deallocate(ptr, n);
+  }
+  template <typename U> bool operator==(const CountingAllocator<U> &) const {
+    return true;
+  }
+  template <typename U> bool operator!=(const CountingAllocator<U> &) const {
+    return false;
+  }
+};
+
+/// A temporary buffer of a collective, counted as live memory.
+using ScratchBuffer = std::vector<char, CountingAllocator<char>>;
+
+/// What precedes every block handed out by _mlir_memref_to_llvm_alloc and
+/// _mlir_memref_to_llvm_aligned_alloc: the malloc'ed base and the size asked
+/// for. 16 bytes, so that a block after it keeps malloc's alignment.
+struct BlockHeader {
+  void *base;
+  size_t size;
+};
+static_assert(sizeof(BlockHeader) == 16, "the header must keep alignment");
+
+/// Allocates `size` bytes aligned to `alignment` (a power of two, at least
+/// 16) behind a header.
+void *allocateCounted(size_t size, size_t alignment) {
+  size_t extra = sizeof(BlockHeader) + alignment - 16;
+  void *base = std::malloc(size + extra);
+  if (!base)
+    fail(format("out of memory allocating %zu bytes (%" PRId64
+                " bytes already live)",
+                size, memoryCounter().live));
+  uintptr_t first = reinterpret_cast<uintptr_t>(base) + sizeof(BlockHeader);
+  uintptr_t aligned = (first + alignment - 1) & ~(uintptr_t(alignment) - 1);
+  auto *header = reinterpret_cast<BlockHeader *>(aligned) - 1;
+  header->base = base;
+  header->size = size;
+  noteAllocated(size);
+  return reinterpret_cast<void *>(aligned);
 }
 
 //===----------------------------------------------------------------------===//
@@ -396,7 +479,7 @@ void allGather(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
   size_t chunkBytes = in.bytes() / outer;
   int count = mpiCount(op, in.numElements);
   mpiCount(op, out.numElements);
-  std::vector<char> gathered;
+  ScratchBuffer gathered;
   char *target = out.data;
   if (outer != 1 || overlaps(in, out)) {
     gathered.resize(out.bytes());
@@ -440,7 +523,7 @@ void reduceScatter(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
   mpiCount(op, in.numElements);
   // Block j (sent to member j) must be contiguous: [outer][group][chunk] ->
   // [group][outer][chunk].
-  std::vector<char> packed;
+  ScratchBuffer packed;
   const char *send = in.data;
   if (outer != 1 || overlaps(in, out)) {
     packed.resize(in.bytes());
@@ -487,7 +570,7 @@ void allToAll(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
 
   // Send blocks: [outerSplit][group][chunk] -> [group][outerSplit][chunk].
   int64_t outerSplit = product(in.shape, 0, splitDim);
-  std::vector<char> packed;
+  ScratchBuffer packed;
   const char *send = in.data;
   if (outerSplit != 1 || overlaps(in, out)) {
     packed.resize(in.bytes());
@@ -498,7 +581,7 @@ void allToAll(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
   // Received blocks: [group][outerConcat][chunk] ->
   // [outerConcat][group][chunk].
   int64_t outerConcat = product(block, 0, concatDim);
-  std::vector<char> received;
+  ScratchBuffer received;
   char *recv = out.data;
   if (outerConcat != 1) {
     received.resize(out.bytes());
@@ -552,7 +635,7 @@ void swapGridAxes(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
   // size is checked against ours.
   ElemInfo info = elemInfo(kind);
   int count = mpiCount(op, in.numElements);
-  std::vector<char> copy;
+  ScratchBuffer copy;
   const char *send = in.data;
   if (overlaps(in, out)) {
     copy.assign(in.data, in.data + in.bytes());
@@ -731,6 +814,10 @@ void autopar::runtime::initializeRuntime(const RuntimeConfig &config) {
   s.initialized = true;
 }
 
+int64_t autopar::runtime::getLiveMemoryBytes() { return memoryCounter().live; }
+
+int64_t autopar::runtime::getPeakMemoryBytes() { return memoryCounter().peak; }
+
 void autopar::runtime::finalizeRuntime() {
   RuntimeState &s = state();
   for (auto &entry : s.comms)
@@ -800,6 +887,31 @@ AUTOPAR_RT_EXPORT int64_t autopar_rt_group_index(int64_t axes) {
   for (int64_t axis : decodeAxes(op, axes))
     index = index * s.config.grid[axis] + s.coords[axis];
   return index;
+}
+
+// Buffer allocation of device programs (finalize-memref-to-llvm with
+// use-generic-functions): counted, so that --profile reports the peak.
+AUTOPAR_RT_EXPORT void *_mlir_memref_to_llvm_alloc(size_t size) {
+  return allocateCounted(size, 16);
+}
+
+AUTOPAR_RT_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
+                                                          size_t size) {
+  if (alignment < 16)
+    alignment = 16;
+  if (alignment & (alignment - 1))
+    fail(format("aligned allocation with alignment %zu, which is not a power "
+                "of two",
+                alignment));
+  return allocateCounted(size, alignment);
+}
+
+AUTOPAR_RT_EXPORT void _mlir_memref_to_llvm_free(void *ptr) {
+  if (!ptr)
+    return;
+  auto *header = static_cast<BlockHeader *>(ptr) - 1;
+  noteFreed(header->size);
+  std::free(header->base);
 }
 
 AUTOPAR_RT_EXPORT void autopar_rt_fail(const char *message) {

@@ -10,8 +10,10 @@
  *
  * Normal run: y = w * x (w: weight 0, 2x3 f32, one per rank; x: input 0,
  * 2x3 f32), output 0 = all_reduce(y) over axis 0, output 1 = all_gather of
- * [group index] (i64) along dim 0. AUTOPAR_TEST_MODE selects a misuse
- * instead, to check the error path.
+ * [group index] (i64) along dim 0; a scratch buffer of 1000 bytes and one
+ * of 4096 bytes aligned to 64 go through the runtime's allocator (both live
+ * at once: the profile's peak is at least 5096 bytes). AUTOPAR_TEST_MODE
+ * selects a misuse instead, to check the error path.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -73,6 +75,15 @@ void autopar_main(void) {
     autopar_rt_swap_grid_axes_f32(2, &dy, 2, &dsum, 0, 1);
   autopar_rt_all_reduce_f32(2, &dy, 2, &dsum, 0x1);
   autopar_rt_write_output_f32(0, 2, &dsum);
+
+  char *scratch = (char *)_mlir_memref_to_llvm_alloc(1000);
+  char *aligned = (char *)_mlir_memref_to_llvm_aligned_alloc(64, 4096);
+  if ((uintptr_t)aligned % 64 != 0 || (uintptr_t)scratch % 16 != 0)
+    autopar_rt_fail("misaligned allocation");
+  memset(scratch, 1, 1000);
+  memset(aligned, 2, 4096);
+  _mlir_memref_to_llvm_free(aligned);
+  _mlir_memref_to_llvm_free(scratch);
 
   int64_t index = autopar_rt_group_index(0x1);
   int64_t indices[8] = {0};

@@ -13,6 +13,7 @@
 #===-----------------------------------------------------------------------===#
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -124,6 +125,50 @@ def case_profile(args, checks):
                  and float(lines[0]) >= 0.0,
                  "exit code %d, stdout:\n%s" % (result.returncode,
                                                 result.stdout))
+    peaks = re.findall(r"^autopar-runtime: peak_memory_bytes=([0-9]+)$",
+                       result.stdout, re.M)
+    # The program's two scratch buffers (1000 + 4096 bytes) are live at once.
+    checks.check("profile prints one peak_memory_bytes line >= 5096",
+                 len(peaks) == 1 and int(peaks[0]) >= 5096,
+                 "stdout:\n%s" % result.stdout)
+
+
+def case_bench(args, checks):
+    workdir = os.path.join(args.workdir, "bench")
+    shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(workdir)
+    out = os.path.join(workdir, "bench.json")
+    command = [args.mpiexec, "-np", str(RANKS), "--oversubscribe",
+               "--allow-run-as-root", args.runner, "--bench-collectives",
+               "--grid", str(RANKS), "--sizes", "1000,65536",
+               "--repeats", "3", "--out", out]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True,
+                                timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        result = None
+    checks.check("bench finishes", result is not None and
+                 result.returncode == 0,
+                 "timed out" if result is None else result.stderr)
+    if result is None or not os.path.exists(out):
+        checks.check("bench writes its json", False, "no %s" % out)
+        return
+    with open(out) as f:
+        data = json.load(f)
+    entries = data.get("axes", {}).get("0", [])
+    kinds = sorted({e["kind"] for e in entries})
+    checks.check("bench measures every kind on axis 0",
+                 kinds == ["all_gather", "all_reduce", "all_to_all",
+                           "reduce_scatter", "sendrecv"], "got %r" % kinds)
+    # Sizes are rounded up to whole f32 elements, a multiple of the group.
+    sizes = sorted({e["bytes"] for e in entries})
+    checks.check("bench sizes", sizes == [1000, 65536], "got %r" % sizes)
+    checks.check("bench times are positive",
+                 len(entries) == 10 and
+                 all(e["seconds"] > 0 and e["group_size"] == RANKS
+                     for e in entries), "got %r" % entries)
+    checks.check("bench json has the grid", data.get("grid") == [RANKS],
+                 "got %r" % data.get("grid"))
 
 
 def case_help(args, checks):
@@ -187,7 +232,7 @@ def case_errors(args, checks):
 
 
 CASES = {"run": case_run, "profile": case_profile, "help": case_help,
-         "errors": case_errors}
+         "errors": case_errors, "bench": case_bench}
 
 
 def main():

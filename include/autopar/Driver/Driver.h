@@ -82,7 +82,7 @@ struct Manifest {
   /// The `--cluster` file's contents, when one was given.
   std::optional<llvm::json::Value> cluster;
   /// The `--input-shape` values the model was imported with (`input_shapes`,
-  /// written when not empty).
+  /// written when not empty) and its `--batch` (`batch`, when given).
   InputShapes inputShapes;
 };
 
@@ -108,6 +108,8 @@ struct CompileOptions {
   /// Optional cluster description (JSON with one `axes` entry per grid axis).
   std::string clusterPath;
   std::string outDir;
+  /// No progress output from the planner.
+  bool quiet = false;
   /// The `--input-shape` values the model was imported with, recorded in the
   /// manifest (the import applied them).
   InputShapes inputShapes;

@@ -64,6 +64,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -125,8 +126,16 @@ struct ImportedModel {
   std::vector<std::string> outputNames;
 };
 
-/// Static shapes of graph inputs by input name (`--input-shape NAME=8x128`).
-using InputShapes = std::map<std::string, SmallVector<int64_t>>;
+/// The static shapes runtime inputs are imported with: by input name
+/// (`--input-shape NAME=8x128`), and a batch size (`--batch N`) for
+/// dimension 0 of every other runtime input of rank >= 1.
+struct InputShapes : std::map<std::string, SmallVector<int64_t>> {
+  using std::map<std::string, SmallVector<int64_t>>::map;
+  /// `--batch N`: dimension 0 of every runtime input of rank >= 1 that has no
+  /// shape by name becomes `*batch`, whether symbolic, unknown or static (a
+  /// different static size is overridden).
+  std::optional<int64_t> batch;
+};
 
 struct ImportOptions {
   /// Fail at import when an initializer's external data file is missing.
@@ -137,7 +146,11 @@ struct ImportOptions {
   /// symbolic (batch, sequence) and unknown dimensions are resolved. Each
   /// must name a runtime input, have its rank, agree with its static
   /// dimensions and have positive sizes; otherwise the import fails with an
-  /// error naming the input.
+  /// error naming the input. `inputShapes.batch` then sets dimension 0 of
+  /// the other runtime inputs (it must be positive); when it overrides a
+  /// static size, the declared shapes of graph outputs and value_info (made
+  /// for the old batch) are dropped, and an import error names the inputs
+  /// it changed.
   InputShapes inputShapes;
 };
 

@@ -42,8 +42,38 @@ std::optional<std::vector<int64_t>> parseGrid(const std::string &text);
 /// reported through fail().
 void initializeRuntime(const RuntimeConfig &config);
 
+/// Bytes of buffers live on this rank now, and at most so far: every buffer
+/// of the device program (weights, inputs, outputs, intermediates; allocated
+/// through `_mlir_memref_to_llvm_alloc`, see RuntimeABI.h) and the runtime's
+/// own scratch buffers.
+int64_t getLiveMemoryBytes();
+int64_t getPeakMemoryBytes();
+
 /// Frees the cached sub-communicators; call before MPI_Finalize.
 void finalizeRuntime();
+
+/// What `autopar-runner --bench-collectives` measures.
+struct CollectiveBenchOptions {
+  /// Message sizes in bytes per device (rounded up to whole f32 elements, a
+  /// multiple of the group size): the local buffer of an all-reduce, an
+  /// all-to-all and a point-to-point exchange, the output of an all-gather,
+  /// the input of a reduce-scatter.
+  std::vector<int64_t> sizes;
+  /// Samples per measurement; the median is reported.
+  int repeats = 5;
+  /// The JSON file rank 0 writes.
+  std::string outPath;
+};
+
+/// Times every collective kind (all_reduce, all_gather, reduce_scatter,
+/// all_to_all, sendrecv) and size over every axis of `grid` with more than
+/// one device: each sample is the slowest rank's time of one call, and rank
+/// 0 writes the median of `repeats` samples to `options.outPath`:
+///   {"grid": [...], "repeats": R, "axes": {"<axis>": [{"kind": K,
+///    "group_size": N, "bytes": B, "seconds": S}, ...]}}
+/// The runtime must be initialized with `grid`.
+void runCollectiveBench(const std::vector<int64_t> &grid,
+                        const CollectiveBenchOptions &options);
 
 /// Prints `autopar-runtime: rank R: <message>` on stderr and aborts the
 /// whole job (MPI_Abort, exit code 1; plain exit(1) without MPI).

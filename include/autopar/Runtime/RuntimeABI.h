@@ -42,6 +42,7 @@
 #ifndef AUTOPAR_RUNTIME_RUNTIMEABI_H
 #define AUTOPAR_RUNTIME_RUNTIMEABI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -101,6 +102,15 @@ AUTOPAR_RT_DECLARE(i1)
 /* This device's index in its group for the grid axes `axes` (encoded as
  * above); 0 for an empty list. */
 int64_t autopar_rt_group_index(int64_t axes);
+
+/* Buffer allocation: the program allocates and frees every buffer through
+ * these (MLIR's finalize-memref-to-llvm with use-generic-functions), so that
+ * the runtime can count live bytes (`autopar-runner --profile` reports the
+ * peak). A block comes from the allocation functions only and is freed once;
+ * alignments are powers of two. */
+void *_mlir_memref_to_llvm_alloc(size_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
 
 /* Aborts the job with `message` (a NUL-terminated string). */
 void autopar_rt_fail(const char *message);

@@ -62,6 +62,57 @@ def ApplyPlanPass : Pass<"autopar-apply-plan", "mlir::ModuleOp"> {
                            "mlir::autopar::AutoparDialect"];
 }
 
+def AutoPlanPass : Pass<"autopar-auto-plan", "mlir::ModuleOp"> {
+  let summary = "choose the fastest plan that fits in memory (exact search)";
+  let description = [{
+    Input contract: a module as produced by the importer (`func.func @main` of
+    autopar ops), without shardings, and a cluster description
+    (`cluster=FILE.json`, see docs/cost-model.md) with one entry per grid
+    axis. The pass enumerates the strategies every op's sharding rule allows
+    on the grid, prices compute (roofline), collectives (alpha-beta per grid
+    axis) and memory (liveness), recognises repeated blocks, solves the
+    integer program to proven optimality (COIN-OR CBC) and writes the chosen
+    shardings exactly as `autopar-apply-plan` does, so the result feeds
+    `autopar-partition`. With `remarks`, each op gets a remark naming its
+    strategy and runner-up; the function gets one with the predicted step
+    time and peak memory. A plan that cannot fit is an error naming the
+    smallest peak any plan reaches.
+
+    Before (`--autopar-auto-plan="grid=2 cluster=c.json"`):
+    ```mlir
+    func.func @main(%x: tensor<8x4xf32>) -> tensor<8x16xf32> {
+      %w = autopar.weight "w" : tensor<4x16xf32>
+      %y = autopar.matmul %x, %w : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+      return %y : tensor<8x16xf32>
+    }
+    ```
+    After (with slow links, the output columns are split and gathered once):
+    ```mlir
+    shard.grid @grid(shape = 2)
+    func.func @main(%x: tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[], []]>})
+        -> (tensor<8x16xf32> {autopar.sharding = #autopar.sharding<[[], []]>}) {
+      %w = autopar.weight "w" {autopar.shardings = [#autopar.sharding<[[], [0]]>]} : tensor<4x16xf32>
+      %y = autopar.matmul %x, %w {autopar.shardings = [#autopar.sharding<[[], [0]]>]} : ...
+      return %y : tensor<8x16xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"grid", "grid", "std::string", /*default=*/"\"1\"",
+           "device grid: N or AxB[xC...]">,
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"\"",
+           "cluster description (JSON); required">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"inference\"",
+           "inference or training">,
+    Option<"fold", "fold", "bool", /*default=*/"true",
+           "share one strategy among identical repeated blocks">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "emit a remark per op with its strategy and runner-up">,
+  ];
+  let dependentDialects = ["mlir::shard::ShardDialect",
+                           "mlir::autopar::AutoparDialect"];
+}
+
 def VerifyShardedPass : Pass<"autopar-verify-sharded", "mlir::ModuleOp"> {
   let summary = "check the planning contract: every tensor value is sharded";
   let description = [{

@@ -19,6 +19,9 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <map>
+
 using namespace mlir;
 using namespace mlir::autopar;
 namespace json = llvm::json;
@@ -151,27 +154,158 @@ json::Value mlir::autopar::buildPlanJson(ModuleOp annotated,
       for (auto [i, v] : llvm::enumerate(op->getResults()))
         results.push_back(json::Object{{"value", getOnnxValueName(v)},
                                        {"sharding", shardingText(plan->results[i])}});
-      ops.push_back(json::Object{{"node", getOnnxNodeName(op)},
-                                 {"op", op->getName().getStringRef()},
-                                 {"loops", std::move(loops)},
-                                 {"operands", std::move(operands)},
-                                 {"results", std::move(results)}});
+      json::Object entry{{"node", getOnnxNodeName(op)},
+                         {"op", op->getName().getStringRef()},
+                         {"loops", std::move(loops)},
+                         {"operands", std::move(operands)},
+                         {"results", std::move(results)}};
+      auto details = meta.opDetails.find(op);
+      if (details != meta.opDetails.end())
+        for (const auto &kv : details->second)
+          if (kv.first != "loops")
+            entry[kv.first] = kv.second;
+      ops.push_back(std::move(entry));
     });
   }
   json::Array gridJson;
   for (int64_t s : gridShape)
     gridJson.push_back(s);
-  return json::Object{
+  json::Object root{
       {"schema_version", kPlanSchemaVersion},
       {"grid", std::move(gridJson)},
       {"model_sha256", meta.modelSha256},
       {"mode", meta.mode},
       {"strategy", meta.strategy},
-      {"search_time_s", 0.0},
+      {"search_time_s", meta.searchTimeSeconds},
       {"predicted", json::Object{{"comm_bytes_per_device", totalBytes}}},
       {"values", std::move(values)},
       {"ops", std::move(ops)},
   };
+  for (const auto &kv : meta.extra) {
+    if (kv.first == "predicted") {
+      json::Object *predicted = root.getObject("predicted");
+      if (const json::Object *more = kv.second.getAsObject())
+        for (const auto &p : *more)
+          (*predicted)[p.first] = p.second;
+      continue;
+    }
+    root[kv.first] = kv.second;
+  }
+  return root;
+}
+
+static std::string formatSeconds(double s) {
+  if (s == 0)
+    return "0 s";
+  if (std::fabs(s) >= 1)
+    return llvm::formatv("{0:f3} s", s).str();
+  if (std::fabs(s) >= 1e-3)
+    return llvm::formatv("{0:f3} ms", s * 1e3).str();
+  return llvm::formatv("{0:f3} us", s * 1e6).str();
+}
+
+static std::string formatBytesText(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (std::fabs(bytes) >= 1024 && u < 5) {
+    bytes /= 1024;
+    ++u;
+  }
+  return llvm::formatv("{0:f2} {1}", bytes, units[u]).str();
+}
+
+/// The predicted time and memory, the baselines and the search, for people.
+static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
+  const json::Object *pred = root.getObject("predicted");
+  if (!pred || !pred->getNumber("step_time_s"))
+    return;
+  const json::Object *memory = root.getObject("memory");
+  os << "\npredicted per device (" 
+     << root.getString("mode").value_or("inference") << " step)\n";
+  os << llvm::formatv("  step time     {0}  = compute {1} + communication "
+                      "{2}\n",
+                      formatSeconds(*pred->getNumber("step_time_s")),
+                      formatSeconds(pred->getNumber("compute_s").value_or(0)),
+                      formatSeconds(pred->getNumber("comm_s").value_or(0)));
+  os << "  peak memory   "
+     << formatBytesText(pred->getNumber("peak_memory_bytes").value_or(0))
+     << " at '" << pred->getString("peak_at").value_or("") << "'";
+  if (memory) {
+    if (std::optional<double> limit = memory->getNumber("limit_bytes"))
+      os << " (limit " << formatBytesText(*limit) << ")";
+    if (memory->getBoolean("binding").value_or(false))
+      os << "\n  memory limit  binding: the fastest plan needs "
+         << formatBytesText(
+                memory->getNumber("unconstrained_peak_bytes").value_or(0))
+         << " and would take "
+         << formatSeconds(
+                memory->getNumber("unconstrained_step_time_s").value_or(0));
+    if (std::optional<double> params =
+            memory->getNumber("parameter_state_bytes"))
+      os << "\n  of which      parameters, gradients and optimizer state "
+         << formatBytesText(*params) << ", activations "
+         << formatBytesText(memory->getNumber("activation_bytes").value_or(0));
+  }
+  os << "\n";
+  // Time by op kind.
+  if (const json::Array *ops = root.getArray("ops")) {
+    std::map<std::string, std::pair<double, double>> byKind;
+    for (const json::Value &v : *ops) {
+      const json::Object *op = v.getAsObject();
+      if (!op || !op->getNumber("cost_s"))
+        continue;
+      auto &entry = byKind[op->getString("op").value_or("").str()];
+      entry.first += op->getNumber("compute_s").value_or(0);
+      entry.second += 1;
+    }
+    if (!byKind.empty()) {
+      os << "  compute by op kind:\n";
+      for (const auto &[kind, entry] : byKind)
+        os << llvm::formatv("    {0,-24} {1,12}  ({2} ops)\n", kind,
+                            formatSeconds(entry.first), (int64_t)entry.second);
+    }
+  }
+  if (const json::Object *baselines = root.getObject("baselines")) {
+    os << "  baselines (same cost model):\n";
+    for (StringRef name : {"replicated", "data", "tensor"}) {
+      const json::Object *b = baselines->getObject(name);
+      if (!b)
+        continue;
+      double step = b->getNumber("step_time_s").value_or(0);
+      os << llvm::formatv(
+          "    {0,-10} step {1,12}  peak {2,12}  {3}  (chosen is {4:f2}x "
+          "faster)\n",
+          name, formatSeconds(step),
+          formatBytesText(b->getNumber("peak_memory_bytes").value_or(0)),
+          b->getBoolean("fits").value_or(false) ? "fits     "
+                                                : "DOES NOT FIT",
+          *pred->getNumber("step_time_s") > 0
+              ? step / *pred->getNumber("step_time_s")
+              : 0.0);
+    }
+  }
+  if (const json::Object *search = root.getObject("search")) {
+    os << "  search        " << search->getString("method").value_or("")
+       << (search->getBoolean("optimal").value_or(false)
+               ? ", proven optimal"
+               : ", NOT proven optimal")
+       << llvm::formatv(", {0} variables, {1} constraints, {2} s\n",
+                        search->getInteger("variables").value_or(0),
+                        search->getInteger("constraints").value_or(0),
+                        root.getNumber("search_time_s").value_or(0));
+    if (const json::Array *blocks = search->getArray("repeated_blocks"))
+      for (const json::Value &bv : *blocks) {
+        const json::Object *b = bv.getAsObject();
+        os << llvm::formatv("  repeated      {0} x {1} ops from '{2}' to "
+                            "'{3}' share one strategy\n",
+                            b->getInteger("repeats").value_or(0),
+                            b->getInteger("ops_per_block").value_or(0),
+                            b->getString("first_node").value_or(""),
+                            b->getString("last_node").value_or(""));
+      }
+  }
+  if (std::optional<StringRef> note = root.getString("note"))
+    os << "  note          " << *note << "\n";
 }
 
 std::string mlir::autopar::renderPlanText(const json::Value &plan) {
@@ -191,14 +325,25 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
   if (const json::Object *pred = root->getObject("predicted"))
     os << "  communication per device: "
        << pred->getInteger("comm_bytes_per_device").value_or(0) << " bytes\n";
+  renderPrediction(os, *root);
   os << "\nsharding notation: one entry per dimension, '_' = whole, digits = "
         "grid axes that split it (major first); +partial(a) = pending sum over "
         "axis a\n\n";
   if (const json::Array *ops = root->getArray("ops")) {
     for (const json::Value &v : *ops) {
       const json::Object *op = v.getAsObject();
-      os << llvm::formatv("{0,-28} {1}\n", op->getString("node").value_or(""),
+      os << llvm::formatv("{0,-28} {1}", op->getString("node").value_or(""),
                           op->getString("op").value_or(""));
+      if (std::optional<double> cost = op->getNumber("cost_s"))
+        os << llvm::formatv("  cost {0}", formatSeconds(*cost));
+      os << "\n";
+      if (std::optional<StringRef> strategy = op->getString("strategy"))
+        os << "    strategy  " << *strategy << "\n";
+      if (const json::Object *r = op->getObject("runner_up"))
+        os << "    runner-up " << r->getString("strategy").value_or("")
+           << llvm::formatv("  (+{0})\n",
+                            formatSeconds(r->getNumber("cost_delta_s")
+                                              .value_or(0)));
       if (const json::Array *operands = op->getArray("operands"))
         for (const json::Value &ov : *operands) {
           const json::Object *o = ov.getAsObject();

@@ -32,6 +32,13 @@ struct PlanMetadata {
   /// The `--plan` value: replicated, data, tensor, or the plan file path.
   std::string strategy;
   std::string mode = "inference";
+  /// Seconds the plan search took (0 for fixed plans).
+  double searchTimeSeconds = 0;
+  /// Top-level fields added to plan.json (predicted, baselines, search,
+  /// memory, cluster); `predicted` is merged with the communication volume.
+  llvm::json::Object extra;
+  /// Per-op fields (strategy, cost, runner-up) merged into each op entry.
+  std::map<Operation *, llvm::json::Object> opDetails;
 };
 
 /// Builds the plan of an annotated module (after autopar-apply-plan): grid,

@@ -1,0 +1,91 @@
+//===- Cluster.h - the cluster description planning prices against -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A cluster is one kind of device on an N-D grid: per-device FLOP rate, memory
+// and memory bandwidth, and per grid axis the link bandwidth and message
+// latency. The JSON form (`--cluster FILE.json`) is a user contract:
+//
+//   {"device": {"flops": F, "memory_bytes": M, "memory_bandwidth": B,
+//               "flops_by_class": {"matmul": F1, ...}},      (optional)
+//    "axes": [{"bandwidth": B_i, "latency": L_i}, ...]}      (one per axis)
+//
+// Units: FLOP/s, bytes, bytes/s, seconds. Unknown fields are ignored. The
+// calibrated description of the local machine lives at
+// getDefaultClusterPath().
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_ANALYSIS_CLUSTER_H
+#define AUTOPAR_ANALYSIS_CLUSTER_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/Support/JSON.h"
+
+#include <array>
+#include <optional>
+#include <string>
+
+namespace mlir::autopar {
+
+/// The op classes the cost model prices with their own FLOP rate (a
+/// calibrated machine runs a matmul and an elementwise op at very different
+/// fractions of its peak).
+enum class OpClass {
+  MatMul,       ///< matmul, gemm, einsum
+  Conv,         ///< conv
+  Elementwise,  ///< unary/binary/ternary maps
+  Reduction,    ///< reductions, softmax, normalizations, pools
+  DataMovement, ///< transpose, reshape, concat, split, slice, gather, expand
+};
+constexpr unsigned kNumOpClasses = 5;
+
+/// `matmul`, `conv`, `elementwise`, `reduction`, `data_movement`.
+StringRef stringifyOpClass(OpClass c);
+std::optional<OpClass> symbolizeOpClass(StringRef name);
+/// The class an autopar op is priced in.
+OpClass classifyOp(Operation *op);
+
+struct AxisLink {
+  double bandwidth = 0; ///< bytes/s, one device, one direction
+  double latency = 0;   ///< seconds per message
+};
+
+struct ClusterSpec {
+  double flops = 0;           ///< FLOP/s per device (peak, or matmul class)
+  int64_t memoryBytes = 0;    ///< bytes per device
+  double memoryBandwidth = 0; ///< bytes/s per device
+  /// Calibrated FLOP/s per op class; 0 means "use `flops`".
+  std::array<double, kNumOpClasses> classFlops{};
+  SmallVector<AxisLink> axes;
+  /// Where the description came from (a path), for reports.
+  std::string source;
+
+  double getFlops(OpClass c) const {
+    double f = classFlops[static_cast<unsigned>(c)];
+    return f > 0 ? f : flops;
+  }
+};
+
+/// Parses and checks a cluster description against a grid of `gridRank`
+/// axes. On failure `error` is a lowercase message without the path.
+FailureOr<ClusterSpec> parseClusterJson(const llvm::json::Value &json,
+                                        size_t gridRank, std::string &error);
+/// Reads `path` and parses it; `error` names the path.
+FailureOr<ClusterSpec> readClusterFile(StringRef path, size_t gridRank,
+                                       std::string &error);
+/// The JSON form (round-trips through parseClusterJson).
+llvm::json::Value clusterToJson(const ClusterSpec &cluster);
+
+/// Where `autopar calibrate` writes and planning reads the local machine's
+/// description: `$AUTOPAR_CLUSTER` if set, else
+/// `$XDG_CONFIG_HOME/autopar/cluster.json`, else
+/// `$HOME/.config/autopar/cluster.json`.
+std::string getDefaultClusterPath();
+
+} // namespace mlir::autopar
+
+#endif // AUTOPAR_ANALYSIS_CLUSTER_H

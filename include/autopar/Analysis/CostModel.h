@@ -1,0 +1,77 @@
+//===- CostModel.h - analytical cost of a parallel plan ----------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The primitive prices planning is built from, per device:
+//   - compute: roofline, max(FLOPs / class FLOP rate, bytes / memory
+//     bandwidth), from the op's loop nest split by its loop assignment;
+//   - collectives: alpha-beta per grid axis with the ring algorithm's volume
+//     (all-reduce 2(n-1)/n of the bytes, all-gather and reduce-scatter and
+//     all-to-all (n-1)/n, swaps (n-1)/n point to point);
+//   - memory: local bytes of a value under a sharding.
+// PlanCostModel.h combines them over a graph (liveness, training step).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_ANALYSIS_COSTMODEL_H
+#define AUTOPAR_ANALYSIS_COSTMODEL_H
+
+#include "autopar/Analysis/Cluster.h"
+#include "autopar/Analysis/Reshard.h"
+#include "autopar/Analysis/ShardingRule.h"
+
+namespace mlir::autopar {
+
+/// What one device does for one op.
+struct OpWork {
+  double flops = 0; ///< floating-point operations
+  double bytes = 0; ///< bytes of operands read plus results written
+};
+
+/// FLOPs per iteration of the loop nest: 2 for contractions (multiply-add),
+/// a per-op constant for the rest (documented in docs/cost-model.md).
+double getFlopsPerIteration(Operation *op);
+
+/// Extent of each loop of `rule` on `op` (from the operand/result shapes).
+SmallVector<int64_t> getLoopExtents(Operation *op, const ShardingRule &rule);
+
+/// The work of one device running `op` under `loops` on `gridShape`.
+OpWork getOpWork(Operation *op, const ShardingRule &rule,
+                 const LoopAxes &loops, ArrayRef<int64_t> gridShape);
+
+/// Roofline time of `work` in class `c`.
+double getComputeTime(const OpWork &work, OpClass c,
+                      const ClusterSpec &cluster);
+
+/// Bytes of the local shard of a value of `type` under `sharding`.
+int64_t getLocalBytes(RankedTensorType type, ShardingAttr sharding,
+                      ArrayRef<int64_t> gridShape);
+int64_t getElementBytes(Type elementType);
+
+/// The link a collective over `axes` runs on: the slowest bandwidth and the
+/// largest latency among them.
+AxisLink getGroupLink(ArrayRef<int64_t> axes, const ClusterSpec &cluster);
+
+/// Alpha-beta time of one reshard step (messages x latency + bytes moved per
+/// device / bandwidth); 0 for local steps.
+double getReshardStepTime(const ReshardStep &step,
+                          ArrayRef<int64_t> globalShape, int64_t elementBytes,
+                          ArrayRef<int64_t> gridShape,
+                          const ClusterSpec &cluster);
+
+/// Time and bytes per device of moving a value of `type` from `from` to `to`
+/// along the path the partitioner takes (planCheapestReshard).
+struct ReshardCost {
+  double time = 0;
+  int64_t bytes = 0;
+  unsigned numSteps = 0;
+};
+ReshardCost getReshardCost(RankedTensorType type, ShardingAttr from,
+                           ShardingAttr to, ArrayRef<int64_t> gridShape,
+                           const ClusterSpec &cluster);
+
+} // namespace mlir::autopar
+
+#endif // AUTOPAR_ANALYSIS_COSTMODEL_H

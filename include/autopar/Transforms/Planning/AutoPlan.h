@@ -1,0 +1,96 @@
+//===- AutoPlan.h - automatic parallel planning -------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The planner: every value of @main gets a sharding chosen by an exact search
+// over the strategies the ops' sharding rules allow, minimizing the predicted
+// step time (compute + collectives, CostModel.h) subject to the per-device
+// memory limit at every liveness point.
+//
+// The search is an integer program (one binary per op strategy, one
+// continuous variable per pair of producer/consumer layouts on an edge)
+// solved to proven optimality by COIN-OR CBC. Repeated blocks (transformer
+// layers) are found from the graph structure and share one set of variables,
+// so the problem grows with the number of distinct blocks, not layers; the
+// result is exact under the rule that identical blocks share one strategy.
+// A pipeline-stage dimension fits around this: one problem per stage
+// candidate, combined by a dynamic program over stage boundaries.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_TRANSFORMS_PLANNING_AUTOPLAN_H
+#define AUTOPAR_TRANSFORMS_PLANNING_AUTOPLAN_H
+
+#include "autopar/Analysis/Cluster.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <string>
+
+namespace mlir::autopar {
+
+enum class PlanMode { Inference, Training };
+StringRef stringifyPlanMode(PlanMode mode);
+std::optional<PlanMode> symbolizePlanMode(StringRef name);
+
+struct AutoPlanOptions {
+  SmallVector<int64_t> gridShape;
+  ClusterSpec cluster;
+  PlanMode mode = PlanMode::Inference;
+  /// Share one strategy among repeated blocks (off: solve the unrolled
+  /// problem, for tests and for checking the folding).
+  bool foldRepeatedBlocks = true;
+  /// Solver time limit; on expiry the best plan found is kept and the report
+  /// states the optimality gap.
+  double timeLimitSeconds = 600;
+  /// Progress lines go here (null: silent).
+  llvm::raw_ostream *progress = nullptr;
+};
+
+/// The predicted cost of one plan.
+struct PlanPrediction {
+  double stepTime = 0;    ///< seconds
+  double computeTime = 0; ///< seconds
+  double commTime = 0;    ///< seconds
+  int64_t peakMemoryBytes = 0;
+  /// Where the peak is reached (an ONNX node or value name).
+  std::string peakAt;
+  bool fits = true;
+  /// Training: the part of peak memory that is parameters, gradients and
+  /// optimizer state.
+  int64_t parameterStateBytes = 0;
+  int64_t activationBytes = 0;
+};
+
+struct AutoPlanResult {
+  PlanPrediction predicted;
+  /// replicated, data, tensor (priced by the same model).
+  std::map<std::string, PlanPrediction> baselines;
+  double searchTimeSeconds = 0;
+  /// Details for the report (search, memory, per-op decisions): merged into
+  /// plan.json by the caller.
+  llvm::json::Object report;
+  /// Per op of @main (by position in program order among compute ops): its
+  /// decision as JSON (strategy, cost, runner-up).
+  std::map<Operation *, llvm::json::Object> opDetails;
+};
+
+/// Plans `module` (imported, unannotated) and writes the chosen shardings on
+/// it (as `autopar-apply-plan` would from a plan file). Fails with a
+/// diagnostic when no plan fits in memory (naming the smallest peak any plan
+/// reaches) or the model cannot be planned.
+FailureOr<AutoPlanResult> planAutomatically(ModuleOp module,
+                                            const AutoPlanOptions &options);
+
+/// Prices an annotated module (any plan) with the same model.
+FailureOr<PlanPrediction> predictAnnotatedPlan(ModuleOp annotated,
+                                               const AutoPlanOptions &options);
+
+} // namespace mlir::autopar
+
+#endif // AUTOPAR_TRANSFORMS_PLANNING_AUTOPLAN_H

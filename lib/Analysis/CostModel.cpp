@@ -1,0 +1,190 @@
+//===- CostModel.cpp - analytical prices of compute and collectives -------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Analysis/CostModel.h"
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+double mlir::autopar::getFlopsPerIteration(Operation *op) {
+  // Contractions: one multiply-add per point of the loop nest.
+  if (isa<MatMulOp, GemmOp, EinsumOp, ConvOp>(op))
+    return 2;
+  // Pure data movement computes nothing.
+  if (isa<TransposeOp, ReshapeOp, ExpandOp, ConcatOp, SplitOp, SliceOp,
+          GatherOp, CastOp, WeightOp, ConstantOp, ToPartialOp,
+          SwapGridAxesOp>(op))
+    return 0;
+  // Normalizations: statistics, centring, scaling (and exp for softmax).
+  if (isa<SoftmaxOp, LogSoftmaxOp>(op))
+    return 5;
+  if (isa<LayerNormOp>(op))
+    return 8;
+  if (isa<BatchNormOp>(op))
+    return 4;
+  // Transcendentals count as a few operations each.
+  if (isa<ExpOp, LogOp, SigmoidOp, TanhOp, ErfOp, GeluOp, PowOp, SqrtOp>(op))
+    return 4;
+  return 1;
+}
+
+SmallVector<int64_t> mlir::autopar::getLoopExtents(Operation *op,
+                                                   const ShardingRule &rule) {
+  SmallVector<int64_t> extents(rule.getNumLoops(), 1);
+  SmallVector<bool> known(rule.getNumLoops(), false);
+  auto visit = [&](Value v, auto loopOf) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return;
+    for (unsigned d = 0; d < type.getRank(); ++d) {
+      std::optional<unsigned> loop = loopOf(d);
+      if (!loop || known[*loop])
+        continue;
+      extents[*loop] = type.getDimSize(d);
+      known[*loop] = true;
+    }
+  };
+  // Results first: operands may broadcast (size 1) a loop the result walks.
+  for (unsigned r = 0; r < op->getNumResults(); ++r)
+    visit(op->getResult(r),
+          [&](unsigned d) { return rule.getResultLoop(r, d); });
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    visit(op->getOperand(i),
+          [&](unsigned d) { return rule.getOperandLoop(i, d); });
+  return extents;
+}
+
+int64_t mlir::autopar::getElementBytes(Type elementType) {
+  if (elementType.isIntOrFloat())
+    return std::max<int64_t>(1, (elementType.getIntOrFloatBitWidth() + 7) / 8);
+  return 8;
+}
+
+static int64_t groupSize(ArrayRef<int64_t> axes, ArrayRef<int64_t> gridShape) {
+  int64_t n = 1;
+  for (int64_t axis : axes)
+    n *= gridShape[axis];
+  return n;
+}
+
+int64_t mlir::autopar::getLocalBytes(RankedTensorType type,
+                                     ShardingAttr sharding,
+                                     ArrayRef<int64_t> gridShape) {
+  int64_t bytes = getElementBytes(type.getElementType());
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t size = type.getDimSize(d);
+    if (sharding && d < sharding.getRank())
+      size = std::max<int64_t>(
+          1, size / groupSize(sharding.getDimAxes(d), gridShape));
+    bytes *= size;
+  }
+  return bytes;
+}
+
+OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
+                                const LoopAxes &loops,
+                                ArrayRef<int64_t> gridShape) {
+  OpWork work;
+  SmallVector<int64_t> extents = getLoopExtents(op, rule);
+  double iterations = 1;
+  for (unsigned l = 0; l < extents.size(); ++l) {
+    int64_t n = l < loops.size() ? groupSize(loops[l], gridShape) : 1;
+    iterations *= std::max<double>(1.0, double(extents[l]) / double(n));
+  }
+  work.flops = iterations * getFlopsPerIteration(op);
+  MLIRContext *ctx = op->getContext();
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    if (auto type = dyn_cast<RankedTensorType>(op->getOperand(i).getType()))
+      work.bytes += getLocalBytes(
+          type, rule.getOperandSharding(ctx, i, loops), gridShape);
+  for (unsigned r = 0; r < op->getNumResults(); ++r)
+    if (auto type = dyn_cast<RankedTensorType>(op->getResult(r).getType()))
+      work.bytes +=
+          getLocalBytes(type, rule.getResultSharding(ctx, r, loops), gridShape);
+  return work;
+}
+
+double mlir::autopar::getComputeTime(const OpWork &work, OpClass c,
+                                     const ClusterSpec &cluster) {
+  double flops = cluster.getFlops(c);
+  double compute = flops > 0 ? work.flops / flops : 0;
+  double memory =
+      cluster.memoryBandwidth > 0 ? work.bytes / cluster.memoryBandwidth : 0;
+  return std::max(compute, memory);
+}
+
+AxisLink mlir::autopar::getGroupLink(ArrayRef<int64_t> axes,
+                                     const ClusterSpec &cluster) {
+  AxisLink link;
+  bool first = true;
+  for (int64_t axis : axes) {
+    if (axis < 0 || axis >= (int64_t)cluster.axes.size())
+      continue;
+    const AxisLink &a = cluster.axes[axis];
+    link.bandwidth = first ? a.bandwidth : std::min(link.bandwidth, a.bandwidth);
+    link.latency = std::max(link.latency, a.latency);
+    first = false;
+  }
+  return link;
+}
+
+double mlir::autopar::getReshardStepTime(const ReshardStep &step,
+                                         ArrayRef<int64_t> globalShape,
+                                         int64_t elementBytes,
+                                         ArrayRef<int64_t> gridShape,
+                                         const ClusterSpec &cluster) {
+  int64_t n = step.kind == ReshardStep::Kind::SwapAxes
+                  ? gridShape[step.axes.front()]
+                  : groupSize(step.axes, gridShape);
+  double messages = 0;
+  switch (step.kind) {
+  case ReshardStep::Kind::AllSlice:
+  case ReshardStep::Kind::ToPartial:
+    return 0;
+  case ReshardStep::Kind::AllReduce:
+    messages = 2.0 * (n - 1);
+    break;
+  case ReshardStep::Kind::ReduceScatter:
+  case ReshardStep::Kind::AllGather:
+  case ReshardStep::Kind::AllToAll:
+    messages = n - 1;
+    break;
+  case ReshardStep::Kind::SwapAxes:
+    messages = 1;
+    break;
+  }
+  if (n <= 1)
+    return 0;
+  AxisLink link = getGroupLink(step.axes, cluster);
+  double bytes =
+      getReshardStepBytes(step, globalShape, elementBytes, gridShape);
+  double transfer = link.bandwidth > 0 ? bytes / link.bandwidth : 0;
+  return messages * link.latency + transfer;
+}
+
+ReshardCost mlir::autopar::getReshardCost(RankedTensorType type,
+                                          ShardingAttr from, ShardingAttr to,
+                                          ArrayRef<int64_t> gridShape,
+                                          const ClusterSpec &cluster) {
+  ReshardCost cost;
+  if (from == to)
+    return cost;
+  int64_t elementBytes = getElementBytes(type.getElementType());
+  for (const ReshardStep &step : planCheapestReshard(
+           from, to, type.getShape(), elementBytes, gridShape)) {
+    cost.time += getReshardStepTime(step, type.getShape(), elementBytes,
+                                    gridShape, cluster);
+    cost.bytes +=
+        getReshardStepBytes(step, type.getShape(), elementBytes, gridShape);
+    ++cost.numSteps;
+  }
+  return cost;
+}

@@ -1,0 +1,659 @@
+//===- Calibrate.cpp - autopar calibrate: measuring this machine -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements `autopar calibrate`: it measures the FLOP rate of each
+// op class and the memory bandwidth by compiling and running one micro model
+// per class on one device (the ordinary compile pipeline and runner), times
+// the runtime's collectives over every axis of a grid of local ranks
+// (`autopar-runner --bench-collectives`), fits each axis's latency and
+// bandwidth, and writes the cluster description (Cluster.h) that planning
+// prices against. docs/calibration.md describes what is measured.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DriverInternal.h"
+
+#include "autopar/Analysis/Cluster.h"
+#include "autopar/Analysis/CostModel.h"
+#include "autopar/Analysis/ShardingRule.h"
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <thread>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::driver;
+
+namespace {
+
+/// Seconds before a micro model run or the collective bench is stopped.
+constexpr unsigned kJobTimeoutSeconds = 120;
+
+std::string joinPath(StringRef dir, const Twine &name) {
+  SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  return path.str().str();
+}
+
+//===----------------------------------------------------------------------===//
+// Micro models
+//===----------------------------------------------------------------------===//
+
+/// A model without weights: the micro models read runtime inputs only.
+class NoWeights : public WeightStore {
+public:
+  ArrayRef<Weight> getWeights() const override { return {}; }
+  FailureOr<ArrayRef<char>> getData(StringRef name,
+                                    std::string &error) override {
+    error = ("the calibration model has no weight '" + name + "'").str();
+    return failure();
+  }
+};
+
+/// One micro model: `@main` in MLIR text, of f32 inputs of `inputShapes`.
+struct MicroModel {
+  OpClass opClass;
+  std::string source;
+  SmallVector<SmallVector<int64_t>> inputShapes;
+};
+
+std::string tensorType(ArrayRef<int64_t> shape) {
+  std::string text = "tensor<";
+  for (int64_t size : shape)
+    text += std::to_string(size) + "x";
+  return text + "f32>";
+}
+
+/// `count` chained ops on one tensor; `body(in)` returns the op text with
+/// the result name left to the caller.
+std::string chain(StringRef argList, StringRef resultType, unsigned count,
+                  function_ref<std::string(StringRef in)> op) {
+  std::string text = "func.func @main(" + argList.str() + ") -> " +
+                     resultType.str() + " {\n";
+  std::string last = "%x";
+  for (unsigned i = 0; i < count; ++i) {
+    std::string name = "%v" + std::to_string(i);
+    text += "  " + name + " = " + op(last) + "\n";
+    last = name;
+  }
+  text += "  return " + last + " : " + resultType.str() + "\n}\n";
+  return text;
+}
+
+/// The micro model of each op class, sized so that one run takes tens of
+/// milliseconds (`quick`: a few).
+SmallVector<MicroModel> buildMicroModels(bool quick) {
+  SmallVector<MicroModel> models;
+  {
+    // MatMul: one square product.
+    int64_t n = quick ? 128 : 320;
+    std::string t = tensorType({n, n});
+    std::string text = "func.func @main(%a: " + t + ", %b: " + t + ") -> " +
+                       t + " {\n  %y = autopar.matmul %a, %b : (" + t + ", " +
+                       t + ") -> " + t + "\n  return %y : " + t + "\n}\n";
+    models.push_back({OpClass::MatMul, text, {{n, n}, {n, n}}});
+  }
+  {
+    // Conv: a 3x3 convolution, channels in = out.
+    int64_t c = quick ? 8 : 32, hw = quick ? 18 : 34;
+    std::string x = tensorType({1, c, hw, hw}), w = tensorType({c, c, 3, 3}),
+                y = tensorType({1, c, hw - 2, hw - 2});
+    std::string text =
+        "func.func @main(%x: " + x + ", %w: " + w + ") -> " + y +
+        " {\n  %y = autopar.conv %x, %w {strides = array<i64: 1, 1>, pads = "
+        "array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (" +
+        x + ", " + w + ") -> " + y + "\n  return %y : " + y + "\n}\n";
+    models.push_back({OpClass::Conv, text, {{1, c, hw, hw}, {c, c, 3, 3}}});
+  }
+  {
+    // Elementwise: chained adds (also the memory bandwidth).
+    int64_t n = quick ? (1 << 16) : (1 << 20);
+    unsigned count = quick ? 4 : 8;
+    std::string t = tensorType({n});
+    models.push_back(
+        {OpClass::Elementwise,
+         chain("%x: " + t + ", %c: " + t, t, count,
+               [&](StringRef in) {
+                 return ("autopar.add " + in + ", %c : (" + t + ", " + t +
+                         ") -> " + t)
+                     .str();
+               }),
+         {{n}, {n}}});
+  }
+  {
+    // Reduction: chained softmaxes over rows.
+    int64_t rows = quick ? 64 : 256, cols = quick ? 256 : 1024;
+    unsigned count = quick ? 2 : 4;
+    std::string t = tensorType({rows, cols});
+    models.push_back({OpClass::Reduction,
+                      chain("%x: " + t, t, count,
+                            [&](StringRef in) {
+                              return ("autopar.softmax " + in +
+                                      " {axis = 1 : i64} : (" + t + ") -> " + t)
+                                  .str();
+                            }),
+                      {{rows, cols}}});
+  }
+  {
+    // Data movement: chained transposes of a square matrix.
+    int64_t n = quick ? 256 : 1024;
+    unsigned count = quick ? 2 : 4;
+    std::string t = tensorType({n, n});
+    models.push_back(
+        {OpClass::DataMovement,
+         chain("%x: " + t, t, count,
+               [&](StringRef in) {
+                 return ("autopar.transpose " + in +
+                         " {perm = array<i64: 1, 0>} : (" + t + ") -> " + t)
+                     .str();
+               }),
+         {{n, n}}});
+  }
+  return models;
+}
+
+/// What one class measured.
+struct ClassResult {
+  OpClass opClass;
+  unsigned numOps = 0;
+  OpWork work;
+  double seconds = 0;
+};
+
+/// The work of every op of `module`'s @main run whole on one device.
+FailureOr<std::pair<OpWork, unsigned>> getModelWork(MLIRContext &ctx,
+                                                    ModuleOp module,
+                                                    OpClass expected) {
+  OpWork total;
+  unsigned numOps = 0;
+  bool ok = true;
+  module.walk([&](Operation *op) {
+    if (op->getDialect() != ctx.getLoadedDialect<AutoparDialect>())
+      return;
+    FailureOr<ShardingRule> rule = ShardingRule::get(op);
+    if (failed(rule) || classifyOp(op) != expected) {
+      ok = false;
+      return;
+    }
+    OpWork work = getOpWork(op, *rule, LoopAxes(rule->getNumLoops()), {1});
+    total.flops += work.flops;
+    total.bytes += work.bytes;
+    ++numOps;
+  });
+  if (!ok || numOps == 0) {
+    emitDriverError(ctx) << "the calibration model of class '"
+                         << stringifyOpClass(expected)
+                         << "' has an op the cost model cannot price";
+    return failure();
+  }
+  return std::make_pair(total, numOps);
+}
+
+/// Reads `autopar-runtime: step_time_s=<s>` from the runner's output.
+FailureOr<double> parseStepTime(MLIRContext &ctx, StringRef out) {
+  SmallVector<StringRef> lines;
+  out.split(lines, '\n');
+  for (StringRef line : lines) {
+    line = line.trim();
+    if (!line.consume_front("autopar-runtime: step_time_s="))
+      continue;
+    double seconds = 0;
+    if (!line.getAsDouble(seconds) && seconds > 0)
+      return seconds;
+  }
+  emitDriverError(ctx) << "the runner printed no step time";
+  return failure();
+}
+
+double median(SmallVector<double> values) {
+  llvm::sort(values);
+  size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid]
+                           : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+/// Compiles `micro` on a one-device grid into `dir` and returns the median
+/// step time of `repeats` runs.
+FailureOr<ClassResult> measureClass(MLIRContext &ctx, const MicroModel &micro,
+                                    StringRef dir, unsigned repeats) {
+  ClassResult result;
+  result.opClass = micro.opClass;
+  ImportedModel model;
+  model.module = parseSourceString<ModuleOp>(micro.source, &ctx);
+  if (!model.module) {
+    emitDriverError(ctx) << "cannot build the calibration model of class '"
+                         << stringifyOpClass(micro.opClass) << "'";
+    return failure();
+  }
+  model.weights = std::make_unique<NoWeights>();
+  model.sha256 = computeSha256(micro.source);
+  for (size_t i = 0; i < micro.inputShapes.size(); ++i)
+    model.inputNames.push_back("x" + std::to_string(i));
+  model.outputNames.push_back("y");
+  FailureOr<std::pair<OpWork, unsigned>> work =
+      getModelWork(ctx, *model.module, micro.opClass);
+  if (failed(work))
+    return failure();
+  result.work = work->first;
+  result.numOps = work->second;
+
+  CompileOptions options;
+  options.grid = "1";
+  options.plan = "replicated";
+  options.outDir = joinPath(dir, "program");
+  if (failed(compileModel(ctx, model, options)))
+    return failure();
+
+  // Inputs in (0.5, 1.5): sums, exponentials and products stay finite.
+  std::string inDir = joinPath(dir, "in");
+  for (auto [index, shape] : llvm::enumerate(micro.inputShapes)) {
+    int64_t count = 1;
+    for (int64_t size : shape)
+      count *= size;
+    std::vector<float> values(count);
+    for (int64_t i = 0; i < count; ++i)
+      values[i] = 0.5f + static_cast<float>((i * 7919) % 1000) / 1000.0f;
+    ArrayRef<char> bytes(reinterpret_cast<const char *>(values.data()),
+                         values.size() * sizeof(float));
+    if (failed(writeFileBytes(
+            ctx, joinPath(inDir, "input_" + std::to_string(index) + ".bin"),
+            bytes)))
+      return failure();
+  }
+  std::vector<std::string> args = {
+      "--program", joinPath(options.outDir, "program.so"),
+      "--grid",    "1",
+      "--weights", joinPath(options.outDir, "weights"),
+      "--inputs",  inDir,
+      "--outputs", joinPath(dir, "out"),
+      "--profile"};
+  SmallVector<double> times;
+  for (unsigned r = 0; r < repeats; ++r) {
+    FailureOr<std::string> out =
+        launchRunner(ctx, args, 1, dir, kJobTimeoutSeconds);
+    if (failed(out))
+      return failure();
+    FailureOr<double> seconds = parseStepTime(ctx, *out);
+    if (failed(seconds))
+      return failure();
+    times.push_back(*seconds);
+  }
+  result.seconds = median(times);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// One timed collective of the bench.
+struct CollectiveSample {
+  std::string kind;
+  int64_t groupSize = 1;
+  double bytes = 0;
+  double seconds = 0;
+};
+
+/// Messages and bytes each device sends in one collective (ring
+/// algorithms, as CostModel.h prices them; the point-to-point exchange sends
+/// its whole buffer in one message).
+std::pair<double, double> getRingVolume(const CollectiveSample &sample) {
+  double n = static_cast<double>(sample.groupSize);
+  if (sample.kind == "all_reduce")
+    return {2 * (n - 1), 2 * (n - 1) / n * sample.bytes};
+  if (sample.kind == "sendrecv")
+    return {1, sample.bytes};
+  return {n - 1, (n - 1) / n * sample.bytes};
+}
+
+/// The least-squares fit of one axis.
+struct AxisFit {
+  AxisLink link;
+  size_t numSamples = 0;
+  /// Root mean square of the relative residuals.
+  double rmsRelativeError = 0;
+};
+
+/// Fits seconds = latency * messages + bytes / bandwidth over `samples`,
+/// weighting each by 1 / seconds (the sizes span orders of magnitude: an
+/// unweighted fit would ignore the small messages that fix the latency).
+/// The latency is clamped at 0.
+AxisFit fitAxis(ArrayRef<CollectiveSample> samples) {
+  double saa = 0, sab = 0, sbb = 0, sa = 0, sb = 0;
+  for (const CollectiveSample &s : samples) {
+    auto [messages, volume] = getRingVolume(s);
+    double a = messages / s.seconds, b = volume / s.seconds;
+    saa += a * a;
+    sab += a * b;
+    sbb += b * b;
+    sa += a;
+    sb += b;
+  }
+  double latency = 0, inverseBandwidth = 0;
+  double det = saa * sbb - sab * sab;
+  if (det > 0) {
+    latency = (sa * sbb - sb * sab) / det;
+    inverseBandwidth = (saa * sb - sab * sa) / det;
+  }
+  if (latency < 0 || inverseBandwidth <= 0) {
+    latency = 0;
+    inverseBandwidth = sbb > 0 ? sb / sbb : 0;
+  }
+  AxisFit fit;
+  fit.numSamples = samples.size();
+  fit.link.latency = latency;
+  fit.link.bandwidth = inverseBandwidth > 0 ? 1 / inverseBandwidth : 0;
+  double sum = 0;
+  for (const CollectiveSample &s : samples) {
+    auto [messages, volume] = getRingVolume(s);
+    double predicted = latency * messages + volume * inverseBandwidth;
+    sum += std::pow((predicted - s.seconds) / s.seconds, 2);
+  }
+  fit.rmsRelativeError = samples.empty() ? 0 : std::sqrt(sum / samples.size());
+  return fit;
+}
+
+/// Reads the bench's JSON: the samples of each axis (by axis number).
+FailureOr<std::map<int64_t, SmallVector<CollectiveSample>>>
+readBench(MLIRContext &ctx, StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer) {
+    emitDriverError(ctx) << "the collective bench wrote no '" << path
+                         << "': " << buffer.getError().message();
+    return failure();
+  }
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    emitDriverError(ctx) << "invalid collective bench output '" << path
+                         << "': " << llvm::toString(json.takeError());
+    return failure();
+  }
+  std::map<int64_t, SmallVector<CollectiveSample>> axes;
+  const llvm::json::Object *root = json->getAsObject();
+  const llvm::json::Object *byAxis = root ? root->getObject("axes") : nullptr;
+  if (!byAxis) {
+    emitDriverError(ctx) << "collective bench output '" << path
+                         << "' has no 'axes' object";
+    return failure();
+  }
+  for (const auto &[key, value] : *byAxis) {
+    int64_t axis = 0;
+    const llvm::json::Array *entries = value.getAsArray();
+    if (StringRef(key).getAsInteger(10, axis) || !entries) {
+      emitDriverError(ctx) << "collective bench output '" << path
+                           << "' has a malformed axis '" << StringRef(key)
+                           << "'";
+      return failure();
+    }
+    for (const llvm::json::Value &entry : *entries) {
+      const llvm::json::Object *object = entry.getAsObject();
+      CollectiveSample sample;
+      std::optional<StringRef> kind =
+          object ? object->getString("kind") : std::nullopt;
+      std::optional<int64_t> group =
+          object ? object->getInteger("group_size") : std::nullopt;
+      std::optional<double> bytes =
+          object ? object->getNumber("bytes") : std::nullopt;
+      std::optional<double> seconds =
+          object ? object->getNumber("seconds") : std::nullopt;
+      if (!kind || !group || !bytes || !seconds) {
+        emitDriverError(ctx) << "collective bench output '" << path
+                             << "' has a malformed entry on axis " << axis;
+        return failure();
+      }
+      if (*seconds <= 0)
+        continue;
+      sample.kind = kind->str();
+      sample.groupSize = *group;
+      sample.bytes = *bytes;
+      sample.seconds = *seconds;
+      axes[axis].push_back(std::move(sample));
+    }
+  }
+  return axes;
+}
+
+//===----------------------------------------------------------------------===//
+// Machine
+//===----------------------------------------------------------------------===//
+
+/// MemTotal of /proc/meminfo in bytes, or 0.
+int64_t readMemTotal() {
+  auto buffer = llvm::MemoryBuffer::getFileAsStream("/proc/meminfo");
+  if (!buffer)
+    return 0;
+  SmallVector<StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n');
+  for (StringRef line : lines) {
+    if (!line.consume_front("MemTotal:"))
+      continue;
+    line = line.trim();
+    int64_t kib = 0;
+    if (line.consume_back("kB") && !line.trim().getAsInteger(10, kib))
+      return kib * 1024;
+  }
+  return 0;
+}
+
+unsigned getNumCores() {
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (online > 0)
+    return static_cast<unsigned>(online);
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::string formatRate(double value) {
+  return llvm::formatv("{0:f2}", value / 1e9).str();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// autopar calibrate
+//===----------------------------------------------------------------------===//
+
+int driver::calibrateCommand(int argc, char **argv) {
+  static llvm::cl::OptionCategory category("autopar calibrate options");
+  static llvm::cl::opt<std::string> outPath(
+      "o",
+      llvm::cl::desc("where to write the cluster description (default: "
+                     "$AUTOPAR_CLUSTER, else "
+                     "$XDG_CONFIG_HOME/autopar/cluster.json, else "
+                     "~/.config/autopar/cluster.json)"),
+      llvm::cl::value_desc("cluster.json"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> grid(
+      "grid",
+      llvm::cl::desc("grid of local ranks the collectives are timed on: N or "
+                     "AxB (default: the number of cores)"),
+      llvm::cl::value_desc("shape"), llvm::cl::cat(category));
+  static llvm::cl::opt<bool> quick(
+      "quick",
+      llvm::cl::desc("smaller models and messages, fewer repeats (seconds "
+                     "instead of a minute; for tests)"),
+      llvm::cl::cat(category));
+
+  if (std::optional<int> exit = parseCommandLine(
+          argc, argv, "calibrate",
+          "measure this machine and write its cluster description\n\n"
+          "  autopar calibrate [-o cluster.json] [--grid N] [--quick]\n\n"
+          "Times one micro model per op class on one device and the "
+          "runtime's collectives on a grid of local ranks, fits each grid "
+          "axis's latency and bandwidth, and writes the JSON that "
+          "planning prices plans against.\n",
+          category, kErrorExitCode))
+    return *exit;
+
+  unsigned cores = getNumCores();
+  std::string gridText = grid.empty() ? std::to_string(cores) : grid.getValue();
+  std::string error;
+  FailureOr<SmallVector<int64_t>> gridShape = parseGridShape(gridText, error);
+  if (failed(gridShape)) {
+    printError(error);
+    return kErrorExitCode;
+  }
+  int64_t ranks = 1;
+  for (int64_t size : *gridShape)
+    ranks *= size;
+  if (ranks > static_cast<int64_t>(cores)) {
+    printError("calibration needs " + Twine(ranks) + " ranks, this machine has " +
+               Twine(cores) + " cores");
+    printNote("ranks sharing a core measure the scheduler, not the links; "
+              "pass a smaller --grid");
+    return kErrorExitCode;
+  }
+  std::string path = outPath.empty() ? getDefaultClusterPath() : outPath;
+
+  DriverContext context;
+  MLIRContext &ctx = context.get();
+  TempDirectory workDir;
+  if (failed(workDir.create(ctx, "autopar-calibrate")))
+    return kErrorExitCode;
+  auto startTime = std::chrono::steady_clock::now();
+
+  // Compute: one micro model per class on one device.
+  unsigned repeats = quick ? 2 : 3;
+  SmallVector<ClassResult> classes;
+  for (const MicroModel &micro : buildMicroModels(quick)) {
+    std::string dir =
+        joinPath(workDir.get(), stringifyOpClass(micro.opClass));
+    FailureOr<ClassResult> result = measureClass(ctx, micro, dir, repeats);
+    if (failed(result))
+      return kErrorExitCode;
+    classes.push_back(*result);
+  }
+
+  ClusterSpec cluster;
+  cluster.memoryBytes = readMemTotal();
+  if (cluster.memoryBytes <= 0) {
+    printError("cannot read MemTotal from /proc/meminfo");
+    return kErrorExitCode;
+  }
+  for (const ClassResult &result : classes) {
+    auto index = static_cast<unsigned>(result.opClass);
+    if (result.work.flops > 0)
+      cluster.classFlops[index] = result.work.flops / result.seconds;
+    if (result.opClass == OpClass::Elementwise)
+      cluster.memoryBandwidth = result.work.bytes / result.seconds;
+  }
+  cluster.flops = cluster.classFlops[static_cast<unsigned>(OpClass::MatMul)];
+
+  // Communication: the runtime's collectives on a grid of local ranks.
+  std::map<int64_t, SmallVector<CollectiveSample>> samples;
+  if (ranks > 1) {
+    std::string benchPath = joinPath(workDir.get(), "bench.json");
+    std::vector<std::string> args = {
+        "--bench-collectives", "--grid", formatGridShape(*gridShape),
+        "--sizes",
+        quick ? "1024,65536,524288" : "1024,16384,262144,2097152,8388608",
+        "--repeats", quick ? "3" : "5", "--out", benchPath};
+    FailureOr<std::string> out =
+        launchRunner(ctx, args, ranks, workDir.get(), kJobTimeoutSeconds);
+    if (failed(out))
+      return kErrorExitCode;
+    FailureOr<std::map<int64_t, SmallVector<CollectiveSample>>> bench =
+        readBench(ctx, benchPath);
+    if (failed(bench))
+      return kErrorExitCode;
+    samples = std::move(*bench);
+  }
+  SmallVector<std::optional<AxisFit>> fits;
+  for (auto [axis, size] : llvm::enumerate(*gridShape)) {
+    auto it = samples.find(static_cast<int64_t>(axis));
+    if (size <= 1 || it == samples.end() || it->second.empty()) {
+      // No link to measure: moving data is a local copy.
+      cluster.axes.push_back({cluster.memoryBandwidth, 0});
+      fits.push_back(std::nullopt);
+      continue;
+    }
+    AxisFit fit = fitAxis(it->second);
+    if (fit.link.bandwidth <= 0) {
+      printError("the collective bench of axis " + Twine(axis) +
+                 " gave no usable bandwidth");
+      return kErrorExitCode;
+    }
+    cluster.axes.push_back(fit.link);
+    fits.push_back(fit);
+  }
+
+  // The description, with how it was measured (ignored by the parser).
+  llvm::json::Value json = clusterToJson(cluster);
+  std::string note =
+      ranks > 1
+          ? "collectives timed on " + std::to_string(ranks) +
+                " local ranks; every rank shares this machine's memory"
+          : "one device: the axis has no link, its bandwidth is the memory "
+            "bandwidth and its latency 0";
+  json.getAsObject()->try_emplace(
+      "calibration",
+      llvm::json::Object{{"grid", formatGridShape(*gridShape)},
+                         {"cores", static_cast<int64_t>(cores)},
+                         {"quick", bool(quick)},
+                         {"autopar_version", getAutoparVersion()},
+                         {"note", note}});
+  std::string text = llvm::formatv("{0:2}", json).str() + "\n";
+  if (failed(writeFileBytes(ctx, path, ArrayRef<char>(text.data(), text.size()))))
+    return kErrorExitCode;
+
+  // What was measured.
+  llvm::raw_ostream &os = llvm::outs();
+  os << "calibrated this machine (" << cores << " core"
+     << (cores == 1 ? "" : "s") << ", grid " << formatGridShape(*gridShape)
+     << ")\n";
+  os << llvm::formatv("  {0,-14}{1,5}{2,12}{3,12}{4,10}{5,10}\n", "class", "ops",
+                      "MFLOP", "seconds", "GFLOP/s", "GB/s");
+  for (const ClassResult &result : classes)
+    os << llvm::formatv("  {0,-14}{1,5}{2,12:f2}{3,12:e3}{4,10}{5,10}\n",
+                        stringifyOpClass(result.opClass), result.numOps,
+                        result.work.flops / 1e6, result.seconds,
+                        result.work.flops > 0
+                            ? formatRate(result.work.flops / result.seconds)
+                            : std::string("-"),
+                        formatRate(result.work.bytes / result.seconds));
+  os << "  peak FLOP rate (matmul) " << formatRate(cluster.flops)
+     << " GFLOP/s, memory bandwidth (elementwise) "
+     << formatRate(cluster.memoryBandwidth) << " GB/s, memory "
+     << llvm::formatv("{0:f1}", cluster.memoryBytes / double(1 << 30))
+     << " GiB\n";
+  for (auto [axis, fit] : llvm::enumerate(fits)) {
+    const AxisLink &link = cluster.axes[axis];
+    os << "  axis " << axis << " (" << (*gridShape)[axis] << " device"
+       << ((*gridShape)[axis] == 1 ? "" : "s") << "): ";
+    if (!fit) {
+      os << "no link, bandwidth = memory bandwidth, latency 0\n";
+      continue;
+    }
+    os << llvm::formatv("latency {0:e3} s, bandwidth {1} GB/s (fit of {2} "
+                        "measurements, rms relative error {3:f1}%)\n",
+                        link.latency, formatRate(link.bandwidth),
+                        fit->numSamples, 100 * fit->rmsRelativeError);
+  }
+  double elapsed = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - startTime)
+                       .count();
+  os << "wrote '" << path << "' in " << llvm::formatv("{0:f1}", elapsed)
+     << " s\n";
+  os.flush();
+  if (ranks == 1)
+    printNote("calibrated on one rank: " + note);
+  return 0;
+}

@@ -1,0 +1,248 @@
+//===- Plan.cpp - `autopar plan` and the planning stage of compile --------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// `autopar plan MODEL.onnx --grid SHAPE [--cluster FILE] [--mode M]
+// [--batch N] -o plan.json` runs only the planner: the model's weights need
+// no data (shapes suffice), nothing is generated. `autopar compile --plan
+// auto` shares planModule() and then partitions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DriverInternal.h"
+
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+#include "autopar/Transforms/Passes.h"
+#include "autopar/Transforms/Planning/AutoPlan.h"
+#include "autopar/Transforms/Planning/PlanReport.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::driver;
+namespace json = llvm::json;
+
+FailureOr<std::optional<ClusterSpec>>
+driver::resolveCluster(MLIRContext &ctx, StringRef path,
+                       ArrayRef<int64_t> grid, bool required) {
+  std::string file = path.str();
+  bool explicitPath = !file.empty();
+  if (!explicitPath) {
+    file = getDefaultClusterPath();
+    if (!llvm::sys::fs::exists(file)) {
+      if (!required)
+        return std::optional<ClusterSpec>();
+      emitDriverError(ctx)
+          << "no cluster description: pass --cluster FILE.json or run "
+             "'autopar calibrate' once (it writes "
+          << file << ")";
+      return failure();
+    }
+  }
+  std::string error;
+  FailureOr<ClusterSpec> spec = readClusterFile(file, grid.size(), error);
+  if (failed(spec)) {
+    emitDriverError(ctx) << error;
+    if (!explicitPath)
+      printNote("that is the calibrated description of this machine; pass "
+                "--cluster FILE.json for another grid, or recalibrate with "
+                "'autopar calibrate --grid " +
+                formatGridShape(grid) + "'");
+    return failure();
+  }
+  return std::optional<ClusterSpec>(std::move(*spec));
+}
+
+static json::Object predictionJson(const PlanPrediction &p) {
+  return json::Object{{"step_time_s", p.stepTime},
+                      {"compute_s", p.computeTime},
+                      {"comm_s", p.commTime},
+                      {"peak_memory_bytes", p.peakMemoryBytes},
+                      {"peak_at", p.peakAt}};
+}
+
+LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
+                                 ArrayRef<int64_t> grid, StringRef plan,
+                                 const std::optional<ClusterSpec> &cluster,
+                                 PlanMode mode, bool quiet,
+                                 PlanMetadata &meta, bool fold) {
+  meta.strategy = plan.str();
+  meta.mode = stringifyPlanMode(mode).str();
+  if (mode == PlanMode::Training)
+    meta.extra["note"] = "training plans are priced, not executed, until "
+                         "training steps can run";
+  std::string gridText = formatGridShape(grid);
+  bool sawError = false;
+  ScopedDiagnosticHandler errorWatcher(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      sawError = true;
+    return failure();
+  });
+  PassManager pm(&ctx, ModuleOp::getOperationName());
+  AutoPlanOptions options;
+  options.gridShape.assign(grid.begin(), grid.end());
+  options.mode = mode;
+  options.foldRepeatedBlocks = fold;
+  if (cluster)
+    options.cluster = *cluster;
+  if (plan == "auto") {
+    assert(cluster && "automatic planning needs a cluster");
+    options.progress = quiet ? nullptr : &llvm::errs();
+    FailureOr<AutoPlanResult> result = planAutomatically(module, options);
+    if (failed(result)) {
+      if (!sawError)
+        emitDriverError(ctx) << "planning failed";
+      return failure();
+    }
+    meta.searchTimeSeconds = result->searchTimeSeconds;
+    meta.extra["predicted"] = predictionJson(result->predicted);
+    json::Object baselines;
+    for (const auto &[name, p] : result->baselines) {
+      json::Object b = predictionJson(p);
+      b["fits"] = p.fits;
+      baselines[name] = std::move(b);
+    }
+    meta.extra["baselines"] = std::move(baselines);
+    for (auto &kv : result->report)
+      meta.extra[kv.first] = std::move(kv.second);
+    meta.opDetails = std::move(result->opDetails);
+    pm.addPass(createVerifyShardedPass());
+  } else {
+    ApplyPlanPassOptions apply;
+    apply.grid = gridText;
+    apply.plan = plan.str();
+    pm.addPass(createApplyPlanPass(apply));
+    pm.addPass(createVerifyShardedPass());
+  }
+  if (failed(pm.run(module))) {
+    if (!sawError)
+      emitDriverError(ctx) << "the planning stage failed";
+    return failure();
+  }
+  if (plan != "auto" && cluster) {
+    FailureOr<PlanPrediction> p = predictAnnotatedPlan(module, options);
+    if (failed(p))
+      return failure();
+    meta.extra["predicted"] = predictionJson(*p);
+  }
+  if (cluster) {
+    json::Value c = clusterToJson(*cluster);
+    if (json::Object *o = c.getAsObject())
+      (*o)["source"] = cluster->source;
+    meta.extra["cluster"] = std::move(c);
+  }
+  return success();
+}
+
+int driver::planCommand(int argc, char **argv) {
+  static llvm::cl::OptionCategory category("autopar plan options");
+  static ModelPlanOptions common(category, "device grid: N or AxB[xC...]",
+                                 "");
+  static llvm::cl::opt<std::string> cluster(
+      "cluster",
+      llvm::cl::desc("cluster description (JSON; default: the calibrated "
+                     "description of this machine)"),
+      llvm::cl::value_desc("file.json"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> mode(
+      "mode", llvm::cl::desc("inference or training (default: inference)"),
+      llvm::cl::init("inference"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> output(
+      "o", llvm::cl::desc("plan file to write (plan.txt is written next to "
+                          "it); default plan.json"),
+      llvm::cl::value_desc("plan.json"), llvm::cl::init("plan.json"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<bool> quiet(
+      "quiet", llvm::cl::desc("no progress output"), llvm::cl::cat(category));
+  static llvm::cl::opt<bool> noFold(
+      "no-fold",
+      llvm::cl::desc("plan every op independently instead of sharing one "
+                     "strategy among repeated blocks"),
+      llvm::cl::cat(category));
+
+  if (std::optional<int> exit = parseCommandLine(
+          argc, argv, "plan",
+          "find the fastest parallel plan that fits in memory, without "
+          "generating code\n\n"
+          "  autopar plan MODEL.onnx --grid SHAPE [--cluster FILE.json] "
+          "[--mode inference|training] [--batch N] -o plan.json\n\n"
+          "The model's weights need no data: shapes are enough. --plan "
+          "replicated|data|tensor|FILE prices that plan instead of "
+          "searching.\n",
+          category, kErrorExitCode))
+    return *exit;
+  if (common.model.empty()) {
+    printError("no model given (autopar plan MODEL.onnx --grid SHAPE -o "
+               "plan.json)");
+    return kErrorExitCode;
+  }
+  if (common.grid.getNumOccurrences() == 0) {
+    printError("missing --grid (e.g. --grid 2x4)");
+    return kErrorExitCode;
+  }
+  std::string error;
+  FailureOr<SmallVector<int64_t>> grid = parseGridShape(common.grid, error);
+  if (failed(grid)) {
+    printError(error);
+    return kErrorExitCode;
+  }
+  std::optional<PlanMode> planMode = symbolizePlanMode(mode);
+  if (!planMode) {
+    printError("unknown --mode '" + mode + "': expected inference or training");
+    return kErrorExitCode;
+  }
+  std::string plan =
+      common.plan.getNumOccurrences() ? common.plan.getValue() : "auto";
+
+  DriverContext context;
+  MLIRContext &ctx = context.get();
+  if (plan != "auto" && failed(checkPlanArgument(ctx, plan)))
+    return kErrorExitCode;
+  FailureOr<std::optional<ClusterSpec>> spec =
+      resolveCluster(ctx, cluster, *grid, /*required=*/true);
+  if (failed(spec))
+    return kErrorExitCode;
+  FailureOr<InputShapes> inputShapes = common.getInputShapes();
+  if (failed(inputShapes))
+    return kErrorExitCode;
+  FailureOr<ImportedModel> model =
+      importModel(ctx, common.model, *inputShapes,
+                  /*requireWeightData=*/false);
+  if (failed(model))
+    return kErrorExitCode;
+
+  PlanMetadata meta;
+  meta.modelSha256 = model->sha256;
+  OwningOpRef<ModuleOp> module = model->module->clone();
+  if (failed(planModule(ctx, *module, *grid, plan, *spec, *planMode, quiet,
+                        meta, /*fold=*/!noFold)))
+    return kErrorExitCode;
+
+  json::Value planJson = buildPlanJson(*module, meta);
+  std::string text = llvm::formatv("{0:2}", planJson).str() + "\n";
+  if (failed(writeFileBytes(ctx, output,
+                            ArrayRef<char>(text.data(), text.size()))))
+    return kErrorExitCode;
+  SmallString<256> txtPath(output.getValue());
+  llvm::sys::path::replace_extension(txtPath, "txt");
+  std::string human = renderPlanText(planJson);
+  if (failed(writeFileBytes(ctx, txtPath,
+                            ArrayRef<char>(human.data(), human.size()))))
+    return kErrorExitCode;
+  if (!quiet) {
+    const json::Object *root = planJson.getAsObject();
+    const json::Object *pred = root->getObject("predicted");
+    llvm::errs() << llvm::formatv(
+        "autopar: wrote {0} and {1}: predicted step {2:e3} s, peak memory "
+        "{3} bytes per device\n",
+        output.getValue(), txtPath, pred->getNumber("step_time_s").value_or(0),
+        pred->getInteger("peak_memory_bytes").value_or(0));
+  }
+  return 0;
+}

@@ -1,0 +1,81 @@
+//===- AutoPlanPass.cpp - the planner as a pass ---------------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+#include "autopar/Transforms/Passes.h"
+#include "autopar/Transforms/Planning/AutoPlan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::autopar {
+#define GEN_PASS_DEF_AUTOPLANPASS
+#include "autopar/Transforms/Passes.h.inc"
+} // namespace mlir::autopar
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+namespace {
+struct AutoPlanPass
+    : public mlir::autopar::impl::AutoPlanPassBase<AutoPlanPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+} // namespace
+
+void AutoPlanPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  std::string error;
+  FailureOr<SmallVector<int64_t>> shape = parseGridShape(grid, error);
+  if (failed(shape)) {
+    module.emitError() << error;
+    return signalPassFailure();
+  }
+  if (cluster.empty()) {
+    module.emitError() << "autopar-auto-plan needs a cluster file "
+                          "(cluster=FILE.json)";
+    return signalPassFailure();
+  }
+  AutoPlanOptions options;
+  options.gridShape = *shape;
+  FailureOr<ClusterSpec> spec = readClusterFile(cluster, shape->size(), error);
+  if (failed(spec)) {
+    module.emitError() << error;
+    return signalPassFailure();
+  }
+  options.cluster = *spec;
+  std::optional<PlanMode> planMode = symbolizePlanMode(mode);
+  if (!planMode) {
+    module.emitError() << "unknown mode '" << mode
+                       << "', expected inference or training";
+    return signalPassFailure();
+  }
+  options.mode = *planMode;
+  options.foldRepeatedBlocks = fold;
+  FailureOr<AutoPlanResult> result = planAutomatically(module, options);
+  if (failed(result))
+    return signalPassFailure();
+  if (!remarks)
+    return;
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  func.walk([&](Operation *op) {
+    auto it = result->opDetails.find(op);
+    if (it == result->opDetails.end())
+      return;
+    const llvm::json::Object &details = it->second;
+    InFlightDiagnostic d = op->emitRemark()
+                           << "strategy " << *details.getString("strategy");
+    if (const llvm::json::Object *r = details.getObject("runner_up"))
+      d << "; runner-up " << *r->getString("strategy") << " costs "
+        << *r->getNumber("cost_delta_s") << " s more";
+  });
+  const PlanPrediction &p = result->predicted;
+  func.emitRemark() << "predicted step " << p.stepTime << " s (compute "
+                    << p.computeTime << " s, communication " << p.commTime
+                    << " s), peak memory " << p.peakMemoryBytes
+                    << " bytes at '" << p.peakAt << "'";
+}

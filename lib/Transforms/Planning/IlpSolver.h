@@ -1,0 +1,66 @@
+//===- IlpSolver.h - mixed-integer programs for the planner -------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A minimal builder for 0-1 mixed-integer programs and the call into COIN-OR
+// CBC that solves them to proven optimality. Only this file knows the solver.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_LIB_TRANSFORMS_PLANNING_ILPSOLVER_H
+#define AUTOPAR_LIB_TRANSFORMS_PLANNING_ILPSOLVER_H
+
+#include <string>
+#include <vector>
+
+namespace mlir::autopar {
+
+/// minimize obj . x subject to rows, lb <= x <= ub, some x integral.
+class IlpProblem {
+public:
+  int addVariable(double objective, bool integer, double lb = 0,
+                  double ub = 1) {
+    obj.push_back(objective);
+    isInteger.push_back(integer);
+    lower.push_back(lb);
+    upper.push_back(ub);
+    return static_cast<int>(obj.size()) - 1;
+  }
+  void addObjective(int var, double c) { obj[var] += c; }
+  /// sense: 'L' (<=), 'G' (>=), 'E' (==).
+  void addRow(std::vector<int> cols, std::vector<double> coefs, char sense,
+              double rhs) {
+    rows.push_back({std::move(cols), std::move(coefs), sense, rhs});
+  }
+  size_t getNumVariables() const { return obj.size(); }
+  size_t getNumRows() const { return rows.size(); }
+
+  struct Row {
+    std::vector<int> cols;
+    std::vector<double> coefs;
+    char sense;
+    double rhs;
+  };
+  std::vector<double> obj, lower, upper;
+  std::vector<bool> isInteger;
+  std::vector<Row> rows;
+};
+
+struct IlpSolution {
+  enum class Status { Optimal, Feasible, Infeasible, Failed } status;
+  std::vector<double> values;
+  double objective = 0;
+  /// Relative gap between the solution and the proven bound (0 if optimal).
+  double gap = 0;
+};
+
+/// Solves `problem` with CBC on one thread (deterministic) within
+/// `timeLimitSeconds`; `initial` (may be empty) is a feasible start.
+IlpSolution solveIlp(const IlpProblem &problem, double timeLimitSeconds,
+                     const std::vector<double> &initial = {});
+
+} // namespace mlir::autopar
+
+#endif // AUTOPAR_LIB_TRANSFORMS_PLANNING_ILPSOLVER_H

@@ -1,0 +1,239 @@
+//===- ClusterTest.cpp - cluster descriptions and op classes --------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Analysis/Cluster.h"
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+namespace {
+llvm::json::Value parse(StringRef text) {
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
+  REQUIRE(bool(json));
+  return std::move(*json);
+}
+
+/// Parses `text` against a grid of `rank` axes and returns the error (empty
+/// on success).
+std::string errorOf(StringRef text, size_t rank) {
+  std::string error;
+  FailureOr<ClusterSpec> cluster = parseClusterJson(parse(text), rank, error);
+  if (succeeded(cluster))
+    return "";
+  return error;
+}
+
+constexpr const char *kTwoAxes = R"json({
+  "device": {"flops": 1e12, "memory_bytes": 16000000000,
+             "memory_bandwidth": 2e11,
+             "flops_by_class": {"matmul": 9e11, "elementwise": 3e10},
+             "vendor": "ignored"},
+  "axes": [{"bandwidth": 1e10, "latency": 2e-6},
+           {"bandwidth": 5e9, "latency": 0, "name": "ignored"}],
+  "comment": "unknown fields are ignored"
+})json";
+} // namespace
+
+TEST_CASE("cluster json: a valid description", "[cluster]") {
+  std::string error;
+  FailureOr<ClusterSpec> cluster = parseClusterJson(parse(kTwoAxes), 2, error);
+  REQUIRE(succeeded(cluster));
+  CHECK(error.empty());
+  CHECK(cluster->flops == 1e12);
+  CHECK(cluster->memoryBytes == 16000000000);
+  CHECK(cluster->memoryBandwidth == 2e11);
+  CHECK(cluster->getFlops(OpClass::MatMul) == 9e11);
+  CHECK(cluster->getFlops(OpClass::Elementwise) == 3e10);
+  // Classes without a calibrated rate fall back to the peak.
+  CHECK(cluster->getFlops(OpClass::Conv) == 1e12);
+  REQUIRE(cluster->axes.size() == 2);
+  CHECK(cluster->axes[0].bandwidth == 1e10);
+  CHECK(cluster->axes[0].latency == 2e-6);
+  CHECK(cluster->axes[1].bandwidth == 5e9);
+  CHECK(cluster->axes[1].latency == 0);
+}
+
+TEST_CASE("cluster json: errors name the field and the value", "[cluster]") {
+  CHECK(errorOf(kTwoAxes, 1) == "cluster has 2 axes, grid has 1");
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,
+                                "memory_bandwidth": 1},
+                    "axes": [{"bandwidth": 1, "latency": 0}]})",
+                2) == "cluster has 1 axes, grid has 2");
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,
+                                "memory_bandwidth": 1},
+                    "axes": [{"bandwidth": 1, "latency": 0},
+                             {"bandwidth": -3, "latency": 0}]})",
+                2) == "axes[1].bandwidth must be a positive number, got -3");
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,
+                                "memory_bandwidth": 1},
+                    "axes": [{"bandwidth": 1, "latency": -1e-06}]})",
+                1) == "axes[0].latency must be a non-negative number, got "
+                      "-9.9999999999999995e-07");
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,
+                                "memory_bandwidth": 1},
+                    "axes": [{"bandwidth": 1}]})",
+                1) == "axes[0].latency must be a non-negative number, got "
+                      "nothing");
+  CHECK(errorOf(R"({"device": {"flops": 0, "memory_bytes": 1,
+                                "memory_bandwidth": 1}, "axes": []})",
+                0) == "device.flops must be a positive number, got 0");
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": "lots",
+                                "memory_bandwidth": 1}, "axes": []})",
+                0) ==
+        "device.memory_bytes must be a positive number, got \"lots\"");
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1}, "axes": []})",
+                0) ==
+        "device.memory_bandwidth must be a positive number, got nothing");
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,
+                                "memory_bandwidth": 1,
+                                "flops_by_class": {"fft": 3}}, "axes": []})",
+                0)
+            .find("unknown op class 'fft'") == 0);
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,
+                                "memory_bandwidth": 1,
+                                "flops_by_class": {"conv": -2}}, "axes": []})",
+                0) ==
+        "device.flops_by_class.conv must be a positive number, got -2");
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,
+                                "memory_bandwidth": 1}})",
+                0) == "missing 'axes' array");
+  CHECK(errorOf(R"({"axes": []})", 0) == "missing 'device' object");
+  CHECK(errorOf(R"([1, 2])", 0) ==
+        "expected a json object with 'device' and 'axes'");
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,
+                                "memory_bandwidth": 1}, "axes": [3]})",
+                1) == "axes[0] must be an object, got 3");
+}
+
+TEST_CASE("cluster json: printing round-trips", "[cluster]") {
+  ClusterSpec cluster;
+  cluster.flops = 1.0 / 3.0 * 1e11;
+  cluster.memoryBytes = 25197187072;
+  cluster.memoryBandwidth = 12345678901.234567;
+  cluster.classFlops[static_cast<unsigned>(OpClass::Reduction)] = 0.1 + 0.2;
+  cluster.classFlops[static_cast<unsigned>(OpClass::DataMovement)] = 7e-3;
+  cluster.axes.push_back({1e9 / 7.0, 3.3e-6});
+  cluster.axes.push_back({2.5e9, 0});
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << clusterToJson(cluster);
+  std::string error;
+  FailureOr<ClusterSpec> back = parseClusterJson(parse(text), 2, error);
+  REQUIRE(succeeded(back));
+  CHECK(back->flops == cluster.flops);
+  CHECK(back->memoryBytes == cluster.memoryBytes);
+  CHECK(back->memoryBandwidth == cluster.memoryBandwidth);
+  for (unsigned c = 0; c < kNumOpClasses; ++c)
+    CHECK(back->classFlops[c] == cluster.classFlops[c]);
+  REQUIRE(back->axes.size() == 2);
+  for (unsigned a = 0; a < 2; ++a) {
+    CHECK(back->axes[a].bandwidth == cluster.axes[a].bandwidth);
+    CHECK(back->axes[a].latency == cluster.axes[a].latency);
+  }
+  // Classes without a rate are not written.
+  CHECK(text.find("\"matmul\"") == std::string::npos);
+}
+
+TEST_CASE("cluster file: errors name the path", "[cluster]") {
+  std::string error;
+  CHECK(failed(readClusterFile("/nonexistent/cluster.json", 1, error)));
+  CHECK(error.find("cannot read cluster file '/nonexistent/cluster.json'") ==
+        0);
+
+  SmallString<128> path;
+  REQUIRE(!llvm::sys::fs::createTemporaryFile("cluster", "json", path));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    REQUIRE(!ec);
+    os << kTwoAxes;
+  }
+  FailureOr<ClusterSpec> cluster = readClusterFile(path, 2, error);
+  REQUIRE(succeeded(cluster));
+  CHECK(cluster->source == path.str().str());
+  CHECK(failed(readClusterFile(path, 3, error)));
+  CHECK(error == ("invalid cluster file '" + path + "': cluster has 2 axes, "
+                  "grid has 3")
+                     .str());
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << "{not json";
+  }
+  CHECK(failed(readClusterFile(path, 2, error)));
+  CHECK(error.find("invalid cluster file '" + path.str().str() + "': ") == 0);
+  llvm::sys::fs::remove(path);
+}
+
+TEST_CASE("default cluster path", "[cluster]") {
+  const char *saved[3];
+  const char *names[3] = {"AUTOPAR_CLUSTER", "XDG_CONFIG_HOME", "HOME"};
+  std::string values[3];
+  for (int i = 0; i < 3; ++i) {
+    saved[i] = std::getenv(names[i]);
+    if (saved[i])
+      values[i] = saved[i];
+  }
+  setenv("AUTOPAR_CLUSTER", "/tmp/x/cluster.json", 1);
+  CHECK(getDefaultClusterPath() == "/tmp/x/cluster.json");
+  unsetenv("AUTOPAR_CLUSTER");
+  setenv("XDG_CONFIG_HOME", "/cfg", 1);
+  CHECK(getDefaultClusterPath() == "/cfg/autopar/cluster.json");
+  unsetenv("XDG_CONFIG_HOME");
+  setenv("HOME", "/home/u", 1);
+  CHECK(getDefaultClusterPath() == "/home/u/.config/autopar/cluster.json");
+  for (int i = 0; i < 3; ++i) {
+    if (saved[i])
+      setenv(names[i], values[i].c_str(), 1);
+    else
+      unsetenv(names[i]);
+  }
+}
+
+TEST_CASE("op classes", "[cluster]") {
+  for (unsigned c = 0; c < kNumOpClasses; ++c) {
+    auto opClass = static_cast<OpClass>(c);
+    CHECK(symbolizeOpClass(stringifyOpClass(opClass)) == opClass);
+  }
+  CHECK(stringifyOpClass(OpClass::DataMovement) == "data_movement");
+  CHECK(!symbolizeOpClass("MatMul"));
+
+  MLIRContext ctx;
+  ctx.loadDialect<AutoparDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+    func.func @f(%a: tensor<8x4xf32>, %b: tensor<4x16xf32>) -> tensor<16x8xf32> {
+      %m = autopar.matmul %a, %b : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+      %r = autopar.relu %m : (tensor<8x16xf32>) -> tensor<8x16xf32>
+      %e = autopar.exp %r : (tensor<8x16xf32>) -> tensor<8x16xf32>
+      %s = autopar.softmax %e {axis = 1 : i64} : (tensor<8x16xf32>) -> tensor<8x16xf32>
+      %t = autopar.transpose %s {perm = array<i64: 1, 0>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+      return %t : tensor<16x8xf32>
+    })mlir",
+                                                         &ctx);
+  REQUIRE(module);
+  SmallVector<OpClass> classes;
+  module->walk([&](Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "autopar")
+      classes.push_back(classifyOp(op));
+  });
+  CHECK(classes == SmallVector<OpClass>{OpClass::MatMul, OpClass::Elementwise,
+                                        OpClass::Elementwise,
+                                        OpClass::Reduction,
+                                        OpClass::DataMovement});
+}
