@@ -560,7 +560,11 @@ void Planner::fold() {
       h = llvm::hash_combine(h, t.getAsOpaquePointer());
     for (auto [p, r] : node.operands) {
       const Node &pn = nodes[p];
-      h = llvm::hash_combine(h, (int)pn.kind, r);
+      // Inputs and op results both count as activations (the first block
+      // reads a graph input where later blocks read an op result).
+      NodeKind kind =
+          pn.kind == NodeKind::Input ? NodeKind::Compute : pn.kind;
+      h = llvm::hash_combine(h, (int)kind, r);
       if (pn.kind == NodeKind::Constant)
         h = llvm::hash_combine(
             h, pn.op->getAttrDictionary().getAsOpaquePointer());
@@ -581,6 +585,11 @@ void Planner::fold() {
         continue;
       const Node &na = nodes[pa];
       const Node &nb = nodes[pb];
+      // The first block reads a graph input where later ones read the
+      // previous block's output.
+      if (na.kind == NodeKind::Input && nb.kind == NodeKind::Compute &&
+          nb.seqPos < j)
+        continue;
       if (na.kind != nb.kind || ra != rb)
         return false;
       if (na.kind == NodeKind::Compute) {
@@ -1173,10 +1182,19 @@ mlir::autopar::planAutomatically(ModuleOp module,
   if (!func)
     return module.emitError() << "expected a function @main to plan";
   llvm::raw_ostream *log = options.progress;
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         startTime)
+        .count();
+  };
   std::string gridText = formatGridShape(options.gridShape);
   AutoPlanResult result;
 
   // Baselines first (each on a copy, through the same pass users run).
+  if (log)
+    *log << llvm::formatv("autopar: [{0:f1} s] pricing the replicated, data "
+                          "and tensor baselines\n",
+                          elapsed());
   for (StringRef baseline : {"replicated", "data", "tensor"}) {
     OwningOpRef<ModuleOp> copy = module.clone();
     PassManager pm(module.getContext());
@@ -1198,20 +1216,22 @@ mlir::autopar::planAutomatically(ModuleOp module,
   if (options.foldRepeatedBlocks)
     planner.fold();
   if (log)
-    *log << llvm::formatv("autopar: planning {0} ops on grid {1}: {2} "
-                          "distinct after folding repeated blocks\n",
+    *log << llvm::formatv("autopar: [{3:f1} s] planning {0} ops on grid "
+                          "{1}: {2} distinct after folding repeated blocks\n",
                           planner.getNumNodes(), gridText,
-                          planner.getNumReps());
+                          planner.getNumReps(), elapsed());
 
   double limit = options.cluster.memoryBytes > 0
                      ? double(options.cluster.memoryBytes)
                      : -1;
   if (log)
-    *log << "autopar: solving for the fastest plan (memory unconstrained)\n";
+    *log << llvm::formatv("autopar: [{0:f1} s] solving for the fastest plan "
+                          "(memory unconstrained)\n",
+                          elapsed());
   Planner::Solved unconstrained = planner.solve(-1, false);
   if (unconstrained.status != IlpSolution::Status::Optimal &&
       unconstrained.status != IlpSolution::Status::Feasible)
-    return module.emitError() << "the plan search failed (solver status "
+    return emitError(func.getLoc()) << "the plan search failed (solver status "
                               << (int)unconstrained.status << ")";
   PlanPrediction free = planner.evaluate(unconstrained.choice);
   Planner::Solved chosen = unconstrained;
@@ -1220,14 +1240,14 @@ mlir::autopar::planAutomatically(ModuleOp module,
     binding = true;
     if (log)
       *log << llvm::formatv(
-          "autopar: fastest plan needs {0} per device, over the {1} limit; "
-          "solving with the memory limit\n",
-          formatBytes(free.peakMemoryBytes), formatBytes(limit));
+          "autopar: [{2:f1} s] fastest plan needs {0} per device, over the "
+          "{1} limit; solving with the memory limit\n",
+          formatBytes(free.peakMemoryBytes), formatBytes(limit), elapsed());
     chosen = planner.solve(limit, false);
     if (chosen.status == IlpSolution::Status::Infeasible) {
       Planner::Solved least = planner.solve(-1, true);
       InFlightDiagnostic diag =
-          module.emitError()
+          emitError(func.getLoc())
           << "no plan fits in " << options.cluster.memoryBytes
           << " bytes per device";
       if (least.status == IlpSolution::Status::Optimal ||
@@ -1241,7 +1261,7 @@ mlir::autopar::planAutomatically(ModuleOp module,
     }
     if (chosen.status != IlpSolution::Status::Optimal &&
         chosen.status != IlpSolution::Status::Feasible)
-      return module.emitError() << "the plan search failed (solver status "
+      return emitError(func.getLoc()) << "the plan search failed (solver status "
                                 << (int)chosen.status << ")";
   }
   result.predicted = planner.evaluate(chosen.choice);
@@ -1249,7 +1269,7 @@ mlir::autopar::planAutomatically(ModuleOp module,
   double ilpSeconds = chosen.objective / 1e6;
   double mismatch = std::fabs(ilpSeconds - result.predicted.stepTime);
   if (mismatch > 1e-6 * std::max(1e-9, result.predicted.stepTime) + 1e-12)
-    return module.emitError()
+    return emitError(func.getLoc())
            << "internal error: the search priced its plan at " << ilpSeconds
            << " s, the cost model at " << result.predicted.stepTime << " s";
   planner.annotate(chosen.choice);
