@@ -49,6 +49,10 @@ driver::resolveCluster(MLIRContext &ctx, StringRef path,
   std::string error;
   FailureOr<ClusterSpec> spec = readClusterFile(file, grid.size(), error);
   if (failed(spec)) {
+    // A calibrated description for another grid only disables predictions
+    // where none are needed.
+    if (!explicitPath && !required)
+      return std::optional<ClusterSpec>();
     emitDriverError(ctx) << error;
     if (!explicitPath)
       printNote("that is the calibrated description of this machine; pass "

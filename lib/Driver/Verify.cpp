@@ -261,6 +261,11 @@ int driver::verifyCommand(int argc, char **argv) {
       llvm::cl::desc("absolute tolerance (default per dtype: f32 1e-5, f64 "
                      "1e-12, integers and bool 0)"),
       llvm::cl::value_desc("a"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> cluster(
+      "cluster",
+      llvm::cl::desc("cluster description for --plan auto (default: the "
+                     "calibrated description of this machine)"),
+      llvm::cl::value_desc("file.json"), llvm::cl::cat(category));
   static llvm::cl::opt<std::string> timeout(
       "timeout",
       llvm::cl::desc("seconds before each job is killed (default: 300)"),
@@ -271,7 +276,7 @@ int driver::verifyCommand(int argc, char **argv) {
           argc, argv, "verify",
           "compare a partitioned model with the single-device run\n\n"
           "  autopar verify MODEL.onnx --grid SHAPE [--plan P] [--inputs DIR] "
-          "[--seed N] [--rtol R] [--atol A] [--timeout S] "
+          "[--seed N] [--rtol R] [--atol A] [--timeout S] [--cluster FILE] "
           "[--input-shape NAME=8x128] [--batch N]\n\n"
           "Prints the plan, one line per output, then 'max_abs_err=... "
           "max_rel_err=...'. An element matches when |a - b| <= atol + rtol * "
@@ -344,6 +349,8 @@ int driver::verifyCommand(int argc, char **argv) {
   CompileOptions partitionedOptions;
   partitionedOptions.grid = grid;
   partitionedOptions.plan = plan;
+  partitionedOptions.clusterPath = cluster;
+  partitionedOptions.quiet = true;
   partitionedOptions.outDir = partitionedDir.str().str();
   partitionedOptions.inputShapes = *inputShapes;
   FailureOr<Manifest> single = compileModel(ctx, *imported, singleOptions);
