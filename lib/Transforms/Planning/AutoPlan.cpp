@@ -786,12 +786,15 @@ Planner::Solved Planner::solve(double memoryLimit, bool minimizeMemory) {
   // x variables (-1: a single strategy, fixed).
   std::vector<std::vector<int>> x(nodes.size());
   double objScale = minimizeMemory ? 0 : 1e6; // microseconds
+  // The part of the objective no variable controls.
+  double objConstant = 0;
   for (unsigned n = 0; n < nodes.size(); ++n) {
     if (nodes[n].rep != n)
       continue;
     size_t k = nodes[n].strategies.size();
     if (k == 1) {
       x[n] = {-1};
+      objConstant += objScale * mult[n] * nodeCost(n, 0);
       continue;
     }
     std::vector<int> cols;
@@ -962,6 +965,7 @@ Planner::Solved Planner::solve(double memoryLimit, bool minimizeMemory) {
     }
   for (auto [col, c] : objective.terms)
     ilp.addObjective(col, c);
+  objConstant += objective.constant;
 
   // Memory rows, deduplicated.
   double scale = 1e-9; // gigabytes keep the coefficients well scaled
@@ -1016,10 +1020,21 @@ Planner::Solved Planner::solve(double memoryLimit, bool minimizeMemory) {
   Solved result;
   result.variables = ilp.getNumVariables();
   result.rows = ilp.getNumRows();
-  IlpSolution sol = solveIlp(ilp, options.timeLimitSeconds);
+  IlpSolution sol;
+  if (ilp.getNumVariables() == 0) {
+    // Nothing to choose (a grid of one device).
+    sol.status = IlpSolution::Status::Optimal;
+    bool fits = true;
+    for (const IlpProblem::Row &row : ilp.rows)
+      fits &= row.sense != 'L' || row.rhs >= 0;
+    if (!fits)
+      sol.status = IlpSolution::Status::Infeasible;
+  } else {
+    sol = solveIlp(ilp, options.timeLimitSeconds);
+  }
   result.status = sol.status;
   result.gap = sol.gap;
-  result.objective = sol.objective;
+  result.objective = sol.objective + objConstant;
   if (sol.status != IlpSolution::Status::Optimal &&
       sol.status != IlpSolution::Status::Feasible)
     return result;
