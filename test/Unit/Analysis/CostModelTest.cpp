@@ -1,0 +1,147 @@
+//===- CostModelTest.cpp - the cost model's formulas ----------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Analysis/CostModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <catch2/catch.hpp>
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+namespace {
+struct Fixture {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module;
+  Fixture(StringRef source) {
+    ctx.loadDialect<AutoparDialect, func::FuncDialect, shard::ShardDialect>();
+    module = parseSourceString<ModuleOp>(source, &ctx);
+    REQUIRE(module);
+  }
+  template <typename OpTy> OpTy first() {
+    OpTy found;
+    module->walk([&](OpTy op) {
+      if (!found)
+        found = op;
+    });
+    REQUIRE(found);
+    return found;
+  }
+  ShardingAttr s(ArrayRef<SmallVector<int64_t>> dims,
+                 ArrayRef<int64_t> partial = {}) {
+    return ShardingAttr::get(&ctx, dims, partial);
+  }
+};
+
+ClusterSpec cluster(double flops, double memBw,
+                    std::vector<std::pair<double, double>> axes) {
+  ClusterSpec c;
+  c.flops = flops;
+  c.memoryBandwidth = memBw;
+  c.memoryBytes = 1 << 30;
+  for (auto [bw, lat] : axes)
+    c.axes.push_back({bw, lat});
+  return c;
+}
+
+const char *kMatmul = R"mlir(
+  func.func @f(%a: tensor<8x4xf32>, %b: tensor<4x16xf32>) -> tensor<8x16xf32> {
+    %y = autopar.matmul %a, %b : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+    return %y : tensor<8x16xf32>
+  })mlir";
+} // namespace
+
+TEST_CASE("matmul work: 2mnk flops, local bytes, split by the loops",
+          "[cost]") {
+  Fixture f(kMatmul);
+  auto op = f.first<MatMulOp>();
+  FailureOr<ShardingRule> rule = ShardingRule::get(op);
+  REQUIRE(succeeded(rule));
+  SmallVector<int64_t> extents = getLoopExtents(op, *rule);
+  CHECK(extents == SmallVector<int64_t>{8, 16, 4});
+  // Whole op on one device.
+  OpWork whole = getOpWork(op, *rule, LoopAxes(3), {4});
+  CHECK(whole.flops == 2.0 * 8 * 16 * 4);
+  CHECK(whole.bytes == 4.0 * (8 * 4 + 4 * 16 + 8 * 16));
+  // m over axis 0 (4 devices): a quarter of the flops, A and Y split.
+  LoopAxes rows(3);
+  rows[0] = {0};
+  OpWork split = getOpWork(op, *rule, rows, {4});
+  CHECK(split.flops == whole.flops / 4);
+  CHECK(split.bytes == 4.0 * (2 * 4 + 4 * 16 + 2 * 16));
+  // k over both axes of a 2x2 grid.
+  LoopAxes k(3);
+  k[2] = {0, 1};
+  CHECK(getOpWork(op, *rule, k, {2, 2}).flops == whole.flops / 4);
+}
+
+TEST_CASE("roofline: the slower of compute and memory, per op class",
+          "[cost]") {
+  ClusterSpec c = cluster(1e9, 1e9, {{1e9, 0}});
+  OpWork w{/*flops=*/2e9, /*bytes=*/1e9};
+  CHECK(getComputeTime(w, OpClass::MatMul, c) == Approx(2.0));
+  w.bytes = 4e9;
+  CHECK(getComputeTime(w, OpClass::MatMul, c) == Approx(4.0));
+  // A calibrated class rate replaces the device rate.
+  c.classFlops[static_cast<unsigned>(OpClass::Elementwise)] = 1e8;
+  w = OpWork{1e8, 1};
+  CHECK(getComputeTime(w, OpClass::Elementwise, c) == Approx(1.0));
+  CHECK(getComputeTime(w, OpClass::MatMul, c) == Approx(0.1));
+}
+
+TEST_CASE("alpha-beta collectives with ring volumes", "[cost]") {
+  Fixture f(kMatmul);
+  // Bandwidth 1e6 B/s and latency 1 ms on axis 0, 1e9 and 1 us on axis 1.
+  ClusterSpec c = cluster(1e9, 1e9, {{1e6, 1e-3}, {1e9, 1e-6}});
+  SmallVector<int64_t> shape{8, 16};
+  SmallVector<int64_t> grid{4, 2};
+  auto type = RankedTensorType::get(shape, Float32Type::get(&f.ctx));
+  int64_t bytes = 8 * 16 * 4; // replicated local bytes
+
+  // All-reduce over axis 0 (n = 4): 2(n-1)/n of the bytes, 2(n-1) messages.
+  ReshardCost ar = getReshardCost(type, f.s({{}, {}}, {0}), f.s({{}, {}}),
+                                  grid, c);
+  CHECK(ar.bytes == 2 * 3 * bytes / 4);
+  CHECK(ar.time == Approx(6 * 1e-3 + 2.0 * 3 * bytes / 4 / 1e6));
+  CHECK(ar.numSteps == 1);
+
+  // All-gather of rows split over axis 1 (n = 2): (n-1)/n of the result.
+  ReshardCost ag =
+      getReshardCost(type, f.s({{1}, {}}), f.s({{}, {}}), grid, c);
+  CHECK(ag.bytes == bytes / 2);
+  CHECK(ag.time == Approx(1e-6 + bytes / 2 / 1e9));
+
+  // Splitting further is local: free.
+  ReshardCost slice =
+      getReshardCost(type, f.s({{}, {}}), f.s({{0}, {}}), grid, c);
+  CHECK(slice.time == 0);
+  CHECK(slice.bytes == 0);
+
+  // A group over both axes runs at the slower link and larger latency.
+  AxisLink link = getGroupLink({0, 1}, c);
+  CHECK(link.bandwidth == 1e6);
+  CHECK(link.latency == 1e-3);
+
+  // No change, no cost.
+  CHECK(getReshardCost(type, f.s({{0}, {}}), f.s({{0}, {}}), grid, c).time ==
+        0);
+}
+
+TEST_CASE("local bytes follow the split", "[cost]") {
+  MLIRContext ctx;
+  ctx.loadDialect<AutoparDialect>();
+  auto type =
+      RankedTensorType::get({8, 16}, Float32Type::get(&ctx));
+  SmallVector<SmallVector<int64_t>> dims{{0}, {1}};
+  ShardingAttr s = ShardingAttr::get(&ctx, dims, ArrayRef<int64_t>());
+  CHECK(getLocalBytes(type, s, {2, 4}) == 4 * 4 * 4);
+  CHECK(getElementBytes(IntegerType::get(&ctx, 1)) == 1);
+  CHECK(getElementBytes(IntegerType::get(&ctx, 64)) == 8);
+}
