@@ -17,6 +17,8 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -422,6 +424,21 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
   llvm::outs() << out;
   llvm::outs().flush();
   llvm::errs() << err;
+  if (options.measured) {
+    SmallVector<StringRef> lines;
+    StringRef(out).split(lines, '\n');
+    for (StringRef line : lines) {
+      line = line.trim();
+      double seconds;
+      unsigned long long bytes;
+      if (line.consume_front("autopar-runtime: step_time_s=") &&
+          !line.getAsDouble(seconds))
+        options.measured->stepTimeSeconds = seconds;
+      else if (line.consume_front("autopar-runtime: peak_memory_bytes=") &&
+               !line.getAsInteger(10, bytes))
+        options.measured->peakMemoryBytes = static_cast<int64_t>(bytes);
+    }
+  }
 
   std::vector<HostTensor> outputs;
   for (auto [index, sig] : llvm::enumerate(manifest.outputs)) {
@@ -460,6 +477,46 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
 //===----------------------------------------------------------------------===//
 // autopar run
 //===----------------------------------------------------------------------===//
+
+/// Prints the cost model's prediction (plan.json) next to the measurement.
+static void printPredictionComparison(StringRef outDir,
+                                      const ProfileMeasurement &measured) {
+  auto buffer = llvm::MemoryBuffer::getFile(joinPath(outDir, "plan.json"));
+  const llvm::json::Object *predicted = nullptr;
+  llvm::Expected<llvm::json::Value> plan =
+      buffer ? llvm::json::parse((*buffer)->getBuffer())
+             : llvm::Expected<llvm::json::Value>(nullptr);
+  if (!plan)
+    llvm::consumeError(plan.takeError());
+  else if (const llvm::json::Object *root = plan->getAsObject())
+    predicted = root->getObject("predicted");
+  std::optional<double> step =
+      predicted ? predicted->getNumber("step_time_s") : std::nullopt;
+  if (!step) {
+    llvm::outs() << "profile: no prediction: the model was compiled without "
+                    "a cluster description (compile with --cluster FILE, or "
+                    "run 'autopar calibrate' first)\n";
+    return;
+  }
+  auto error = [](double predicted, double measured) {
+    return measured > 0 ? llvm::formatv("{0:+0.0;-0.0}%", (predicted -
+                                                          measured) /
+                                                             measured * 100)
+                              .str()
+                        : std::string("n/a");
+  };
+  llvm::outs() << llvm::formatv(
+      "profile: step time   predicted {0:e3} s  measured {1:e3} s  error "
+      "{2}\n",
+      *step, measured.stepTimeSeconds,
+      error(*step, measured.stepTimeSeconds));
+  if (std::optional<double> peak = predicted->getNumber("peak_memory_bytes"))
+    llvm::outs() << llvm::formatv(
+        "profile: peak memory predicted {0} bytes  measured {1} bytes  "
+        "error {2}\n",
+        (int64_t)*peak, measured.peakMemoryBytes,
+        error(*peak, double(measured.peakMemoryBytes)));
+}
 
 int driver::runCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar run options");
@@ -528,10 +585,14 @@ int driver::runCommand(int argc, char **argv) {
   RunOptions options;
   options.timeoutSeconds = *timeoutSeconds;
   options.profile = profile;
+  ProfileMeasurement measured;
+  options.measured = &measured;
   FailureOr<std::vector<HostTensor>> results =
       runCompiledProgram(ctx, outDir, *manifest, *inputTensors, options);
   if (failed(results))
     return kErrorExitCode;
+  if (profile)
+    printPredictionComparison(outDir, measured);
   if (std::error_code ec = llvm::sys::fs::create_directories(outputs)) {
     printError("cannot create output directory '" + outputs +
                "': " + ec.message());

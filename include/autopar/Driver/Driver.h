@@ -135,11 +135,19 @@ FailureOr<std::vector<HostTensor>>
 readInputTensors(MLIRContext &ctx, const Manifest &manifest, StringRef dir);
 
 /// How a compiled program is launched.
+/// What the runner measured with `--profile` (negative: not reported).
+struct ProfileMeasurement {
+  double stepTimeSeconds = -1;
+  int64_t peakMemoryBytes = -1;
+};
+
 struct RunOptions {
   /// Seconds before the job is killed.
   unsigned timeoutSeconds = 300;
   /// Passes `--profile` to the runner.
   bool profile = false;
+  /// Receives the measurements of a profiled run (may be null).
+  ProfileMeasurement *measured = nullptr;
 };
 
 /// Runs the program compiled into `outDir` on `inputs` with `mpirun` (one
