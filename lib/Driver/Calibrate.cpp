@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // This file implements `autopar calibrate`: it measures the FLOP rate of each
-// op class and the memory bandwidth by compiling and running one micro model
-// per class on one device (the ordinary compile pipeline and runner), times
+// op class and the memory bandwidth by compiling and running micro models of
+// each class on one device (the ordinary compile pipeline and runner), times
 // the runtime's collectives over every axis of a grid of local ranks
 // (`autopar-runner --bench-collectives`), fits each axis's latency and
 // bandwidth, and writes the cluster description (Cluster.h) that planning
@@ -83,92 +83,127 @@ std::string tensorType(ArrayRef<int64_t> shape) {
   return text + "f32>";
 }
 
-/// `count` chained ops on one tensor; `body(in)` returns the op text with
-/// the result name left to the caller.
-std::string chain(StringRef argList, StringRef resultType, unsigned count,
-                  function_ref<std::string(StringRef in)> op) {
-  std::string text = "func.func @main(" + argList.str() + ") -> " +
-                     resultType.str() + " {\n";
+/// `@main(args)` applying `count` ops in a chain to its first argument `%x`
+/// (of type `type`, also the type of the result); `op(in, i)` is the text of
+/// op `i` on value `in`.
+std::string chain(StringRef args, StringRef type, unsigned count,
+                  function_ref<std::string(StringRef in, unsigned i)> op) {
+  std::string text =
+      ("func.func @main(" + args + ") -> " + type + " {\n").str();
   std::string last = "%x";
   for (unsigned i = 0; i < count; ++i) {
     std::string name = "%v" + std::to_string(i);
-    text += "  " + name + " = " + op(last) + "\n";
+    text += "  " + name + " = " + op(last, i) + "\n";
     last = name;
   }
-  text += "  return " + last + " : " + resultType.str() + "\n}\n";
-  return text;
+  return text + "  return " + last + " : " + type.str() + "\n}\n";
 }
 
-/// The micro model of each op class, sized so that one run takes tens of
-/// milliseconds (`quick`: a few).
-SmallVector<MicroModel> buildMicroModels(bool quick) {
-  SmallVector<MicroModel> models;
-  {
-    // MatMul: one square product.
-    int64_t n = quick ? 128 : 320;
+/// The number of ops of the smaller micro model of class `c`; calibration
+/// also runs twice as many and prices the difference.
+unsigned getBaseCount(OpClass c, bool quick) {
+  switch (c) {
+  case OpClass::MatMul:
+    return 1;
+  case OpClass::Conv:
+    return quick ? 1 : 2;
+  case OpClass::Elementwise:
+    return quick ? 4 : 8;
+  case OpClass::Reduction:
+    return quick ? 2 : 4;
+  case OpClass::DataMovement:
+    return quick ? 4 : 8;
+  }
+  llvm_unreachable("unknown op class");
+}
+
+/// The micro model of class `c` with `count` chained ops, sized so that one
+/// op takes milliseconds (`quick`: a fraction of one). Every chain keeps the
+/// type of its input and cannot be folded.
+MicroModel buildMicroModel(OpClass c, bool quick, unsigned count) {
+  switch (c) {
+  case OpClass::MatMul: {
+    // x @ b @ b ...: square products.
+    int64_t n = quick ? 128 : 768;
     std::string t = tensorType({n, n});
-    std::string text = "func.func @main(%a: " + t + ", %b: " + t + ") -> " +
-                       t + " {\n  %y = autopar.matmul %a, %b : (" + t + ", " +
-                       t + ") -> " + t + "\n  return %y : " + t + "\n}\n";
-    models.push_back({OpClass::MatMul, text, {{n, n}, {n, n}}});
+    return {c, chain("%x: " + t + ", %b: " + t, t, count,
+                     [&](StringRef in, unsigned) {
+                       return ("autopar.matmul " + in + ", %b : (" + t +
+                               ", " + t + ") -> " + t)
+                           .str();
+                     }),
+            {{n, n}, {n, n}}};
   }
-  {
-    // Conv: a 3x3 convolution, channels in = out.
-    int64_t c = quick ? 8 : 32, hw = quick ? 18 : 34;
-    std::string x = tensorType({1, c, hw, hw}), w = tensorType({c, c, 3, 3}),
-                y = tensorType({1, c, hw - 2, hw - 2});
-    std::string text =
-        "func.func @main(%x: " + x + ", %w: " + w + ") -> " + y +
-        " {\n  %y = autopar.conv %x, %w {strides = array<i64: 1, 1>, pads = "
-        "array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (" +
-        x + ", " + w + ") -> " + y + "\n  return %y : " + y + "\n}\n";
-    models.push_back({OpClass::Conv, text, {{1, c, hw, hw}, {c, c, 3, 3}}});
+  case OpClass::Conv: {
+    // 3x3 convolutions with padding 1, channels in = out.
+    int64_t ch = quick ? 8 : 64, hw = quick ? 16 : 56;
+    std::string t = tensorType({1, ch, hw, hw}), w = tensorType({ch, ch, 3, 3});
+    return {c, chain("%x: " + t + ", %w: " + w, t, count,
+                     [&](StringRef in, unsigned) {
+                       return ("autopar.conv " + in +
+                               ", %w {strides = array<i64: 1, 1>, pads = "
+                               "array<i64: 1, 1, 1, 1>, dilations = "
+                               "array<i64: 1, 1>} : (" +
+                               t + ", " + w + ") -> " + t)
+                           .str();
+                     }),
+            {{1, ch, hw, hw}, {ch, ch, 3, 3}}};
   }
-  {
-    // Elementwise: chained adds (also the memory bandwidth).
+  case OpClass::Elementwise: {
+    // x + c + c ...: also the memory bandwidth.
     int64_t n = quick ? (1 << 16) : (1 << 20);
-    unsigned count = quick ? 4 : 8;
     std::string t = tensorType({n});
-    models.push_back(
-        {OpClass::Elementwise,
-         chain("%x: " + t + ", %c: " + t, t, count,
-               [&](StringRef in) {
-                 return ("autopar.add " + in + ", %c : (" + t + ", " + t +
-                         ") -> " + t)
-                     .str();
-               }),
-         {{n}, {n}}});
+    return {c, chain("%x: " + t + ", %c: " + t, t, count,
+                     [&](StringRef in, unsigned) {
+                       return ("autopar.add " + in + ", %c : (" + t + ", " +
+                               t + ") -> " + t)
+                           .str();
+                     }),
+            {{n}, {n}}};
   }
-  {
-    // Reduction: chained softmaxes over rows.
+  case OpClass::Reduction: {
+    // Softmaxes over the rows.
     int64_t rows = quick ? 64 : 256, cols = quick ? 256 : 1024;
-    unsigned count = quick ? 2 : 4;
     std::string t = tensorType({rows, cols});
-    models.push_back({OpClass::Reduction,
-                      chain("%x: " + t, t, count,
-                            [&](StringRef in) {
-                              return ("autopar.softmax " + in +
-                                      " {axis = 1 : i64} : (" + t + ") -> " + t)
-                                  .str();
-                            }),
-                      {{rows, cols}}});
+    return {c, chain("%x: " + t, t, count,
+                     [&](StringRef in, unsigned) {
+                       return ("autopar.softmax " + in +
+                               " {axis = 1 : i64} : (" + t + ") -> " + t)
+                           .str();
+                     }),
+            {{rows, cols}}};
   }
-  {
-    // Data movement: chained transposes of a square matrix.
+  case OpClass::DataMovement: {
+    // Transposes, with reshapes between them so that no two transposes
+    // compose: n x n -> n x n -> n/2 x 2n -> 2n x n/2 -> n x n.
     int64_t n = quick ? 256 : 1024;
-    unsigned count = quick ? 2 : 4;
-    std::string t = tensorType({n, n});
-    models.push_back(
-        {OpClass::DataMovement,
-         chain("%x: " + t, t, count,
-               [&](StringRef in) {
-                 return ("autopar.transpose " + in +
-                         " {perm = array<i64: 1, 0>} : (" + t + ") -> " + t)
-                     .str();
-               }),
-         {{n, n}}});
+    std::string square = tensorType({n, n}), wide = tensorType({n / 2, 2 * n}),
+                tall = tensorType({2 * n, n / 2});
+    auto transpose = [](StringRef in, StringRef from, StringRef to) {
+      return ("autopar.transpose " + in + " {perm = array<i64: 1, 0>} : (" +
+              from + ") -> " + to)
+          .str();
+    };
+    auto reshape = [](StringRef in, StringRef from, StringRef to) {
+      return ("autopar.reshape " + in + " : (" + from + ") -> " + to).str();
+    };
+    return {c, chain("%x: " + square, square, count,
+                     [&](StringRef in, unsigned i) {
+                       switch (i % 4) {
+                       case 0:
+                         return transpose(in, square, square);
+                       case 1:
+                         return reshape(in, square, wide);
+                       case 2:
+                         return transpose(in, wide, tall);
+                       default:
+                         return reshape(in, tall, square);
+                       }
+                     }),
+            {{n, n}}};
   }
-  return models;
+  }
+  llvm_unreachable("unknown op class");
 }
 
 /// What one class measured.
@@ -177,6 +212,9 @@ struct ClassResult {
   unsigned numOps = 0;
   OpWork work;
   double seconds = 0;
+  /// False when the time is the larger model's whole step (see
+  /// measureClass).
+  bool differential = true;
 };
 
 /// The work of every op of `module`'s @main run whole on one device.
@@ -225,18 +263,26 @@ FailureOr<double> parseStepTime(MLIRContext &ctx, StringRef out) {
 }
 
 double median(SmallVector<double> values) {
+  if (values.empty())
+    return 0;
   llvm::sort(values);
   size_t mid = values.size() / 2;
   return values.size() % 2 ? values[mid]
                            : 0.5 * (values[mid - 1] + values[mid]);
 }
 
-/// Compiles `micro` on a one-device grid into `dir` and returns the median
-/// step time of `repeats` runs.
-FailureOr<ClassResult> measureClass(MLIRContext &ctx, const MicroModel &micro,
-                                    StringRef dir, unsigned repeats) {
-  ClassResult result;
-  result.opClass = micro.opClass;
+/// A micro model, compiled and timed.
+struct TimedModel {
+  OpWork work;
+  unsigned numOps = 0;
+  double seconds = 0;
+};
+
+/// Compiles `micro` on a one-device grid into `dir` and returns its work and
+/// the median step time of `repeats` runs.
+FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
+                                StringRef dir, unsigned repeats) {
+  TimedModel result;
   ImportedModel model;
   model.module = parseSourceString<ModuleOp>(micro.source, &ctx);
   if (!model.module) {
@@ -298,6 +344,40 @@ FailureOr<ClassResult> measureClass(MLIRContext &ctx, const MicroModel &micro,
     times.push_back(*seconds);
   }
   result.seconds = median(times);
+  return result;
+}
+
+/// Times the micro models of class `c` with the base number of ops and with
+/// twice as many, and prices the ops the larger one adds: the difference
+/// leaves out reading the inputs and writing the output. When noise on a
+/// busy machine swallows the difference, the larger model's time (an upper
+/// bound) prices all of its ops.
+FailureOr<ClassResult> measureClass(MLIRContext &ctx, OpClass c, bool quick,
+                                    StringRef dir, unsigned repeats) {
+  unsigned base = getBaseCount(c, quick);
+  FailureOr<TimedModel> small = timeModel(
+      ctx, buildMicroModel(c, quick, base), joinPath(dir, "small"), repeats);
+  if (failed(small))
+    return failure();
+  FailureOr<TimedModel> large =
+      timeModel(ctx, buildMicroModel(c, quick, 2 * base),
+                joinPath(dir, "large"), repeats);
+  if (failed(large))
+    return failure();
+  ClassResult result;
+  result.opClass = c;
+  double delta = large->seconds - small->seconds;
+  if (delta > 0.1 * large->seconds) {
+    result.numOps = large->numOps - small->numOps;
+    result.work.flops = large->work.flops - small->work.flops;
+    result.work.bytes = large->work.bytes - small->work.bytes;
+    result.seconds = delta;
+  } else {
+    result.numOps = large->numOps;
+    result.work = large->work;
+    result.seconds = large->seconds;
+    result.differential = false;
+  }
   return result;
 }
 
@@ -496,7 +576,7 @@ int driver::calibrateCommand(int argc, char **argv) {
           argc, argv, "calibrate",
           "measure this machine and write its cluster description\n\n"
           "  autopar calibrate [-o cluster.json] [--grid N] [--quick]\n\n"
-          "Times one micro model per op class on one device and the "
+          "Times micro models of every op class on one device and the "
           "runtime's collectives on a grid of local ranks, fits each grid "
           "axis's latency and bandwidth, and writes the JSON that "
           "planning prices plans against.\n",
@@ -531,12 +611,12 @@ int driver::calibrateCommand(int argc, char **argv) {
   auto startTime = std::chrono::steady_clock::now();
 
   // Compute: one micro model per class on one device.
-  unsigned repeats = quick ? 2 : 3;
+  unsigned repeats = quick ? 2 : 5;
   SmallVector<ClassResult> classes;
-  for (const MicroModel &micro : buildMicroModels(quick)) {
-    std::string dir =
-        joinPath(workDir.get(), stringifyOpClass(micro.opClass));
-    FailureOr<ClassResult> result = measureClass(ctx, micro, dir, repeats);
+  for (unsigned index = 0; index < kNumOpClasses; ++index) {
+    auto c = static_cast<OpClass>(index);
+    FailureOr<ClassResult> result = measureClass(
+        ctx, c, quick, joinPath(workDir.get(), stringifyOpClass(c)), repeats);
     if (failed(result))
       return kErrorExitCode;
     classes.push_back(*result);
@@ -565,7 +645,7 @@ int driver::calibrateCommand(int argc, char **argv) {
         "--bench-collectives", "--grid", formatGridShape(*gridShape),
         "--sizes",
         quick ? "1024,65536,524288" : "1024,16384,262144,2097152,8388608",
-        "--repeats", quick ? "3" : "5", "--out", benchPath};
+        "--repeats", quick ? "3" : "7", "--out", benchPath};
     FailureOr<std::string> out =
         launchRunner(ctx, args, ranks, workDir.get(), kJobTimeoutSeconds);
     if (failed(out))
@@ -622,13 +702,14 @@ int driver::calibrateCommand(int argc, char **argv) {
   os << llvm::formatv("  {0,-14}{1,5}{2,12}{3,12}{4,10}{5,10}\n", "class", "ops",
                       "MFLOP", "seconds", "GFLOP/s", "GB/s");
   for (const ClassResult &result : classes)
-    os << llvm::formatv("  {0,-14}{1,5}{2,12:f2}{3,12:e3}{4,10}{5,10}\n",
+    os << llvm::formatv("  {0,-14}{1,5}{2,12:f2}{3,12:e3}{4,10}{5,10}{6}\n",
                         stringifyOpClass(result.opClass), result.numOps,
                         result.work.flops / 1e6, result.seconds,
                         result.work.flops > 0
                             ? formatRate(result.work.flops / result.seconds)
                             : std::string("-"),
-                        formatRate(result.work.bytes / result.seconds));
+                        formatRate(result.work.bytes / result.seconds),
+                        result.differential ? "" : "  (whole step)");
   os << "  peak FLOP rate (matmul) " << formatRate(cluster.flops)
      << " GFLOP/s, memory bandwidth (elementwise) "
      << formatRate(cluster.memoryBandwidth) << " GB/s, memory "

@@ -387,7 +387,7 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
   args.append({*runner, "--program", program, "--grid", grid, "--weights",
                weights, "--inputs", inDir, "--outputs", resultDir});
   if (options.profile)
-    args.push_back("--profile");
+    args.append({"--profile", "--repeats", "3"});
   std::vector<std::string> envStrings =
       buildChildEnvironment(runDir.get(), singleton);
   SmallVector<StringRef> env(envStrings.begin(), envStrings.end());
@@ -536,7 +536,9 @@ int driver::runCommand(int argc, char **argv) {
       llvm::cl::value_desc("s"), llvm::cl::init("300"),
       llvm::cl::cat(category));
   static llvm::cl::opt<bool> profile(
-      "profile", llvm::cl::desc("print per-rank timings of the job"),
+      "profile",
+      llvm::cl::desc("time the job (median of 3 runs, without file I/O) and "
+                     "its peak memory, next to the cost model's prediction"),
       llvm::cl::cat(category));
 
   if (std::optional<int> exit = parseCommandLine(

@@ -62,7 +62,7 @@ private:
     return diag;
   }
   InFlightDiagnostic emitError(const NodeRef &ref) {
-    return mlir::emitError(fileLoc) << ref.describe() << ": ";
+    return emitError() << ref.describe() << ": ";
   }
 
   //===--------------------------------------------------------------------===//

@@ -447,9 +447,9 @@ LogicalResult OnnxImporter::applyBatch() {
         !input.type().tensor_type().has_shape() ||
         input.type().tensor_type().shape().dim_size() == 0)
       continue;
-    onnx::TensorShapeProto::Dimension &dim =
-        *input.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
-            0);
+    onnx::TensorShapeProto &shape =
+        *input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    onnx::TensorShapeProto::Dimension &dim = *shape.mutable_dim(0);
     if (dim.has_dim_value() && dim.dim_value() != batch)
       batchChanges.emplace_back(input.name(), dim.dim_value());
     dim.set_dim_value(batch);

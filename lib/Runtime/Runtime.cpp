@@ -693,7 +693,21 @@ const std::string &requireDir(const std::string &op, const std::string &dir,
   return dir;
 }
 
+/// Seconds this rank spent reading weights and inputs and writing outputs
+/// (file I/O the cost model does not price; the profile leaves it out).
+double &ioSeconds() {
+  static double seconds = 0;
+  return seconds;
+}
+
+/// Adds the lifetime of the scope to ioSeconds().
+struct IoTimer {
+  double start = MPI_Wtime();
+  ~IoTimer() { ioSeconds() += MPI_Wtime() - start; }
+};
+
 void loadWeight(ElemKind kind, int64_t id, int64_t rank, void *desc) {
+  IoTimer timer;
   std::string op = opName("load_weight", kind);
   RuntimeState &s = initializedState(op);
   MemRefView view = viewOf(op, "weight", rank, desc, kind);
@@ -706,6 +720,7 @@ void loadWeight(ElemKind kind, int64_t id, int64_t rank, void *desc) {
 }
 
 void readInput(ElemKind kind, int64_t index, int64_t rank, void *desc) {
+  IoTimer timer;
   std::string op = opName("read_input", kind);
   RuntimeState &s = initializedState(op);
   MemRefView view = viewOf(op, "input", rank, desc, kind);
@@ -717,6 +732,7 @@ void readInput(ElemKind kind, int64_t index, int64_t rank, void *desc) {
 }
 
 void writeOutput(ElemKind kind, int64_t index, int64_t rank, void *desc) {
+  IoTimer timer;
   std::string op = opName("write_output", kind);
   RuntimeState &s = initializedState(op);
   MemRefView view = viewOf(op, "output", rank, desc, kind);
@@ -817,6 +833,10 @@ void autopar::runtime::initializeRuntime(const RuntimeConfig &config) {
 int64_t autopar::runtime::getLiveMemoryBytes() { return memoryCounter().live; }
 
 int64_t autopar::runtime::getPeakMemoryBytes() { return memoryCounter().peak; }
+
+double autopar::runtime::getIoSeconds() { return ioSeconds(); }
+
+void autopar::runtime::resetIoSeconds() { ioSeconds() = 0; }
 
 void autopar::runtime::finalizeRuntime() {
   RuntimeState &s = state();

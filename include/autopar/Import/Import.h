@@ -37,11 +37,11 @@
 //   Sigmoid Slice Softmax Split Sqrt Squeeze Sub Tanh Transpose Unsqueeze
 //   Where. Nodes read float32, int64, int32 and bool tensors. Shapes of
 //   runtime inputs must be static: symbolic dimensions are resolved by
-//   ImportOptions::inputShapes (`--input-shape`) or rejected. Read optional
-//   outputs: LayerNormalization's Mean and InvStdDev (decomposed into
-//   reduce_mean, sub, mul, add, sqrt, reciprocal; Y stays layer_norm) and
-//   Dropout's mask (an all-true splat constant); MaxPool's Indices is an
-//   error. Nodes of other domains (ai.onnx.preview.training, ...) are
+//   ImportOptions::inputShapes (`--input-shape`, `--batch`) or rejected.
+//   Read optional outputs: LayerNormalization's Mean and InvStdDev
+//   (decomposed into reduce_mean, sub, mul, add, sqrt, reciprocal; Y stays
+//   layer_norm) and Dropout's mask (an all-true splat constant); MaxPool's
+//   Indices is an error. Nodes of other domains (ai.onnx.preview.training, ...) are
 //   unsupported operators, named with their domain.
 // - ONNX 1.12's checker and shape inference run when the default-domain opset
 //   is <= 17 and external data (if any) is present; result types inferred by

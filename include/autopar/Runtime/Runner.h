@@ -49,6 +49,11 @@ void initializeRuntime(const RuntimeConfig &config);
 int64_t getLiveMemoryBytes();
 int64_t getPeakMemoryBytes();
 
+/// Seconds this rank spent in file I/O (weights, inputs, outputs) since the
+/// last reset.
+double getIoSeconds();
+void resetIoSeconds();
+
 /// Frees the cached sub-communicators; call before MPI_Finalize.
 void finalizeRuntime();
 

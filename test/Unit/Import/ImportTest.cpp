@@ -525,3 +525,38 @@ g (float[N, 4] x) => (float[N, 4] y) {
   CHECK(failed(importOnnxBuffer(text, "m.onnxtxt", ctx, options)));
   CHECK(diags.contains("dimension 1 of input 'x' is 4 in the model, not 5"));
 }
+
+TEST_CASE("a batch sets dimension 0 of the other runtime inputs",
+          "[import][inputshape]") {
+  const char *text = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N, 4] x, float[8, 2] m) => (float[N, 4] y, float[8, 2] n) {
+  y = Relu (x)
+  n = Neg (m)
+})";
+  MLIRContext ctx;
+  DiagnosticCollector diags(ctx);
+  auto argShapes = [](ImportedModel &model) {
+    auto func = model.module->lookupSymbol<func::FuncOp>("main");
+    std::vector<SmallVector<int64_t>> shapes;
+    for (Type type : func.getArgumentTypes())
+      shapes.emplace_back(cast<RankedTensorType>(type).getShape());
+    return shapes;
+  };
+  ImportOptions options;
+  options.inputShapes.batch = 3;
+  FailureOr<ImportedModel> model =
+      importOnnxBuffer(text, "m.onnxtxt", ctx, options);
+  REQUIRE(succeeded(model));
+  CHECK(argShapes(*model) == std::vector<SmallVector<int64_t>>{{3, 4}, {3, 2}});
+
+  // A shape by name wins over the batch.
+  options.inputShapes["m"] = {8, 2};
+  model = importOnnxBuffer(text, "m.onnxtxt", ctx, options);
+  REQUIRE(succeeded(model));
+  CHECK(argShapes(*model) == std::vector<SmallVector<int64_t>>{{3, 4}, {8, 2}});
+  CHECK(diags.messages.empty());
+
+  options.inputShapes.batch = 0;
+  CHECK(failed(importOnnxBuffer(text, "m.onnxtxt", ctx, options)));
+  CHECK(diags.contains("--batch must be positive, got 0"));
+}

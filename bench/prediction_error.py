@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+# ===- prediction_error.py - predicted versus measured step time ----------=== #
+#
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
+# ===---------------------------------------------------------------------=== #
+"""Measures the cost model's prediction error on this machine.
+
+For every model of the model set (python/autopar_models/model_zoo.py, exported
+into the cache when missing) and every grid, compiles the model with the
+planner (`autopar compile --plan auto --cluster C`), runs it with
+`autopar run --profile` (median of 3 runs, file I/O excluded) and reads the
+predicted and measured step time and peak memory it prints. Prints one row
+per run and the mean absolute percentage error (MAPE) of each.
+
+    /usr/bin/python3 bench/prediction_error.py --cluster cluster.json
+    /usr/bin/python3 bench/prediction_error.py --calibrate   # calibrate first
+
+The cluster description should be this machine's (`autopar calibrate`);
+a reported figure, not a test.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODELS = ("mlp", "gpt2_block", "tiny_gpt", "resnet18", "mobilenet_v2", "vit")
+PYTHON = "/usr/bin/python3"
+
+STEP = re.compile(r"profile: step time\s+predicted (\S+) s\s+measured (\S+) s")
+PEAK = re.compile(r"profile: peak memory predicted (\d+) bytes\s+measured "
+                  r"(-?\d+) bytes")
+
+
+def run(cmd, env=None):
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}{proc.stdout}")
+    return proc.stdout + proc.stderr
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--autopar", default=os.path.join(ROOT, "build", "bin",
+                                                          "autopar"))
+    parser.add_argument("--cluster", help="cluster description of this "
+                        "machine (default: calibrate into the work directory)")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="run `autopar calibrate` first")
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--grids", default="1,2")
+    parser.add_argument("--cache", default=os.path.join(ROOT, "build", "models"))
+    parser.add_argument("--work", help="keep compiled models here")
+    parser.add_argument("--json", help="also write the rows here")
+    args = parser.parse_args()
+
+    work = args.work or tempfile.mkdtemp(prefix="autopar-prediction-")
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cluster = args.cluster
+    if args.calibrate or not cluster:
+        cluster = cluster or os.path.join(work, "cluster.json")
+        print(f"calibrating into {cluster} ...", flush=True)
+        grids = [g for g in args.grids.split(",") if g != "1"]
+        grid = grids[0] if grids else "1"
+        run([args.autopar, "calibrate", "--grid", grid, "-o", cluster], env)
+
+    rows = []
+    for model in args.models.split(","):
+        onnx = os.path.join(args.cache, model, "model.onnx")
+        if not os.path.exists(onnx):
+            run([PYTHON, os.path.join(ROOT, "python", "autopar_models",
+                                      "model_zoo.py"), "--cache", args.cache,
+                 "--models", model])
+        inputs = os.path.join(args.cache, model, "test_data_set_0")
+        for grid in args.grids.split(","):
+            out = os.path.join(work, f"{model}-{grid}")
+            try:
+                run([args.autopar, "compile", onnx, "--grid", grid, "--plan",
+                     "auto", "--cluster", cluster, "-o", out], env)
+                text = run([args.autopar, "run", out, "--inputs", inputs,
+                            "--outputs", os.path.join(out, "outputs"),
+                            "--profile"], env)
+            except RuntimeError as error:
+                print(f"{model} grid {grid}: {error}", file=sys.stderr)
+                continue
+            step, peak = STEP.search(text), PEAK.search(text)
+            if not step or not peak:
+                print(f"{model} grid {grid}: no profile lines in:\n{text}",
+                      file=sys.stderr)
+                continue
+            row = dict(model=model, grid=grid,
+                       step_predicted=float(step.group(1)),
+                       step_measured=float(step.group(2)),
+                       peak_predicted=int(peak.group(1)),
+                       peak_measured=int(peak.group(2)))
+            rows.append(row)
+            print(f"{model:14} grid {grid:4} step predicted "
+                  f"{row['step_predicted']:.3e} s measured "
+                  f"{row['step_measured']:.3e} s ({ape(row, 'step'):+.1f}%)  "
+                  f"peak predicted {row['peak_predicted']} B measured "
+                  f"{row['peak_measured']} B ({ape(row, 'peak'):+.1f}%)",
+                  flush=True)
+    if not rows:
+        print("no run succeeded", file=sys.stderr)
+        return 1
+    step_mape = sum(abs(ape(r, "step")) for r in rows) / len(rows)
+    peak_mape = sum(abs(ape(r, "peak")) for r in rows) / len(rows)
+    print(f"\n{len(rows)} runs: step time MAPE {step_mape:.1f}%, "
+          f"peak memory MAPE {peak_mape:.1f}%")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(cluster=cluster, rows=rows, step_mape=step_mape,
+                           peak_mape=peak_mape), f, indent=2)
+    return 0
+
+
+def ape(row, what):
+    predicted, measured = row[f"{what}_predicted"], row[f"{what}_measured"]
+    return (predicted - measured) / measured * 100 if measured > 0 else 0.0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
