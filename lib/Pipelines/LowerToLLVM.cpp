@@ -55,6 +55,8 @@ void mlir::autopar::buildLowerToLLVMPipeline(
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Free each buffer after its last use, not at the end of the program.
+  pm.addNestedPass<func::FuncOp>(createFreeBuffersEarlyPass());
   pm.addNestedPass<func::FuncOp>(createLowerStridedCopiesPass());
 
   // Buffers -> loops -> LLVM.

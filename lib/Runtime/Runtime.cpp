@@ -100,15 +100,30 @@ MemoryCounter &memoryCounter() {
   return counter;
 }
 
+/// `AUTOPAR_RT_TRACE_MEMORY=1` prints every allocation and free (stderr).
+bool traceMemory() {
+  static bool trace = [] {
+    const char *v = std::getenv("AUTOPAR_RT_TRACE_MEMORY");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return trace;
+}
+
 void noteAllocated(size_t bytes) {
   MemoryCounter &counter = memoryCounter();
   counter.live += static_cast<int64_t>(bytes);
   if (counter.live > counter.peak)
     counter.peak = counter.live;
+  if (traceMemory())
+    std::fprintf(stderr, "autopar-runtime: alloc %zu live %" PRId64 "\n",
+                 bytes, counter.live);
 }
 
 void noteFreed(size_t bytes) {
   memoryCounter().live -= static_cast<int64_t>(bytes);
+  if (traceMemory())
+    std::fprintf(stderr, "autopar-runtime: free %zu live %" PRId64 "\n", bytes,
+                 memoryCounter().live);
 }
 
 /// A std::allocator that counts its bytes in memoryCounter().

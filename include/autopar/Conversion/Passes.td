@@ -245,4 +245,49 @@ def LowerStridedCopiesPass
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def FreeBuffersEarlyPass
+    : Pass<"autopar-free-buffers-early", "mlir::func::FuncOp"> {
+  let summary = "move each buffer's dealloc right after its last use";
+  let description = [{
+    Input contract: bufferized IR after `buffer-deallocation-pipeline`, where
+    every `memref.dealloc` of a straight-line device program sits at the end
+    of the function. A program then holds every intermediate buffer until it
+    returns, so its peak memory is the sum of all of them instead of what is
+    live at once. This pass moves each unconditional `memref.dealloc` of a
+    buffer allocated in the same block to just after the last op of that
+    block that uses the buffer or any of its aliases (views, casts, reshapes:
+    `BufferViewFlowAnalysis`), with uses inside nested regions counting as
+    their enclosing op. A buffer with a use outside the block, or one not
+    allocated by `memref.alloc`, is left alone, and so are the buffers of
+    weights and runtime inputs (filled by `autopar_rt_load_weight_*` and
+    `autopar_rt_read_input_*`), which stay resident for the whole step. The device program is single
+    threaded and the runtime's calls are synchronous, so freeing after the
+    last use is safe; the cost model's liveness-based peak memory then
+    describes what runs.
+
+    Before:
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    linalg.exp ins(%x : memref<4xf32>) outs(%a : memref<4xf32>)
+    %b = memref.alloc() : memref<4xf32>
+    linalg.exp ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
+    ...
+    memref.dealloc %a : memref<4xf32>
+    memref.dealloc %b : memref<4xf32>
+    ```
+    After:
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    linalg.exp ins(%x : memref<4xf32>) outs(%a : memref<4xf32>)
+    %b = memref.alloc() : memref<4xf32>
+    linalg.exp ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
+    memref.dealloc %a : memref<4xf32>
+    ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numMoved", "moved", "number of deallocs moved earlier">,
+  ];
+}
+
 #endif // AUTOPAR_CONVERSION_PASSES_TD

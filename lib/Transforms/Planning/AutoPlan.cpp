@@ -455,13 +455,30 @@ LogicalResult Planner::build() {
   return success();
 }
 
+/// Reshape, split and slice results are views of their operand's buffer
+/// once bufferized: they take no memory of their own and keep it alive.
+static bool isViewOp(Operation *op) {
+  return op && isa<ReshapeOp, SplitOp, SliceOp>(op);
+}
+
 void Planner::computeLiveness() {
-  // Last use of each value in program order (outputs live to the end).
+  // The buffer each value lives in: itself, or the root of a chain of views.
+  std::map<std::pair<unsigned, unsigned>, std::pair<unsigned, unsigned>> root;
+  auto rootOf = [&](std::pair<unsigned, unsigned> v) {
+    auto it = root.find(v);
+    return it == root.end() ? v : it->second;
+  };
+  for (unsigned n = 0; n < nodes.size(); ++n)
+    if (nodes[n].kind == NodeKind::Compute && isViewOp(nodes[n].op))
+      for (unsigned r = 0; r < nodes[n].results.size(); ++r)
+        root[{n, r}] = rootOf(nodes[n].operands[0]);
+  // Last use of each buffer in program order (outputs live to the end).
   std::map<std::pair<unsigned, unsigned>, unsigned> lastUse;
   for (const Edge &e : edges) {
-    unsigned &last = lastUse[{e.producer, e.result}];
+    unsigned &last = lastUse[rootOf({e.producer, e.result})];
     last = std::max(last, e.consumer);
   }
+  auto isView = [&](unsigned n, unsigned r) { return root.count({n, r}); };
   bool training = options.mode == PlanMode::Training;
   std::vector<std::pair<unsigned, unsigned>> active;
   for (unsigned n = 0; n < nodes.size(); ++n) {
@@ -473,7 +490,8 @@ void Planner::computeLiveness() {
     }
     if (training && node.kind == NodeKind::Compute)
       for (unsigned r = 0; r < node.results.size(); ++r)
-        persistent.push_back({n, r});
+        if (!isView(n, r))
+          persistent.push_back({n, r});
   }
   for (unsigned n = 0; n < nodes.size(); ++n) {
     const Node &node = nodes[n];
@@ -485,7 +503,8 @@ void Planner::computeLiveness() {
       // Values defined by compute ops and still needed here or later
       // (including this op's own results).
       for (unsigned r = 0; r < node.results.size(); ++r)
-        active.push_back({n, r});
+        if (!isView(n, r))
+          active.push_back({n, r});
       std::vector<std::pair<unsigned, unsigned>> still;
       for (auto v : active) {
         auto it = lastUse.find(v);
