@@ -109,8 +109,15 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     meta.extra["predicted"] = predictionJson(result->predicted);
     json::Object baselines;
     for (const auto &[name, p] : result->baselines) {
+      if (!p.valid) {
+        baselines[name] = json::Object{{"valid", false},
+                                       {"reason", p.invalidReason},
+                                       {"fits", false}};
+        continue;
+      }
       json::Object b = predictionJson(p);
       b["fits"] = p.fits;
+      b["valid"] = true;
       baselines[name] = std::move(b);
     }
     meta.extra["baselines"] = std::move(baselines);

@@ -66,7 +66,7 @@ class GptConfig:
     """The shape of a GPT decoder."""
 
     def __init__(self, layers, hidden, heads, seq, batch, vocab=None,
-                 ffn=None, embedding=False):
+                 ffn=None, embedding=False, last_token=False):
         self.layers = layers
         self.hidden = hidden
         self.heads = heads
@@ -75,6 +75,7 @@ class GptConfig:
         self.vocab = vocab
         self.ffn = ffn if ffn is not None else 4 * hidden
         self.embedding = embedding
+        self.last_token = last_token
         self.check()
 
     def check(self):
@@ -259,19 +260,26 @@ def build_model(cfg, shape_only=False, seed=0):
         x = "hidden"
     for index in range(cfg.layers):
         x = _block(b, cfg, x, index, consts)
+    out_shape = [bsz, seq]
+    if cfg.last_token:
+        # Next-token inference: only the last position's state leaves the
+        # model ([B, H] instead of [B, S, H]).
+        last = b.constant("last_position", np.array(seq - 1, np.int64))
+        x = b.node("Gather", [x, last], ["last_hidden"], axis=1)
+        out_shape = [bsz]
     if cfg.vocab is not None:
         x = b.layer_norm(x, "ln_f", hid)
         head = b.initializer("lm_head.weight", [hid, cfg.vocab], "normal")
         b.node("MatMul", [x, head], ["logits"])
         outputs = [helper.make_tensor_value_info(
-            "logits", TensorProto.FLOAT, [bsz, seq, cfg.vocab])]
+            "logits", TensorProto.FLOAT, out_shape + [cfg.vocab])]
     else:
         scale = b.initializer("ln_f.weight", [hid], "ones")
         bias = b.initializer("ln_f.bias", [hid], "zeros")
         b.node("LayerNormalization", [x, scale, bias], ["hidden_out"],
                axis=-1, epsilon=LN_EPSILON)
         outputs = [helper.make_tensor_value_info(
-            "hidden_out", TensorProto.FLOAT, [bsz, seq, hid])]
+            "hidden_out", TensorProto.FLOAT, out_shape + [hid])]
     graph = helper.make_graph(b.nodes, "gpt_decoder", inputs, outputs,
                               b.initializers)
     model = helper.make_model(
@@ -319,6 +327,8 @@ def reference(cfg, arrays, inputs):
         f = m @ w[f"{p}.mlp.fc.weight"] + w[f"{p}.mlp.fc.bias"]
         g = 0.5 * f * (1.0 + _erf(f / math.sqrt(2.0)))
         x = x + g @ w[f"{p}.mlp.proj.weight"] + w[f"{p}.mlp.proj.bias"]
+    if cfg.last_token:
+        x = x[:, -1, :]
     x = _layer_norm(x, w["ln_f.weight"], w["ln_f.bias"])
     if cfg.vocab is not None:
         x = x @ w["lm_head.weight"]
@@ -364,6 +374,9 @@ def main(argv=None):
     parser.add_argument("--embedding", action="store_true",
                         help="int64 token ids through a Gather of a token "
                              "table plus position embeddings (needs --vocab)")
+    parser.add_argument("--last-token", action="store_true",
+                        help="output only the last position ([B, H] or "
+                             "[B, V] logits): next-token inference")
     parser.add_argument("--shape-only", action="store_true",
                         help="store every initializer as external data in "
                              "'weights.bin', which is not written")
@@ -375,7 +388,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         cfg = GptConfig(args.layers, args.hidden, args.heads, args.seq,
-                        args.batch, args.vocab, args.ffn, args.embedding)
+                        args.batch, args.vocab, args.ffn, args.embedding,
+                        args.last_token)
         if args.shape_only and args.test_data:
             raise ValueError("--test-data needs real weights (no "
                              "--shape-only)")

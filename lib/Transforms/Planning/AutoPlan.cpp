@@ -1236,12 +1236,34 @@ mlir::autopar::planAutomatically(ModuleOp module,
     apply.grid = gridText;
     apply.plan = baseline.str();
     pm.addPass(createApplyPlanPass(apply));
-    if (failed(pm.run(*copy)))
+    pm.addPass(createVerifyShardedPass());
+    // A baseline that cannot run here (a batch that does not divide over
+    // the devices) is reported as such, not as an error of the search.
+    std::string firstError;
+    LogicalResult ran = success();
+    {
+      ScopedDiagnosticHandler capture(
+          module.getContext(), [&](Diagnostic &diag) {
+            if (diag.getSeverity() == DiagnosticSeverity::Error &&
+                firstError.empty())
+              firstError = diag.str();
+            return success();
+          });
+      ran = pm.run(*copy);
+    }
+    PlanPrediction p;
+    if (failed(ran)) {
+      p.valid = false;
+      p.fits = false;
+      p.invalidReason = firstError.empty() ? "the plan cannot be built"
+                                           : firstError;
+      result.baselines[baseline.str()] = p;
+      continue;
+    }
+    FailureOr<PlanPrediction> priced = predictAnnotatedPlan(*copy, options);
+    if (failed(priced))
       return failure();
-    FailureOr<PlanPrediction> p = predictAnnotatedPlan(*copy, options);
-    if (failed(p))
-      return failure();
-    result.baselines[baseline.str()] = *p;
+    result.baselines[baseline.str()] = *priced;
   }
 
   Planner planner(func, options);

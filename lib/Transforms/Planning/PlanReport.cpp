@@ -271,6 +271,11 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
       const json::Object *b = baselines->getObject(name);
       if (!b)
         continue;
+      if (!b->getBoolean("valid").value_or(true)) {
+        os << llvm::formatv("    {0,-10} cannot run here: {1}\n", name,
+                            b->getString("reason").value_or(""));
+        continue;
+      }
       double step = b->getNumber("step_time_s").value_or(0);
       os << llvm::formatv(
           "    {0,-10} step {1,12}  peak {2,12}  {3}  (chosen is {4:f2}x "

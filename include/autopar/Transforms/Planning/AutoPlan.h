@@ -65,6 +65,10 @@ struct PlanPrediction {
   /// optimizer state.
   int64_t parameterStateBytes = 0;
   int64_t activationBytes = 0;
+  /// False for a baseline that cannot run on this grid (e.g. a batch that
+  /// does not divide over the devices); `invalidReason` says why.
+  bool valid = true;
+  std::string invalidReason;
 };
 
 struct AutoPlanResult {
