@@ -33,6 +33,7 @@ its `plan` subcommand) is missing.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -47,10 +48,15 @@ from autopar_models import gpt_decoder  # noqa: E402
 CASES = {
     "small": dict(layers=4, hidden=1024, heads=16, seq=1024, batch=8,
                   grid="2x4", cluster="a100-2x4.json"),
+    # Next-token inference: the model returns the last position's logits
+    # (a [B, S, H] output replicated on every device alone would be 155 GB).
     "gpt3": dict(layers=96, hidden=12288, heads=96, seq=2048, batch=1536,
-                 grid="128x8", cluster="a100.json"),
+                 grid="128x8", cluster="a100.json", vocab=50257,
+                 last_token=True),
 }
 MODES = ("inference", "training")
+NO_FIT = re.compile(r"no plan fits in \d+ bytes per device; the smallest "
+                    r"peak any plan reaches is [^\n]*")
 BASELINES = ("replicated", "data", "tensor")
 
 
@@ -89,7 +95,9 @@ def check_plan_command(autopar):
 def generate(case, directory):
     spec = CASES[case]
     cfg = gpt_decoder.GptConfig(spec["layers"], spec["hidden"], spec["heads"],
-                                spec["seq"], spec["batch"])
+                                spec["seq"], spec["batch"],
+                                vocab=spec.get("vocab"),
+                                last_token=spec.get("last_token", False))
     path = os.path.join(directory, f"{case}.onnx")
     start = time.perf_counter()
     model, _ = gpt_decoder.build_model(cfg, shape_only=True)
@@ -140,6 +148,10 @@ def summarize(plan):
         "baselines": {},
     }
     for name, baseline in require(plan, "baselines").items():
+        if not baseline.get("valid", True):
+            summary["baselines"][name] = {"valid": False, "fits": False,
+                                          "reason": baseline.get("reason")}
+            continue
         summary["baselines"][name] = {
             key: require(baseline, key)
             for key in ("step_time_s", "compute_s", "comm_s",
@@ -175,6 +187,9 @@ def report(case, mode, cfg, grid, wall, summary):
             set(summary["baselines"]) - set(BASELINES)):
         b = summary["baselines"].get(name)
         if b is None:
+            continue
+        if not b.get("valid", True):
+            print(f"  baseline {name:<10} cannot run here: {b['reason']}")
             continue
         print(f"  baseline {name:<10} step_time_s={b['step_time_s']:.4g} "
               f"compute_s={b['compute_s']:.4g} comm_s={b['comm_s']:.4g} "
@@ -243,6 +258,18 @@ def main(argv=None):
                                           out, args.timeout)
                     summary = summarize(plan)
                 except BenchError as e:
+                    # "No plan fits" is an answer (with the smallest peak any
+                    # plan reaches), not a failure of the benchmark.
+                    match = NO_FIT.search(str(e))
+                    if match:
+                        print(f"== {case}: {cfg.layers} layers, "
+                              f"H={cfg.hidden}, grid {grid}, mode {mode}\n"
+                              f"  no plan fits: {match.group(0)}")
+                        results.append(dict(case=case, mode=mode, grid=grid,
+                                            cluster=CASES[case]["cluster"],
+                                            fits=False,
+                                            message=match.group(0)))
+                        continue
                     print(f"== {case} ({mode}): error: {e}", file=sys.stderr)
                     failed = True
                     continue
