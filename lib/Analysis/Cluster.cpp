@@ -136,11 +136,18 @@ FailureOr<ClusterSpec> mlir::autopar::parseClusterJson(
   }
   cluster.memoryBytes = static_cast<int64_t>(memoryBytes);
 
-  if (const llvm::json::Value *byClass = device->get("flops_by_class")) {
+  if (device->get("op_overhead_s") &&
+      failed(readNumber(*device, "op_overhead_s", "device.op_overhead_s",
+                        true, cluster.opOverhead, error)))
+    return failure();
+  for (StringRef field : {"flops_by_class", "bandwidth_by_class"}) {
+    const llvm::json::Value *byClass = device->get(field);
+    if (!byClass)
+      continue;
+    std::string fieldName = ("device." + field).str();
     const llvm::json::Object *classes = byClass->getAsObject();
     if (!classes) {
-      error = "device.flops_by_class must be an object, got " +
-              describe(byClass);
+      error = fieldName + " must be an object, got " + describe(byClass);
       return failure();
     }
     // Sorted, so that the first error does not depend on hash order.
@@ -151,17 +158,19 @@ FailureOr<ClusterSpec> mlir::autopar::parseClusterJson(
     for (StringRef key : keys) {
       std::optional<OpClass> c = symbolizeOpClass(key);
       if (!c) {
-        error = ("unknown op class '" + key +
-                 "' in device.flops_by_class (expected matmul, conv, "
-                 "elementwise, reduction or data_movement)")
+        error = ("unknown op class '" + key + "' in " + fieldName +
+                 " (expected matmul, conv, elementwise, reduction or "
+                 "data_movement)")
                     .str();
         return failure();
       }
       double rate = 0;
-      if (failed(readNumber(*classes, key, "device.flops_by_class." + key,
-                            false, rate, error)))
+      if (failed(readNumber(*classes, key, fieldName + "." + key, false, rate,
+                            error)))
         return failure();
-      cluster.classFlops[static_cast<unsigned>(*c)] = rate;
+      (field == "flops_by_class"
+           ? cluster.classFlops
+           : cluster.classBandwidth)[static_cast<unsigned>(*c)] = rate;
     }
   }
 
@@ -237,6 +246,15 @@ llvm::json::Value mlir::autopar::clusterToJson(const ClusterSpec &cluster) {
           cluster.classFlops[c];
   if (!byClass.empty())
     device["flops_by_class"] = std::move(byClass);
+  llvm::json::Object bandwidthByClass;
+  for (unsigned c = 0; c < kNumOpClasses; ++c)
+    if (cluster.classBandwidth[c] > 0)
+      bandwidthByClass[stringifyOpClass(static_cast<OpClass>(c))] =
+          cluster.classBandwidth[c];
+  if (!bandwidthByClass.empty())
+    device["bandwidth_by_class"] = std::move(bandwidthByClass);
+  if (cluster.opOverhead > 0)
+    device["op_overhead_s"] = cluster.opOverhead;
   llvm::json::Array axes;
   for (const AxisLink &link : cluster.axes)
     axes.push_back(llvm::json::Object{{"bandwidth", link.bandwidth},

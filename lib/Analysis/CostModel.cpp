@@ -30,9 +30,10 @@ double mlir::autopar::getFlopsPerIteration(Operation *op) {
     return 8;
   if (isa<BatchNormOp>(op))
     return 4;
-  // Transcendentals count as a few operations each.
-  if (isa<ExpOp, LogOp, SigmoidOp, TanhOp, ErfOp, GeluOp, PowOp, SqrtOp>(op))
-    return 4;
+  // Transcendentals are polynomial evaluations (or libm calls): about 20
+  // operations each.
+  if (isa<ExpOp, LogOp, SigmoidOp, TanhOp, ErfOp, GeluOp, PowOp>(op))
+    return 20;
   return 1;
 }
 
@@ -93,6 +94,10 @@ OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
                                 const LoopAxes &loops,
                                 ArrayRef<int64_t> gridShape) {
   OpWork work;
+  // Reshape, split and slice become views of their operand's buffer: no
+  // loop nest runs and no byte moves.
+  if (isa<ReshapeOp, SplitOp, SliceOp>(op))
+    return work;
   SmallVector<int64_t> extents = getLoopExtents(op, rule);
   double iterations = 1;
   for (unsigned l = 0; l < extents.size(); ++l) {
@@ -114,11 +119,13 @@ OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
 
 double mlir::autopar::getComputeTime(const OpWork &work, OpClass c,
                                      const ClusterSpec &cluster) {
+  if (work.flops == 0 && work.bytes == 0)
+    return 0;
   double flops = cluster.getFlops(c);
   double compute = flops > 0 ? work.flops / flops : 0;
-  double memory =
-      cluster.memoryBandwidth > 0 ? work.bytes / cluster.memoryBandwidth : 0;
-  return std::max(compute, memory);
+  double bandwidth = cluster.getBandwidth(c);
+  double memory = bandwidth > 0 ? work.bytes / bandwidth : 0;
+  return cluster.opOverhead + std::max(compute, memory);
 }
 
 AxisLink mlir::autopar::getGroupLink(ArrayRef<int64_t> axes,

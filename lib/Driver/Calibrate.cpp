@@ -104,7 +104,7 @@ std::string chain(StringRef args, StringRef type, unsigned count,
 unsigned getBaseCount(OpClass c, bool quick) {
   switch (c) {
   case OpClass::MatMul:
-    return 1;
+    return quick ? 1 : 2;
   case OpClass::Conv:
     return quick ? 1 : 2;
   case OpClass::Elementwise:
@@ -117,42 +117,106 @@ unsigned getBaseCount(OpClass c, bool quick) {
   llvm_unreachable("unknown op class");
 }
 
-/// The micro model of class `c` with `count` chained ops, sized so that one
-/// op takes milliseconds (`quick`: a fraction of one). Every chain keeps the
-/// type of its input and cannot be folded.
-MicroModel buildMicroModel(OpClass c, bool quick, unsigned count) {
+/// Shapes of one class measured separately: a class's rate is the total
+/// FLOPs (bytes) of its variants over their total time, so that it reflects
+/// the mix of sizes models have (large and small planes, square and skinny
+/// products), not one favourable shape.
+unsigned getNumVariants(OpClass c) {
+  switch (c) {
+  case OpClass::MatMul:
+    return 3;
+  case OpClass::Conv:
+    return 5;
+  case OpClass::Elementwise:
+  case OpClass::Reduction:
+    return 2;
+  case OpClass::DataMovement:
+    return 1;
+  }
+  llvm_unreachable("unknown op class");
+}
+
+/// The micro model of class `c`, shape `variant`, with `count` chained ops,
+/// sized so that one op takes about a millisecond (`quick`: a fraction of
+/// one). Every chain keeps the type of its input and cannot be folded.
+MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
+                           unsigned variant) {
   switch (c) {
   case OpClass::MatMul: {
-    // x @ b @ b ...: square products.
-    int64_t n = quick ? 128 : 768;
-    std::string t = tensorType({n, n});
-    return {c, chain("%x: " + t + ", %b: " + t, t, count,
+    // x @ b @ b ...: [m, k] x [k, k] (square, a skinny projection) and a
+    // batched product as attention has.
+    SmallVector<int64_t> x, b;
+    if (variant == 0) {
+      int64_t n = quick ? 128 : 512;
+      x = {n, n};
+      b = {n, n};
+    } else if (variant == 1) {
+      x = {quick ? 256 : 2048, quick ? 64 : 256};
+      b = {x[1], x[1]};
+    } else {
+      int64_t batch = quick ? 4 : 32, rows = quick ? 32 : 128,
+              d = quick ? 16 : 64;
+      x = {batch, rows, d};
+      b = {batch, d, d};
+    }
+    std::string t = tensorType(x), tb = tensorType(b);
+    return {c, chain("%x: " + t + ", %b: " + tb, t, count,
                      [&](StringRef in, unsigned) {
                        return ("autopar.matmul " + in + ", %b : (" + t +
-                               ", " + t + ") -> " + t)
+                               ", " + tb + ") -> " + t)
                            .str();
                      }),
-            {{n, n}, {n, n}}};
+            {x, b}};
   }
   case OpClass::Conv: {
-    // 3x3 convolutions with padding 1, channels in = out.
-    int64_t ch = quick ? 8 : 64, hw = quick ? 16 : 56;
-    std::string t = tensorType({1, ch, hw, hw}), w = tensorType({ch, ch, 3, 3});
+    // Convolutions, channels in = out, at the stages of a CNN: 3x3 on wide
+    // planes, on small planes, many channels on tiny planes; a pointwise
+    // (1x1) and a depthwise 3x3 (one group per channel).
+    int64_t n = 1, ch = 64, hw = 56, k = 3, group = 1;
+    if (variant == 1) {
+      n = 4, ch = 64, hw = 16;
+    } else if (variant == 2) {
+      n = 4, ch = 256, hw = 4;
+    } else if (variant == 3) {
+      n = 4, ch = 128, hw = 8, k = 1;
+    } else if (variant == 4) {
+      n = 4, ch = 64, hw = 16, group = 64;
+    }
+    if (quick) {
+      n = 1;
+      ch = std::min<int64_t>(ch, 8);
+      hw = std::min<int64_t>(hw, 8);
+      group = std::min(group, ch);
+    }
+    int64_t pad = k / 2;
+    std::string t = tensorType({n, ch, hw, hw}),
+                w = tensorType({ch, ch / group, k, k});
+    std::string attrs =
+        "{strides = array<i64: 1, 1>, pads = array<i64: " +
+        std::to_string(pad) + ", " + std::to_string(pad) + ", " +
+        std::to_string(pad) + ", " + std::to_string(pad) +
+        ">, dilations = array<i64: 1, 1>, group = " + std::to_string(group) +
+        " : i64}";
     return {c, chain("%x: " + t + ", %w: " + w, t, count,
                      [&](StringRef in, unsigned) {
-                       return ("autopar.conv " + in +
-                               ", %w {strides = array<i64: 1, 1>, pads = "
-                               "array<i64: 1, 1, 1, 1>, dilations = "
-                               "array<i64: 1, 1>} : (" +
-                               t + ", " + w + ") -> " + t)
+                       return ("autopar.conv " + in + ", %w " + attrs +
+                               " : (" + t + ", " + w + ") -> " + t)
                            .str();
                      }),
-            {{1, ch, hw, hw}, {ch, ch, 3, 3}}};
+            {{n, ch, hw, hw}, {ch, ch / group, k, k}}};
   }
   case OpClass::Elementwise: {
-    // x + c + c ...: also the memory bandwidth.
-    int64_t n = quick ? (1 << 16) : (1 << 20);
+    // x + c + c ... (the memory bandwidth), and a transcendental.
+    int64_t n = quick ? (1 << 16) : (variant == 0 ? (1 << 20) : (1 << 18));
     std::string t = tensorType({n});
+    if (variant == 1)
+      return {c, chain("%x: " + t, t, count,
+                       [&](StringRef in, unsigned) {
+                         return ("autopar.tanh " + in + " : (" + t + ") -> " +
+                                 t)
+                             .str();
+                       }),
+              {{n}}};
     return {c, chain("%x: " + t + ", %c: " + t, t, count,
                      [&](StringRef in, unsigned) {
                        return ("autopar.add " + in + ", %c : (" + t + ", " +
@@ -162,9 +226,18 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count) {
             {{n}, {n}}};
   }
   case OpClass::Reduction: {
-    // Softmaxes over the rows.
+    // Softmaxes and layer norms over the rows.
     int64_t rows = quick ? 64 : 256, cols = quick ? 256 : 1024;
-    std::string t = tensorType({rows, cols});
+    std::string t = tensorType({rows, cols}), v = tensorType({cols});
+    if (variant == 1)
+      return {c, chain("%x: " + t + ", %s: " + v + ", %b: " + v, t, count,
+                       [&](StringRef in, unsigned) {
+                         return ("autopar.layer_norm " + in +
+                                 ", %s, %b {axis = 1 : i64} : (" + t + ", " +
+                                 v + ", " + v + ") -> " + t)
+                             .str();
+                       }),
+              {{rows, cols}, {cols}, {cols}}};
     return {c, chain("%x: " + t, t, count,
                      [&](StringRef in, unsigned) {
                        return ("autopar.softmax " + in +
@@ -204,6 +277,19 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count) {
   }
   }
   llvm_unreachable("unknown op class");
+}
+
+/// A chain of adds on 64 elements: an op whose time is all overhead.
+MicroModel buildOverheadModel(unsigned count) {
+  std::string t = tensorType({64});
+  return {OpClass::Elementwise,
+          chain("%x: " + t + ", %c: " + t, t, count,
+                [&](StringRef in, unsigned) {
+                  return ("autopar.add " + in + ", %c : (" + t + ", " + t +
+                          ") -> " + t)
+                      .str();
+                }),
+          {{64}, {64}}};
 }
 
 /// What one class measured.
@@ -347,21 +433,21 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
   return result;
 }
 
-/// Times the micro models of class `c` with the base number of ops and with
-/// twice as many, and prices the ops the larger one adds: the difference
-/// leaves out reading the inputs and writing the output. When noise on a
-/// busy machine swallows the difference, the larger model's time (an upper
-/// bound) prices all of its ops.
-FailureOr<ClassResult> measureClass(MLIRContext &ctx, OpClass c, bool quick,
-                                    StringRef dir, unsigned repeats) {
-  unsigned base = getBaseCount(c, quick);
-  FailureOr<TimedModel> small = timeModel(
-      ctx, buildMicroModel(c, quick, base), joinPath(dir, "small"), repeats);
+/// Times `small` and `large` (the same ops, twice as many) and prices the
+/// ops the larger one adds: the difference leaves out reading the inputs and
+/// writing the output. When noise on a busy machine swallows the
+/// difference, the larger model's time (an upper bound) prices all of its
+/// ops.
+FailureOr<ClassResult> measurePair(MLIRContext &ctx, OpClass c,
+                                   const MicroModel &smallModel,
+                                   const MicroModel &largeModel,
+                                   StringRef dir, unsigned repeats) {
+  FailureOr<TimedModel> small =
+      timeModel(ctx, smallModel, joinPath(dir, "small"), repeats);
   if (failed(small))
     return failure();
   FailureOr<TimedModel> large =
-      timeModel(ctx, buildMicroModel(c, quick, 2 * base),
-                joinPath(dir, "large"), repeats);
+      timeModel(ctx, largeModel, joinPath(dir, "large"), repeats);
   if (failed(large))
     return failure();
   ClassResult result;
@@ -379,6 +465,54 @@ FailureOr<ClassResult> measureClass(MLIRContext &ctx, OpClass c, bool quick,
     result.differential = false;
   }
   return result;
+}
+
+/// Measures every shape variant of class `c`; the per-op overhead is taken
+/// out of each time (it is priced separately).
+FailureOr<SmallVector<ClassResult>>
+measureClass(MLIRContext &ctx, OpClass c, bool quick, StringRef dir,
+             unsigned repeats, double opOverhead) {
+  unsigned base = getBaseCount(c, quick);
+  SmallVector<ClassResult> variants;
+  for (unsigned v = 0, e = getNumVariants(c); v < e; ++v) {
+    FailureOr<ClassResult> r = measurePair(
+        ctx, c, buildMicroModel(c, quick, base, v),
+        buildMicroModel(c, quick, 2 * base, v),
+        joinPath(dir, "v" + std::to_string(v)), repeats);
+    if (failed(r))
+      return failure();
+    r->seconds =
+        std::max(r->seconds - r->numOps * opOverhead, 0.1 * r->seconds);
+    variants.push_back(*r);
+  }
+  return variants;
+}
+
+/// The sum of `variants` (one class's rate over its mix of shapes).
+ClassResult sumVariants(ArrayRef<ClassResult> variants) {
+  ClassResult total;
+  total.opClass = variants.front().opClass;
+  for (const ClassResult &r : variants) {
+    total.numOps += r.numOps;
+    total.work.flops += r.work.flops;
+    total.work.bytes += r.work.bytes;
+    total.seconds += r.seconds;
+    total.differential &= r.differential;
+  }
+  return total;
+}
+
+/// Seconds per op beyond its loop nest: the differential time of a chain of
+/// tiny adds.
+FailureOr<double> measureOpOverhead(MLIRContext &ctx, bool quick,
+                                    StringRef dir, unsigned repeats) {
+  unsigned base = quick ? 16 : 64;
+  FailureOr<ClassResult> r =
+      measurePair(ctx, OpClass::Elementwise, buildOverheadModel(base),
+                  buildOverheadModel(2 * base), dir, repeats);
+  if (failed(r))
+    return failure();
+  return r->differential ? r->seconds / r->numOps : 0.0;
 }
 
 //===----------------------------------------------------------------------===//
@@ -610,16 +744,24 @@ int driver::calibrateCommand(int argc, char **argv) {
     return kErrorExitCode;
   auto startTime = std::chrono::steady_clock::now();
 
-  // Compute: one micro model per class on one device.
+  // Compute: the per-op overhead, then micro models per class on one
+  // device.
   unsigned repeats = quick ? 2 : 5;
-  SmallVector<ClassResult> classes;
+  FailureOr<double> opOverhead = measureOpOverhead(
+      ctx, quick, joinPath(workDir.get(), "overhead"), repeats);
+  if (failed(opOverhead))
+    return kErrorExitCode;
+  SmallVector<ClassResult> classes, elementwise;
   for (unsigned index = 0; index < kNumOpClasses; ++index) {
     auto c = static_cast<OpClass>(index);
-    FailureOr<ClassResult> result = measureClass(
-        ctx, c, quick, joinPath(workDir.get(), stringifyOpClass(c)), repeats);
-    if (failed(result))
+    FailureOr<SmallVector<ClassResult>> variants =
+        measureClass(ctx, c, quick, joinPath(workDir.get(), stringifyOpClass(c)),
+                     repeats, *opOverhead);
+    if (failed(variants))
       return kErrorExitCode;
-    classes.push_back(*result);
+    classes.push_back(sumVariants(*variants));
+    if (c == OpClass::Elementwise)
+      elementwise = *variants;
   }
 
   ClusterSpec cluster;
@@ -628,12 +770,22 @@ int driver::calibrateCommand(int argc, char **argv) {
     printError("cannot read MemTotal from /proc/meminfo");
     return kErrorExitCode;
   }
+  cluster.opOverhead = *opOverhead;
   for (const ClassResult &result : classes) {
     auto index = static_cast<unsigned>(result.opClass);
     if (result.work.flops > 0)
       cluster.classFlops[index] = result.work.flops / result.seconds;
-    if (result.opClass == OpClass::Elementwise)
-      cluster.memoryBandwidth = result.work.bytes / result.seconds;
+    // Roofline: the device's bandwidth from streaming adds, the elementwise
+    // FLOP rate from a transcendental; data movement gets its own bandwidth
+    // (a transpose streams at a fraction of an add's rate).
+    if (result.opClass == OpClass::Elementwise) {
+      const ClassResult &stream = elementwise.front();
+      const ClassResult &math = elementwise.back();
+      cluster.memoryBandwidth = stream.work.bytes / stream.seconds;
+      cluster.classFlops[index] = math.work.flops / math.seconds;
+    }
+    if (result.opClass == OpClass::DataMovement && result.work.bytes > 0)
+      cluster.classBandwidth[index] = result.work.bytes / result.seconds;
   }
   cluster.flops = cluster.classFlops[static_cast<unsigned>(OpClass::MatMul)];
 
@@ -710,6 +862,7 @@ int driver::calibrateCommand(int argc, char **argv) {
                             : std::string("-"),
                         formatRate(result.work.bytes / result.seconds),
                         result.differential ? "" : "  (whole step)");
+  os << llvm::formatv("  per-op overhead {0:e3} s\n", cluster.opOverhead);
   os << "  peak FLOP rate (matmul) " << formatRate(cluster.flops)
      << " GFLOP/s, memory bandwidth (elementwise) "
      << formatRate(cluster.memoryBandwidth) << " GB/s, memory "

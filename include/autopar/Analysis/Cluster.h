@@ -9,7 +9,9 @@
 // latency. The JSON form (`--cluster FILE.json`) is a user contract:
 //
 //   {"device": {"flops": F, "memory_bytes": M, "memory_bandwidth": B,
-//               "flops_by_class": {"matmul": F1, ...}},      (optional)
+//               "flops_by_class": {"matmul": F1, ...},       (optional)
+//               "bandwidth_by_class": {"data_movement": B1}, (optional)
+//               "op_overhead_s": T},                         (optional)
 //    "axes": [{"bandwidth": B_i, "latency": L_i}, ...]}      (one per axis)
 //
 // Units: FLOP/s, bytes, bytes/s, seconds. Unknown fields are ignored. The
@@ -60,6 +62,10 @@ struct ClusterSpec {
   double memoryBandwidth = 0; ///< bytes/s per device
   /// Calibrated FLOP/s per op class; 0 means "use `flops`".
   std::array<double, kNumOpClasses> classFlops{};
+  /// Calibrated bytes/s per op class; 0 means "use `memoryBandwidth`".
+  std::array<double, kNumOpClasses> classBandwidth{};
+  /// Fixed seconds per op that runs a loop nest (launch, buffer set-up).
+  double opOverhead = 0;
   SmallVector<AxisLink> axes;
   /// Where the description came from (a path), for reports.
   std::string source;
@@ -67,6 +73,10 @@ struct ClusterSpec {
   double getFlops(OpClass c) const {
     double f = classFlops[static_cast<unsigned>(c)];
     return f > 0 ? f : flops;
+  }
+  double getBandwidth(OpClass c) const {
+    double b = classBandwidth[static_cast<unsigned>(c)];
+    return b > 0 ? b : memoryBandwidth;
   }
 };
 

@@ -41,7 +41,8 @@ SmallVector<int64_t> getLoopExtents(Operation *op, const ShardingRule &rule);
 OpWork getOpWork(Operation *op, const ShardingRule &rule,
                  const LoopAxes &loops, ArrayRef<int64_t> gridShape);
 
-/// Roofline time of `work` in class `c`.
+/// Roofline time of `work` in class `c`, max(flops / class FLOP rate,
+/// bytes / class bandwidth), plus the per-op overhead; 0 for no work (views).
 double getComputeTime(const OpWork &work, OpClass c,
                       const ClusterSpec &cluster);
 
