@@ -367,7 +367,8 @@ struct TimedModel {
 /// Compiles `micro` on a one-device grid into `dir` and returns its work and
 /// the median step time of `repeats` runs.
 FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
-                                StringRef dir, unsigned repeats) {
+                                StringRef dir, unsigned repeats,
+                                int64_t ranks) {
   TimedModel result;
   ImportedModel model;
   model.module = parseSourceString<ModuleOp>(micro.source, &ctx);
@@ -413,7 +414,7 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
   }
   std::vector<std::string> args = {
       "--program", joinPath(options.outDir, "program.so"),
-      "--grid",    "1",
+      "--grid",    std::to_string(ranks),
       "--weights", joinPath(options.outDir, "weights"),
       "--inputs",  inDir,
       "--outputs", joinPath(dir, "out"),
@@ -421,7 +422,7 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
   SmallVector<double> times;
   for (unsigned r = 0; r < repeats; ++r) {
     FailureOr<std::string> out =
-        launchRunner(ctx, args, 1, dir, kJobTimeoutSeconds);
+        launchRunner(ctx, args, ranks, dir, kJobTimeoutSeconds);
     if (failed(out))
       return failure();
     FailureOr<double> seconds = parseStepTime(ctx, *out);
@@ -441,13 +442,14 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
 FailureOr<ClassResult> measurePair(MLIRContext &ctx, OpClass c,
                                    const MicroModel &smallModel,
                                    const MicroModel &largeModel,
-                                   StringRef dir, unsigned repeats) {
+                                   StringRef dir, unsigned repeats,
+                                   int64_t ranks) {
   FailureOr<TimedModel> small =
-      timeModel(ctx, smallModel, joinPath(dir, "small"), repeats);
+      timeModel(ctx, smallModel, joinPath(dir, "small"), repeats, ranks);
   if (failed(small))
     return failure();
   FailureOr<TimedModel> large =
-      timeModel(ctx, largeModel, joinPath(dir, "large"), repeats);
+      timeModel(ctx, largeModel, joinPath(dir, "large"), repeats, ranks);
   if (failed(large))
     return failure();
   ClassResult result;
@@ -471,14 +473,14 @@ FailureOr<ClassResult> measurePair(MLIRContext &ctx, OpClass c,
 /// out of each time (it is priced separately).
 FailureOr<SmallVector<ClassResult>>
 measureClass(MLIRContext &ctx, OpClass c, bool quick, StringRef dir,
-             unsigned repeats, double opOverhead) {
+             unsigned repeats, double opOverhead, int64_t ranks) {
   unsigned base = getBaseCount(c, quick);
   SmallVector<ClassResult> variants;
   for (unsigned v = 0, e = getNumVariants(c); v < e; ++v) {
     FailureOr<ClassResult> r = measurePair(
         ctx, c, buildMicroModel(c, quick, base, v),
         buildMicroModel(c, quick, 2 * base, v),
-        joinPath(dir, "v" + std::to_string(v)), repeats);
+        joinPath(dir, "v" + std::to_string(v)), repeats, ranks);
     if (failed(r))
       return failure();
     r->seconds =
@@ -488,15 +490,24 @@ measureClass(MLIRContext &ctx, OpClass c, bool quick, StringRef dir,
   return variants;
 }
 
-/// The sum of `variants` (one class's rate over its mix of shapes).
+/// One class over its mix of shapes: as if each variant did the same work
+/// (a model spends comparable FLOPs at each scale, as a CNN's stages do), so
+/// the class rate is the harmonic mean of the variants' rates, not a rate
+/// dominated by the largest (and fastest) shape. Bytes follow the same
+/// weighting.
 ClassResult sumVariants(ArrayRef<ClassResult> variants) {
   ClassResult total;
   total.opClass = variants.front().opClass;
+  double flops = 0;
+  for (const ClassResult &r : variants)
+    flops = std::max(flops, r.work.flops > 0 ? r.work.flops : r.work.bytes);
   for (const ClassResult &r : variants) {
+    double size = r.work.flops > 0 ? r.work.flops : r.work.bytes;
+    double scale = size > 0 ? flops / size : 1;
     total.numOps += r.numOps;
-    total.work.flops += r.work.flops;
-    total.work.bytes += r.work.bytes;
-    total.seconds += r.seconds;
+    total.work.flops += r.work.flops * scale;
+    total.work.bytes += r.work.bytes * scale;
+    total.seconds += r.seconds * scale;
     total.differential &= r.differential;
   }
   return total;
@@ -505,11 +516,12 @@ ClassResult sumVariants(ArrayRef<ClassResult> variants) {
 /// Seconds per op beyond its loop nest: the differential time of a chain of
 /// tiny adds.
 FailureOr<double> measureOpOverhead(MLIRContext &ctx, bool quick,
-                                    StringRef dir, unsigned repeats) {
+                                    StringRef dir, unsigned repeats,
+                                    int64_t ranks) {
   unsigned base = quick ? 16 : 64;
   FailureOr<ClassResult> r =
       measurePair(ctx, OpClass::Elementwise, buildOverheadModel(base),
-                  buildOverheadModel(2 * base), dir, repeats);
+                  buildOverheadModel(2 * base), dir, repeats, ranks);
   if (failed(r))
     return failure();
   return r->differential ? r->seconds / r->numOps : 0.0;
@@ -746,9 +758,12 @@ int driver::calibrateCommand(int argc, char **argv) {
 
   // Compute: the per-op overhead, then micro models per class on one
   // device.
-  unsigned repeats = quick ? 2 : 5;
+  unsigned repeats = quick ? 2 : 7;
+  // Every device of the calibrated grid runs the micro models at once (one
+  // rank each, no communication): devices sharing this machine share its
+  // memory bandwidth and caches, and are priced as they will run.
   FailureOr<double> opOverhead = measureOpOverhead(
-      ctx, quick, joinPath(workDir.get(), "overhead"), repeats);
+      ctx, quick, joinPath(workDir.get(), "overhead"), repeats, ranks);
   if (failed(opOverhead))
     return kErrorExitCode;
   SmallVector<ClassResult> classes, elementwise;
@@ -756,7 +771,7 @@ int driver::calibrateCommand(int argc, char **argv) {
     auto c = static_cast<OpClass>(index);
     FailureOr<SmallVector<ClassResult>> variants =
         measureClass(ctx, c, quick, joinPath(workDir.get(), stringifyOpClass(c)),
-                     repeats, *opOverhead);
+                     repeats, *opOverhead, ranks);
     if (failed(variants))
       return kErrorExitCode;
     classes.push_back(sumVariants(*variants));

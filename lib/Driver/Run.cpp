@@ -387,7 +387,7 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
   args.append({*runner, "--program", program, "--grid", grid, "--weights",
                weights, "--inputs", inDir, "--outputs", resultDir});
   if (options.profile)
-    args.append({"--profile", "--repeats", "3"});
+    args.append({"--profile", "--repeats", "7"});
   std::vector<std::string> envStrings =
       buildChildEnvironment(runDir.get(), singleton);
   SmallVector<StringRef> env(envStrings.begin(), envStrings.end());
@@ -537,7 +537,7 @@ int driver::runCommand(int argc, char **argv) {
       llvm::cl::cat(category));
   static llvm::cl::opt<bool> profile(
       "profile",
-      llvm::cl::desc("time the job (median of 3 runs, without file I/O) and "
+      llvm::cl::desc("time the job (median of 7 runs, without file I/O) and "
                      "its peak memory, next to the cost model's prediction"),
       llvm::cl::cat(category));
 
