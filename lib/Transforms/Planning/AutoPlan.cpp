@@ -1362,6 +1362,9 @@ mlir::autopar::planAutomatically(ModuleOp module,
   if (options.mode == PlanMode::Training) {
     memory["parameter_state_bytes"] = result.predicted.parameterStateBytes;
     memory["activation_bytes"] = result.predicted.activationBytes;
+  } else {
+    memory["weight_bytes"] = result.predicted.parameterStateBytes;
+    memory["activation_bytes"] = result.predicted.activationBytes;
   }
   result.report["search"] = std::move(search);
   result.report["memory"] = std::move(memory);

@@ -240,6 +240,10 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
          << " and would take "
          << formatSeconds(
                 memory->getNumber("unconstrained_step_time_s").value_or(0));
+    if (std::optional<double> weights = memory->getNumber("weight_bytes"))
+      os << "\n  of which      weights " << formatBytesText(*weights)
+         << ", activations and resharded copies "
+         << formatBytesText(memory->getNumber("activation_bytes").value_or(0));
     if (std::optional<double> params =
             memory->getNumber("parameter_state_bytes"))
       os << "\n  of which      parameters, gradients and optimizer state "

@@ -237,3 +237,33 @@ TEST_CASE("op classes", "[cluster]") {
                                         OpClass::Reduction,
                                         OpClass::DataMovement});
 }
+
+TEST_CASE("cluster json: per-class bandwidth and per-op overhead",
+          "[cluster]") {
+  constexpr const char *text = R"json({
+    "device": {"flops": 1e12, "memory_bytes": 1000, "memory_bandwidth": 2e11,
+               "bandwidth_by_class": {"data_movement": 5e10},
+               "op_overhead_s": 3e-7},
+    "axes": [{"bandwidth": 1e10, "latency": 0}]})json";
+  std::string error;
+  FailureOr<ClusterSpec> cluster = parseClusterJson(parse(text), 1, error);
+  REQUIRE(succeeded(cluster));
+  CHECK(cluster->getBandwidth(OpClass::DataMovement) == 5e10);
+  CHECK(cluster->getBandwidth(OpClass::Elementwise) == 2e11);
+  CHECK(cluster->opOverhead == 3e-7);
+  // Round trip.
+  std::string again;
+  FailureOr<ClusterSpec> copy =
+      parseClusterJson(clusterToJson(*cluster), 1, again);
+  REQUIRE(succeeded(copy));
+  CHECK(copy->classBandwidth == cluster->classBandwidth);
+  CHECK(copy->opOverhead == cluster->opOverhead);
+  // Errors name the field.
+  CHECK(errorOf(R"json({"device": {"flops": 1, "memory_bytes": 1,
+      "memory_bandwidth": 1, "op_overhead_s": -1}, "axes": []})json", 0) ==
+        "device.op_overhead_s must be a non-negative number, got -1");
+  CHECK(errorOf(R"json({"device": {"flops": 1, "memory_bytes": 1,
+      "memory_bandwidth": 1, "bandwidth_by_class": {"gpu": 1}},
+      "axes": []})json", 0)
+            .find("unknown op class 'gpu' in device.bandwidth_by_class") == 0);
+}

@@ -145,3 +145,26 @@ TEST_CASE("local bytes follow the split", "[cost]") {
   CHECK(getElementBytes(IntegerType::get(&ctx, 1)) == 1);
   CHECK(getElementBytes(IntegerType::get(&ctx, 64)) == 8);
 }
+
+TEST_CASE("per-op overhead and per-class bandwidth; views are free",
+          "[cost]") {
+  ClusterSpec c = cluster(1e9, 1e9, {{1e9, 0}});
+  c.opOverhead = 1e-6;
+  c.classBandwidth[static_cast<unsigned>(OpClass::DataMovement)] = 1e8;
+  OpWork w{0, 1e8};
+  CHECK(getComputeTime(w, OpClass::DataMovement, c) == Approx(1.0 + 1e-6));
+  CHECK(getComputeTime(w, OpClass::Elementwise, c) == Approx(0.1 + 1e-6));
+  CHECK(getComputeTime(OpWork{}, OpClass::Elementwise, c) == 0);
+
+  Fixture f(R"mlir(
+    func.func @f(%a: tensor<8x4xf32>) -> tensor<32xf32> {
+      %y = autopar.reshape %a : (tensor<8x4xf32>) -> tensor<32xf32>
+      return %y : tensor<32xf32>
+    })mlir");
+  auto op = f.first<ReshapeOp>();
+  FailureOr<ShardingRule> rule = ShardingRule::get(op);
+  REQUIRE(succeeded(rule));
+  OpWork view = getOpWork(op, *rule, LoopAxes(rule->getNumLoops()), {1});
+  CHECK(view.flops == 0);
+  CHECK(view.bytes == 0);
+}

@@ -61,8 +61,9 @@ struct PlanPrediction {
   /// Where the peak is reached (an ONNX node or value name).
   std::string peakAt;
   bool fits = true;
-  /// Training: the part of peak memory that is parameters, gradients and
-  /// optimizer state.
+  /// The part of peak memory that is weights (inference), or parameters,
+  /// gradients and optimizer state (training); the rest is activations and
+  /// resharded copies.
   int64_t parameterStateBytes = 0;
   int64_t activationBytes = 0;
   /// False for a baseline that cannot run on this grid (e.g. a batch that
