@@ -206,13 +206,14 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
             {{n, ch, hw, hw}, {ch, ch / group, k, k}}};
   }
   case OpClass::Elementwise: {
-    // x + c + c ... (the memory bandwidth), and a transcendental.
+    // x + c + c ... (the memory bandwidth), and a transcendental (erf, as
+    // GELU has).
     int64_t n = quick ? (1 << 16) : (variant == 0 ? (1 << 20) : (1 << 18));
     std::string t = tensorType({n});
     if (variant == 1)
       return {c, chain("%x: " + t, t, count,
                        [&](StringRef in, unsigned) {
-                         return ("autopar.tanh " + in + " : (" + t + ") -> " +
+                         return ("autopar.erf " + in + " : (" + t + ") -> " +
                                  t)
                              .str();
                        }),
