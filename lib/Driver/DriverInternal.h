@@ -189,7 +189,7 @@ LogicalResult planModule(MLIRContext &ctx, ModuleOp module,
                          ArrayRef<int64_t> grid, StringRef plan,
                          const std::optional<ClusterSpec> &cluster,
                          PlanMode mode, bool quiet, PlanMetadata &meta,
-                         bool fold = true);
+                         bool fold = true, double timeLimitSeconds = 600);
 
 } // namespace mlir::autopar::driver
 

@@ -76,7 +76,8 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
                                  ArrayRef<int64_t> grid, StringRef plan,
                                  const std::optional<ClusterSpec> &cluster,
                                  PlanMode mode, bool quiet,
-                                 PlanMetadata &meta, bool fold) {
+                                 PlanMetadata &meta, bool fold,
+                                 double timeLimitSeconds) {
   meta.strategy = plan.str();
   meta.mode = stringifyPlanMode(mode).str();
   if (mode == PlanMode::Training)
@@ -94,6 +95,7 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
   options.gridShape.assign(grid.begin(), grid.end());
   options.mode = mode;
   options.foldRepeatedBlocks = fold;
+  options.timeLimitSeconds = timeLimitSeconds;
   if (cluster)
     options.cluster = *cluster;
   if (plan == "auto") {
@@ -171,6 +173,13 @@ int driver::planCommand(int argc, char **argv) {
       llvm::cl::cat(category));
   static llvm::cl::opt<bool> quiet(
       "quiet", llvm::cl::desc("no progress output"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> timeLimit(
+      "time-limit",
+      llvm::cl::desc("seconds the solver may take (default 600); on expiry "
+                     "the best plan found is kept and the report states its "
+                     "optimality gap"),
+      llvm::cl::value_desc("s"), llvm::cl::init("600"),
+      llvm::cl::cat(category));
   static llvm::cl::opt<bool> noFold(
       "no-fold",
       llvm::cl::desc("plan every op independently instead of sharing one "
@@ -210,6 +219,13 @@ int driver::planCommand(int argc, char **argv) {
   }
   std::string plan =
       common.plan.getNumOccurrences() ? common.plan.getValue() : "auto";
+  FailureOr<uint64_t> seconds = parseUnsignedOption("time-limit", timeLimit);
+  if (failed(seconds))
+    return kErrorExitCode;
+  if (*seconds == 0) {
+    printError("--time-limit must be at least 1 s");
+    return kErrorExitCode;
+  }
 
   DriverContext context;
   MLIRContext &ctx = context.get();
@@ -232,7 +248,7 @@ int driver::planCommand(int argc, char **argv) {
   meta.modelSha256 = model->sha256;
   OwningOpRef<ModuleOp> module = model->module->clone();
   if (failed(planModule(ctx, *module, *grid, plan, *spec, *planMode, quiet,
-                        meta, /*fold=*/!noFold)))
+                        meta, /*fold=*/!noFold, double(*seconds))))
     return kErrorExitCode;
 
   json::Value planJson = buildPlanJson(*module, meta);
