@@ -67,8 +67,7 @@ OpClass mlir::autopar::classifyOp(Operation *op) {
             GlobalAveragePoolOp>([](auto) { return OpClass::Reduction; })
       .Case<TransposeOp, ReshapeOp, ExpandOp, ConcatOp, SplitOp, SliceOp,
             GatherOp, CastOp, WeightOp, ConstantOp, ToPartialOp,
-            SwapGridAxesOp>(
-          [](auto) { return OpClass::DataMovement; })
+            SwapGridAxesOp>([](auto) { return OpClass::DataMovement; })
       .Default([](Operation *) { return OpClass::Elementwise; });
 }
 
@@ -95,9 +94,8 @@ LogicalResult readNumber(const llvm::json::Object &object, StringRef key,
   bool ok = number && std::isfinite(*number) &&
             (allowZero ? *number >= 0 : *number > 0);
   if (!ok) {
-    error = (what + " must be a " +
-             (allowZero ? "non-negative" : "positive") + " number, got " +
-             describe(value))
+    error = (what + " must be a " + (allowZero ? "non-negative" : "positive") +
+             " number, got " + describe(value))
                 .str();
     return failure();
   }
@@ -107,8 +105,9 @@ LogicalResult readNumber(const llvm::json::Object &object, StringRef key,
 
 } // namespace
 
-FailureOr<ClusterSpec> mlir::autopar::parseClusterJson(
-    const llvm::json::Value &json, size_t gridRank, std::string &error) {
+FailureOr<ClusterSpec>
+mlir::autopar::parseClusterJson(const llvm::json::Value &json, size_t gridRank,
+                                std::string &error) {
   const llvm::json::Object *root = json.getAsObject();
   if (!root) {
     error = "expected a json object with 'device' and 'axes'";
@@ -137,8 +136,8 @@ FailureOr<ClusterSpec> mlir::autopar::parseClusterJson(
   cluster.memoryBytes = static_cast<int64_t>(memoryBytes);
 
   if (device->get("op_overhead_s") &&
-      failed(readNumber(*device, "op_overhead_s", "device.op_overhead_s",
-                        true, cluster.opOverhead, error)))
+      failed(readNumber(*device, "op_overhead_s", "device.op_overhead_s", true,
+                        cluster.opOverhead, error)))
     return failure();
   for (StringRef field : {"flops_by_class", "bandwidth_by_class"}) {
     const llvm::json::Value *byClass = device->get(field);

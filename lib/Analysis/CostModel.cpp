@@ -20,8 +20,8 @@ double mlir::autopar::getFlopsPerIteration(Operation *op) {
     return 2;
   // Pure data movement computes nothing.
   if (isa<TransposeOp, ReshapeOp, ExpandOp, ConcatOp, SplitOp, SliceOp,
-          GatherOp, CastOp, WeightOp, ConstantOp, ToPartialOp,
-          SwapGridAxesOp>(op))
+          GatherOp, CastOp, WeightOp, ConstantOp, ToPartialOp, SwapGridAxesOp>(
+          op))
     return 0;
   // Normalizations: statistics, centring, scaling (and exp for softmax).
   if (isa<SoftmaxOp, LogSoftmaxOp>(op))
@@ -108,8 +108,8 @@ OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
   MLIRContext *ctx = op->getContext();
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
     if (auto type = dyn_cast<RankedTensorType>(op->getOperand(i).getType()))
-      work.bytes += getLocalBytes(
-          type, rule.getOperandSharding(ctx, i, loops), gridShape);
+      work.bytes += getLocalBytes(type, rule.getOperandSharding(ctx, i, loops),
+                                  gridShape);
   for (unsigned r = 0; r < op->getNumResults(); ++r)
     if (auto type = dyn_cast<RankedTensorType>(op->getResult(r).getType()))
       work.bytes +=
@@ -136,7 +136,8 @@ AxisLink mlir::autopar::getGroupLink(ArrayRef<int64_t> axes,
     if (axis < 0 || axis >= (int64_t)cluster.axes.size())
       continue;
     const AxisLink &a = cluster.axes[axis];
-    link.bandwidth = first ? a.bandwidth : std::min(link.bandwidth, a.bandwidth);
+    link.bandwidth =
+        first ? a.bandwidth : std::min(link.bandwidth, a.bandwidth);
     link.latency = std::max(link.latency, a.latency);
     first = false;
   }
@@ -185,8 +186,8 @@ ReshardCost mlir::autopar::getReshardCost(RankedTensorType type,
   if (from == to)
     return cost;
   int64_t elementBytes = getElementBytes(type.getElementType());
-  for (const ReshardStep &step : planCheapestReshard(
-           from, to, type.getShape(), elementBytes, gridShape)) {
+  for (const ReshardStep &step : planCheapestReshard(from, to, type.getShape(),
+                                                     elementBytes, gridShape)) {
     cost.time += getReshardStepTime(step, type.getShape(), elementBytes,
                                     gridShape, cluster);
     cost.bytes +=

@@ -1,4 +1,5 @@
-//===- Calibrate.cpp - autopar calibrate: measuring this machine -*- C++ -*-===//
+//===- Calibrate.cpp - autopar calibrate: measuring this machine -*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -160,12 +161,13 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
       b = {batch, d, d};
     }
     std::string t = tensorType(x), tb = tensorType(b);
-    return {c, chain("%x: " + t + ", %b: " + tb, t, count,
-                     [&](StringRef in, unsigned) {
-                       return ("autopar.matmul " + in + ", %b : (" + t +
-                               ", " + tb + ") -> " + t)
-                           .str();
-                     }),
+    return {c,
+            chain("%x: " + t + ", %b: " + tb, t, count,
+                  [&](StringRef in, unsigned) {
+                    return ("autopar.matmul " + in + ", %b : (" + t + ", " +
+                            tb + ") -> " + t)
+                        .str();
+                  }),
             {x, b}};
   }
   case OpClass::Conv: {
@@ -197,12 +199,13 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
         std::to_string(pad) + ", " + std::to_string(pad) +
         ">, dilations = array<i64: 1, 1>, group = " + std::to_string(group) +
         " : i64}";
-    return {c, chain("%x: " + t + ", %w: " + w, t, count,
-                     [&](StringRef in, unsigned) {
-                       return ("autopar.conv " + in + ", %w " + attrs +
-                               " : (" + t + ", " + w + ") -> " + t)
-                           .str();
-                     }),
+    return {c,
+            chain("%x: " + t + ", %w: " + w, t, count,
+                  [&](StringRef in, unsigned) {
+                    return ("autopar.conv " + in + ", %w " + attrs + " : (" +
+                            t + ", " + w + ") -> " + t)
+                        .str();
+                  }),
             {{n, ch, hw, hw}, {ch, ch / group, k, k}}};
   }
   case OpClass::Elementwise: {
@@ -211,19 +214,20 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
     int64_t n = quick ? (1 << 16) : (variant == 0 ? (1 << 20) : (1 << 18));
     std::string t = tensorType({n});
     if (variant == 1)
-      return {c, chain("%x: " + t, t, count,
-                       [&](StringRef in, unsigned) {
-                         return ("autopar.erf " + in + " : (" + t + ") -> " +
-                                 t)
-                             .str();
-                       }),
-              {{n}}};
-    return {c, chain("%x: " + t + ", %c: " + t, t, count,
-                     [&](StringRef in, unsigned) {
-                       return ("autopar.add " + in + ", %c : (" + t + ", " +
-                               t + ") -> " + t)
-                           .str();
-                     }),
+      return {
+          c,
+          chain("%x: " + t, t, count,
+                [&](StringRef in, unsigned) {
+                  return ("autopar.erf " + in + " : (" + t + ") -> " + t).str();
+                }),
+          {{n}}};
+    return {c,
+            chain("%x: " + t + ", %c: " + t, t, count,
+                  [&](StringRef in, unsigned) {
+                    return ("autopar.add " + in + ", %c : (" + t + ", " + t +
+                            ") -> " + t)
+                        .str();
+                  }),
             {{n}, {n}}};
   }
   case OpClass::Reduction: {
@@ -231,20 +235,22 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
     int64_t rows = quick ? 64 : 256, cols = quick ? 256 : 1024;
     std::string t = tensorType({rows, cols}), v = tensorType({cols});
     if (variant == 1)
-      return {c, chain("%x: " + t + ", %s: " + v + ", %b: " + v, t, count,
-                       [&](StringRef in, unsigned) {
-                         return ("autopar.layer_norm " + in +
-                                 ", %s, %b {axis = 1 : i64} : (" + t + ", " +
-                                 v + ", " + v + ") -> " + t)
-                             .str();
-                       }),
+      return {c,
+              chain("%x: " + t + ", %s: " + v + ", %b: " + v, t, count,
+                    [&](StringRef in, unsigned) {
+                      return ("autopar.layer_norm " + in +
+                              ", %s, %b {axis = 1 : i64} : (" + t + ", " + v +
+                              ", " + v + ") -> " + t)
+                          .str();
+                    }),
               {{rows, cols}, {cols}, {cols}}};
-    return {c, chain("%x: " + t, t, count,
-                     [&](StringRef in, unsigned) {
-                       return ("autopar.softmax " + in +
-                               " {axis = 1 : i64} : (" + t + ") -> " + t)
-                           .str();
-                     }),
+    return {c,
+            chain("%x: " + t, t, count,
+                  [&](StringRef in, unsigned) {
+                    return ("autopar.softmax " + in + " {axis = 1 : i64} : (" +
+                            t + ") -> " + t)
+                        .str();
+                  }),
             {{rows, cols}}};
   }
   case OpClass::DataMovement: {
@@ -261,19 +267,20 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
     auto reshape = [](StringRef in, StringRef from, StringRef to) {
       return ("autopar.reshape " + in + " : (" + from + ") -> " + to).str();
     };
-    return {c, chain("%x: " + square, square, count,
-                     [&](StringRef in, unsigned i) {
-                       switch (i % 4) {
-                       case 0:
-                         return transpose(in, square, square);
-                       case 1:
-                         return reshape(in, square, wide);
-                       case 2:
-                         return transpose(in, wide, tall);
-                       default:
-                         return reshape(in, tall, square);
-                       }
-                     }),
+    return {c,
+            chain("%x: " + square, square, count,
+                  [&](StringRef in, unsigned i) {
+                    switch (i % 4) {
+                    case 0:
+                      return transpose(in, square, square);
+                    case 1:
+                      return reshape(in, square, wide);
+                    case 2:
+                      return transpose(in, wide, tall);
+                    default:
+                      return reshape(in, tall, square);
+                    }
+                  }),
             {{n, n}}};
   }
   }
@@ -305,9 +312,8 @@ struct ClassResult {
 };
 
 /// The work of every op of `module`'s @main run whole on one device.
-FailureOr<std::pair<OpWork, unsigned>> getModelWork(MLIRContext &ctx,
-                                                    ModuleOp module,
-                                                    OpClass expected) {
+FailureOr<std::pair<OpWork, unsigned>>
+getModelWork(MLIRContext &ctx, ModuleOp module, OpClass expected) {
   OpWork total;
   unsigned numOps = 0;
   bool ok = true;
@@ -442,9 +448,8 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
 /// ops.
 FailureOr<ClassResult> measurePair(MLIRContext &ctx, OpClass c,
                                    const MicroModel &smallModel,
-                                   const MicroModel &largeModel,
-                                   StringRef dir, unsigned repeats,
-                                   int64_t ranks) {
+                                   const MicroModel &largeModel, StringRef dir,
+                                   unsigned repeats, int64_t ranks) {
   FailureOr<TimedModel> small =
       timeModel(ctx, smallModel, joinPath(dir, "small"), repeats, ranks);
   if (failed(small))
@@ -478,10 +483,10 @@ measureClass(MLIRContext &ctx, OpClass c, bool quick, StringRef dir,
   unsigned base = getBaseCount(c, quick);
   SmallVector<ClassResult> variants;
   for (unsigned v = 0, e = getNumVariants(c); v < e; ++v) {
-    FailureOr<ClassResult> r = measurePair(
-        ctx, c, buildMicroModel(c, quick, base, v),
-        buildMicroModel(c, quick, 2 * base, v),
-        joinPath(dir, "v" + std::to_string(v)), repeats, ranks);
+    FailureOr<ClassResult> r =
+        measurePair(ctx, c, buildMicroModel(c, quick, base, v),
+                    buildMicroModel(c, quick, 2 * base, v),
+                    joinPath(dir, "v" + std::to_string(v)), repeats, ranks);
     if (failed(r))
       return failure();
     r->seconds =
@@ -516,9 +521,8 @@ ClassResult sumVariants(ArrayRef<ClassResult> variants) {
 
 /// Seconds per op beyond its loop nest: the differential time of a chain of
 /// tiny adds.
-FailureOr<double> measureOpOverhead(MLIRContext &ctx, bool quick,
-                                    StringRef dir, unsigned repeats,
-                                    int64_t ranks) {
+FailureOr<double> measureOpOverhead(MLIRContext &ctx, bool quick, StringRef dir,
+                                    unsigned repeats, int64_t ranks) {
   unsigned base = quick ? 16 : 64;
   FailureOr<ClassResult> r =
       measurePair(ctx, OpClass::Elementwise, buildOverheadModel(base),
@@ -742,8 +746,8 @@ int driver::calibrateCommand(int argc, char **argv) {
   for (int64_t size : *gridShape)
     ranks *= size;
   if (ranks > static_cast<int64_t>(cores)) {
-    printError("calibration needs " + Twine(ranks) + " ranks, this machine has " +
-               Twine(cores) + " cores");
+    printError("calibration needs " + Twine(ranks) +
+               " ranks, this machine has " + Twine(cores) + " cores");
     printNote("ranks sharing a core measure the scheduler, not the links; "
               "pass a smaller --grid");
     return kErrorExitCode;
@@ -770,9 +774,9 @@ int driver::calibrateCommand(int argc, char **argv) {
   SmallVector<ClassResult> classes, elementwise;
   for (unsigned index = 0; index < kNumOpClasses; ++index) {
     auto c = static_cast<OpClass>(index);
-    FailureOr<SmallVector<ClassResult>> variants =
-        measureClass(ctx, c, quick, joinPath(workDir.get(), stringifyOpClass(c)),
-                     repeats, *opOverhead, ranks);
+    FailureOr<SmallVector<ClassResult>> variants = measureClass(
+        ctx, c, quick, joinPath(workDir.get(), stringifyOpClass(c)), repeats,
+        *opOverhead, ranks);
     if (failed(variants))
       return kErrorExitCode;
     classes.push_back(sumVariants(*variants));
@@ -810,10 +814,15 @@ int driver::calibrateCommand(int argc, char **argv) {
   if (ranks > 1) {
     std::string benchPath = joinPath(workDir.get(), "bench.json");
     std::vector<std::string> args = {
-        "--bench-collectives", "--grid", formatGridShape(*gridShape),
+        "--bench-collectives",
+        "--grid",
+        formatGridShape(*gridShape),
         "--sizes",
         quick ? "1024,65536,524288" : "1024,16384,262144,2097152,8388608",
-        "--repeats", quick ? "3" : "7", "--out", benchPath};
+        "--repeats",
+        quick ? "3" : "7",
+        "--out",
+        benchPath};
     FailureOr<std::string> out =
         launchRunner(ctx, args, ranks, workDir.get(), kJobTimeoutSeconds);
     if (failed(out))
@@ -859,7 +868,8 @@ int driver::calibrateCommand(int argc, char **argv) {
                          {"autopar_version", getAutoparVersion()},
                          {"note", note}});
   std::string text = llvm::formatv("{0:2}", json).str() + "\n";
-  if (failed(writeFileBytes(ctx, path, ArrayRef<char>(text.data(), text.size()))))
+  if (failed(
+          writeFileBytes(ctx, path, ArrayRef<char>(text.data(), text.size()))))
     return kErrorExitCode;
 
   // What was measured.
@@ -867,8 +877,8 @@ int driver::calibrateCommand(int argc, char **argv) {
   os << "calibrated this machine (" << cores << " core"
      << (cores == 1 ? "" : "s") << ", grid " << formatGridShape(*gridShape)
      << ")\n";
-  os << llvm::formatv("  {0,-14}{1,5}{2,12}{3,12}{4,10}{5,10}\n", "class", "ops",
-                      "MFLOP", "seconds", "GFLOP/s", "GB/s");
+  os << llvm::formatv("  {0,-14}{1,5}{2,12}{3,12}{4,10}{5,10}\n", "class",
+                      "ops", "MFLOP", "seconds", "GFLOP/s", "GB/s");
   for (const ClassResult &result : classes)
     os << llvm::formatv("  {0,-14}{1,5}{2,12:f2}{3,12:e3}{4,10}{5,10}{6}\n",
                         stringifyOpClass(result.opClass), result.numOps,

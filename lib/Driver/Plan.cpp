@@ -30,8 +30,8 @@ using namespace mlir::autopar::driver;
 namespace json = llvm::json;
 
 FailureOr<std::optional<ClusterSpec>>
-driver::resolveCluster(MLIRContext &ctx, StringRef path,
-                       ArrayRef<int64_t> grid, bool required) {
+driver::resolveCluster(MLIRContext &ctx, StringRef path, ArrayRef<int64_t> grid,
+                       bool required) {
   std::string file = path.str();
   bool explicitPath = !file.empty();
   if (!explicitPath) {
@@ -75,9 +75,8 @@ static json::Object predictionJson(const PlanPrediction &p) {
 LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
                                  ArrayRef<int64_t> grid, StringRef plan,
                                  const std::optional<ClusterSpec> &cluster,
-                                 PlanMode mode, bool quiet,
-                                 PlanMetadata &meta, bool fold,
-                                 double timeLimitSeconds) {
+                                 PlanMode mode, bool quiet, PlanMetadata &meta,
+                                 bool fold, double timeLimitSeconds) {
   meta.strategy = plan.str();
   meta.mode = stringifyPlanMode(mode).str();
   if (mode == PlanMode::Training)
@@ -112,9 +111,8 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     json::Object baselines;
     for (const auto &[name, p] : result->baselines) {
       if (!p.valid) {
-        baselines[name] = json::Object{{"valid", false},
-                                       {"reason", p.invalidReason},
-                                       {"fits", false}};
+        baselines[name] = json::Object{
+            {"valid", false}, {"reason", p.invalidReason}, {"fits", false}};
         continue;
       }
       json::Object b = predictionJson(p);
@@ -156,8 +154,7 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
 
 int driver::planCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar plan options");
-  static ModelPlanOptions common(category, "device grid: N or AxB[xC...]",
-                                 "");
+  static ModelPlanOptions common(category, "device grid: N or AxB[xC...]", "");
   static llvm::cl::opt<std::string> cluster(
       "cluster",
       llvm::cl::desc("cluster description (JSON; default: the calibrated "
@@ -167,8 +164,9 @@ int driver::planCommand(int argc, char **argv) {
       "mode", llvm::cl::desc("inference or training (default: inference)"),
       llvm::cl::init("inference"), llvm::cl::cat(category));
   static llvm::cl::opt<std::string> output(
-      "o", llvm::cl::desc("plan file to write (plan.txt is written next to "
-                          "it); default plan.json"),
+      "o",
+      llvm::cl::desc("plan file to write (plan.txt is written next to "
+                     "it); default plan.json"),
       llvm::cl::value_desc("plan.json"), llvm::cl::init("plan.json"),
       llvm::cl::cat(category));
   static llvm::cl::opt<bool> quiet(
@@ -238,9 +236,8 @@ int driver::planCommand(int argc, char **argv) {
   FailureOr<InputShapes> inputShapes = common.getInputShapes();
   if (failed(inputShapes))
     return kErrorExitCode;
-  FailureOr<ImportedModel> model =
-      importModel(ctx, common.model, *inputShapes,
-                  /*requireWeightData=*/false);
+  FailureOr<ImportedModel> model = importModel(ctx, common.model, *inputShapes,
+                                               /*requireWeightData=*/false);
   if (failed(model))
     return kErrorExitCode;
 

@@ -499,17 +499,15 @@ static void printPredictionComparison(StringRef outDir,
     return;
   }
   auto error = [](double predicted, double measured) {
-    return measured > 0 ? llvm::formatv("{0:+0.0;-0.0}%", (predicted -
-                                                          measured) /
-                                                             measured * 100)
+    return measured > 0 ? llvm::formatv("{0:+0.0;-0.0}%",
+                                        (predicted - measured) / measured * 100)
                               .str()
                         : std::string("n/a");
   };
   llvm::outs() << llvm::formatv(
       "profile: step time   predicted {0:e3} s  measured {1:e3} s  error "
       "{2}\n",
-      *step, measured.stepTimeSeconds,
-      error(*step, measured.stepTimeSeconds));
+      *step, measured.stepTimeSeconds, error(*step, measured.stepTimeSeconds));
   if (std::optional<double> peak = predicted->getNumber("peak_memory_bytes"))
     llvm::outs() << llvm::formatv(
         "profile: peak memory predicted {0} bytes  measured {1} bytes  "

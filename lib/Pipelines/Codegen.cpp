@@ -1,4 +1,5 @@
-//===- Codegen.cpp - LLVM-dialect module to a shared object ------*- C++ -*-===//
+//===- Codegen.cpp - LLVM-dialect module to a shared object ------*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -22,11 +23,11 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
@@ -48,8 +49,7 @@ using namespace mlir::autopar;
 /// knob, e.g. "-force-vector-width=8").
 static void configureLLVMOptions() {
   static bool configured = [] {
-    auto options =
-        llvm::cl::getRegisteredOptions();
+    auto options = llvm::cl::getRegisteredOptions();
     auto it = options.find("unroll-full-max-count");
     if (it != options.end() && it->second->getNumOccurrences() == 0)
       (void)it->second->addOccurrence(0, "unroll-full-max-count", "4");
@@ -77,7 +77,8 @@ createHostTargetMachine(ModuleOp module) {
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getProcessTriple());
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target) {
     module.emitError() << "no LLVM target for host triple '" << triple.str()
                        << "': " << error;
@@ -91,8 +92,8 @@ createHostTargetMachine(ModuleOp module) {
       llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
       llvm::CodeGenOptLevel::Default));
   if (!machine)
-    module.emitError() << "cannot create a target machine for '"
-                       << triple.str() << "'";
+    module.emitError() << "cannot create a target machine for '" << triple.str()
+                       << "'";
   return machine;
 }
 
@@ -103,8 +104,8 @@ static LogicalResult emitObject(ModuleOp module, llvm::Module &llvmModule,
   std::error_code ec;
   llvm::raw_fd_ostream os(objPath, ec, llvm::sys::fs::OF_None);
   if (ec)
-    return module.emitError() << "cannot open '" << objPath
-                              << "': " << ec.message();
+    return module.emitError()
+           << "cannot open '" << objPath << "': " << ec.message();
   llvm::legacy::PassManager passes;
   if (machine.addPassesToEmitFile(passes, os, nullptr,
                                   llvm::CodeGenFileType::ObjectFile))
@@ -112,8 +113,8 @@ static LogicalResult emitObject(ModuleOp module, llvm::Module &llvmModule,
   passes.run(llvmModule);
   os.flush();
   if (os.has_error())
-    return module.emitError() << "cannot write '" << objPath
-                              << "': " << os.error().message();
+    return module.emitError()
+           << "cannot write '" << objPath << "': " << os.error().message();
   return success();
 }
 
@@ -126,24 +127,22 @@ static LogicalResult linkSharedObject(ModuleOp module, StringRef objPath,
   } else {
     llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("cc");
     if (!found)
-      return module.emitError()
-             << "no C compiler 'cc' on PATH to link '" << soPath
-             << "' (set AUTOPAR_CC)";
+      return module.emitError() << "no C compiler 'cc' on PATH to link '"
+                                << soPath << "' (set AUTOPAR_CC)";
     compiler = *found;
   }
   // libm: math ops without an LLVM intrinsic (erf) and the intrinsics LLVM
   // expands to library calls (expf, tanhf, powf).
   llvm::SmallVector<llvm::StringRef> args = {compiler, "-shared", "-o",
-                                             soPath, objPath, "-lm"};
+                                             soPath,   objPath,   "-lm"};
   std::string error;
   int rc = llvm::sys::ExecuteAndWait(compiler, args, /*Env=*/std::nullopt,
                                      /*Redirects=*/{}, /*SecondsToWait=*/0,
                                      /*MemoryLimit=*/0, &error);
   if (rc != 0)
-    return module.emitError()
-           << "linking '" << soPath << "' with '" << compiler
-           << "' failed (exit code " << rc << ")"
-           << (error.empty() ? "" : ": ") << error;
+    return module.emitError() << "linking '" << soPath << "' with '" << compiler
+                              << "' failed (exit code " << rc << ")"
+                              << (error.empty() ? "" : ": ") << error;
   return success();
 }
 
@@ -167,17 +166,17 @@ LogicalResult mlir::autopar::emitSharedLibrary(ModuleOp module,
   llvmModule->setTargetTriple(machine->getTargetTriple());
 
   configureLLVMOptions();
-  auto optimize = makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
-                                            machine.get());
+  auto optimize =
+      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, machine.get());
   if (llvm::Error error = optimize(llvmModule.get()))
-    return module.emitError() << "LLVM optimization failed: "
-                              << llvm::toString(std::move(error));
+    return module.emitError()
+           << "LLVM optimization failed: " << llvm::toString(std::move(error));
 
   llvm::SmallString<128> objPath;
   if (std::error_code ec =
           llvm::sys::fs::createTemporaryFile("autopar-program", "o", objPath))
-    return module.emitError() << "cannot create a temporary object file: "
-                              << ec.message();
+    return module.emitError()
+           << "cannot create a temporary object file: " << ec.message();
   llvm::scope_exit removeObject([&] { llvm::sys::fs::remove(objPath); });
   if (failed(emitObject(module, *llvmModule, *machine, objPath)))
     return failure();

@@ -1,4 +1,5 @@
-//===- Cluster.h - the cluster description planning prices against -*- C++ -*-===//
+//===- Cluster.h - the cluster description planning prices against -*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -1,4 +1,5 @@
-//===- CostModel.h - analytical cost of a parallel plan ----------*- C++ -*-===//
+//===- CostModel.h - analytical cost of a parallel plan ----------*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -38,8 +39,8 @@ double getFlopsPerIteration(Operation *op);
 SmallVector<int64_t> getLoopExtents(Operation *op, const ShardingRule &rule);
 
 /// The work of one device running `op` under `loops` on `gridShape`.
-OpWork getOpWork(Operation *op, const ShardingRule &rule,
-                 const LoopAxes &loops, ArrayRef<int64_t> gridShape);
+OpWork getOpWork(Operation *op, const ShardingRule &rule, const LoopAxes &loops,
+                 ArrayRef<int64_t> gridShape);
 
 /// Roofline time of `work` in class `c`, max(flops / class FLOP rate,
 /// bytes / class bandwidth), plus the per-op overhead; 0 for no work (views).

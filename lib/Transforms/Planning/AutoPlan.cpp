@@ -77,7 +77,7 @@ constexpr double kBackwardComputeFactor = 2;
 enum class NodeKind { Input, Weight, Constant, Compute, Output };
 
 struct Strategy {
-  LoopAxes loops; ///< compute ops only
+  LoopAxes loops;                     ///< compute ops only
   SmallVector<ShardingAttr> operands; ///< required operand layouts
   SmallVector<ShardingAttr> grads;    ///< training: operand gradient layouts
   SmallVector<ShardingAttr> results;
@@ -92,8 +92,8 @@ struct Node {
   SmallVector<std::pair<unsigned, unsigned>> operands;
   std::vector<Strategy> strategies;
   OpClass opClass = OpClass::Elementwise;
-  unsigned rep = 0;         ///< representative node after folding
-  unsigned seqPos = ~0u;    ///< position among compute nodes
+  unsigned rep = 0;      ///< representative node after folding
+  unsigned seqPos = ~0u; ///< position among compute nodes
   std::string name;
 };
 
@@ -188,9 +188,8 @@ private:
                              ShardingAttr to) const;
   double nodeCost(unsigned n, unsigned s) const {
     double c = nodes[n].strategies[s].compute;
-    return options.mode == PlanMode::Training
-               ? c * (1 + kBackwardComputeFactor)
-               : c;
+    return options.mode == PlanMode::Training ? c * (1 + kBackwardComputeFactor)
+                                              : c;
   }
   /// Communication seconds of edge `e` when its ends use strategies s and t.
   double edgeCost(const Edge &e, unsigned s, unsigned t) const;
@@ -307,8 +306,8 @@ LogicalResult Planner::enumerate(Node &node) {
   case NodeKind::Output: {
     Strategy s;
     for (auto [p, r] : node.operands)
-      s.operands.push_back(ShardingAttr::getReplicated(
-          ctx, typeOf(p, r).getRank()));
+      s.operands.push_back(
+          ShardingAttr::getReplicated(ctx, typeOf(p, r).getRank()));
     s.grads = s.operands;
     node.strategies.push_back(std::move(s));
     return success();
@@ -391,9 +390,8 @@ LogicalResult Planner::build() {
   DenseMap<Value, std::pair<unsigned, unsigned>> producer;
   for (BlockArgument arg : func.getArguments()) {
     if (!isa<RankedTensorType>(arg.getType()))
-      return emitError(arg.getLoc())
-             << "runtime input " << arg.getArgNumber()
-             << " is not a ranked tensor";
+      return emitError(arg.getLoc()) << "runtime input " << arg.getArgNumber()
+                                     << " is not a ranked tensor";
     Node n;
     n.kind = NodeKind::Input;
     n.results.push_back(arg);
@@ -571,8 +569,9 @@ void Planner::fold() {
   for (size_t i = 0; i < n; ++i) {
     const Node &node = nodes[sequence[i]];
     Operation *op = node.op;
-    llvm::hash_code h = llvm::hash_combine(
-        op->getName().getStringRef(), op->getAttrDictionary().getAsOpaquePointer());
+    llvm::hash_code h =
+        llvm::hash_combine(op->getName().getStringRef(),
+                           op->getAttrDictionary().getAsOpaquePointer());
     for (Type t : op->getOperandTypes())
       h = llvm::hash_combine(h, t.getAsOpaquePointer());
     for (Type t : op->getResultTypes())
@@ -581,12 +580,11 @@ void Planner::fold() {
       const Node &pn = nodes[p];
       // Inputs and op results both count as activations (the first block
       // reads a graph input where later blocks read an op result).
-      NodeKind kind =
-          pn.kind == NodeKind::Input ? NodeKind::Compute : pn.kind;
+      NodeKind kind = pn.kind == NodeKind::Input ? NodeKind::Compute : pn.kind;
       h = llvm::hash_combine(h, (int)kind, r);
       if (pn.kind == NodeKind::Constant)
-        h = llvm::hash_combine(
-            h, pn.op->getAttrDictionary().getAsOpaquePointer());
+        h = llvm::hash_combine(h,
+                               pn.op->getAttrDictionary().getAsOpaquePointer());
     }
     sig[i] = h;
   }
@@ -648,8 +646,8 @@ void Planner::fold() {
     // Fold only what saves a meaningful amount of work.
     if (bestRepeats < 2 || bestCover - bestPeriod < 4)
       break;
-    blocks.push_back({(unsigned)bestStart, (unsigned)bestPeriod,
-                      (unsigned)bestRepeats});
+    blocks.push_back(
+        {(unsigned)bestStart, (unsigned)bestPeriod, (unsigned)bestRepeats});
     for (size_t k = 0; k < bestRepeats * bestPeriod; ++k)
       covered[bestStart + k] = true;
     for (size_t k = 1; k < bestRepeats; ++k)
@@ -882,8 +880,8 @@ Planner::Solved Planner::solve(double memoryLimit, bool minimizeMemory) {
     }
     llvm::DenseMap<std::pair<Attribute, Attribute>, unsigned> cg;
     for (const Strategy &s : nodes[c].strategies) {
-      auto [it, ins] = cg.try_emplace({s.operands[o], s.grads[o]},
-                                      fe.consRep.size());
+      auto [it, ins] =
+          cg.try_emplace({s.operands[o], s.grads[o]}, fe.consRep.size());
       if (ins)
         fe.consRep.push_back(&s - nodes[c].strategies.data());
       fe.consGroup.push_back(it->second);
@@ -934,12 +932,8 @@ Planner::Solved Planner::solve(double memoryLimit, bool minimizeMemory) {
     }
   }
   // f(s, t) over a folded edge as a linear expression.
-  auto addEdgeTerm = [&](Expr &expr, const FoldedEdge &fe, double m,
-                         auto f) {
-    auto [p, r, c, o] = std::make_tuple(fe.edge.producer, fe.edge.result,
-                                        fe.edge.consumer, fe.edge.operand);
-    (void)r;
-    (void)o;
+  auto addEdgeTerm = [&](Expr &expr, const FoldedEdge &fe, double m, auto f) {
+    unsigned p = fe.edge.producer, c = fe.edge.consumer;
     if (fe.self) {
       for (unsigned s = 0; s < nodes[p].strategies.size(); ++s)
         addX(expr, p, s, m * f(s, s));
@@ -977,10 +971,9 @@ Planner::Solved Planner::solve(double memoryLimit, bool minimizeMemory) {
         continue; // priced on the e variables
       auto key = std::make_tuple(fe.edge.producer, fe.edge.result,
                                  fe.edge.consumer, fe.edge.operand);
-      addEdgeTerm(objective, fe, objScale * foldedCount[key],
-                  [&](unsigned s, unsigned t) {
-                    return edgeCost(fe.edge, s, t);
-                  });
+      addEdgeTerm(
+          objective, fe, objScale * foldedCount[key],
+          [&](unsigned s, unsigned t) { return edgeCost(fe.edge, s, t); });
     }
   for (auto [col, c] : objective.terms)
     ilp.addObjective(col, c);
@@ -1167,10 +1160,10 @@ void Planner::describeDecisions(
       }
     }
     if (best)
-      o["runner_up"] =
-          json::Object{{"strategy", strategyText(node.strategies[*best], compute)},
-                       {"cost_s", bestCost},
-                       {"cost_delta_s", bestCost - cost}};
+      o["runner_up"] = json::Object{
+          {"strategy", strategyText(node.strategies[*best], compute)},
+          {"cost_s", bestCost},
+          {"cost_delta_s", bestCost - cost}};
     else
       o["runner_up"] = nullptr;
     if (node.rep != n)
@@ -1255,8 +1248,8 @@ mlir::autopar::planAutomatically(ModuleOp module,
     if (failed(ran)) {
       p.valid = false;
       p.fits = false;
-      p.invalidReason = firstError.empty() ? "the plan cannot be built"
-                                           : firstError;
+      p.invalidReason =
+          firstError.empty() ? "the plan cannot be built" : firstError;
       result.baselines[baseline.str()] = p;
       continue;
     }
@@ -1274,8 +1267,8 @@ mlir::autopar::planAutomatically(ModuleOp module,
   if (log)
     *log << llvm::formatv("autopar: [{3:f1} s] planning {0} ops on grid "
                           "{1}: {2} distinct after folding repeated blocks\n",
-                          planner.getNumNodes(), gridText,
-                          planner.getNumReps(), elapsed());
+                          planner.getNumNodes(), gridText, planner.getNumReps(),
+                          elapsed());
 
   double limit = options.cluster.memoryBytes > 0
                      ? double(options.cluster.memoryBytes)
@@ -1288,7 +1281,7 @@ mlir::autopar::planAutomatically(ModuleOp module,
   if (unconstrained.status != IlpSolution::Status::Optimal &&
       unconstrained.status != IlpSolution::Status::Feasible)
     return emitError(func.getLoc()) << "the plan search failed (solver status "
-                              << (int)unconstrained.status << ")";
+                                    << (int)unconstrained.status << ")";
   PlanPrediction free = planner.evaluate(unconstrained.choice);
   Planner::Solved chosen = unconstrained;
   bool binding = false;
@@ -1302,23 +1295,24 @@ mlir::autopar::planAutomatically(ModuleOp module,
     chosen = planner.solve(limit, false);
     if (chosen.status == IlpSolution::Status::Infeasible) {
       Planner::Solved least = planner.solve(-1, true);
-      InFlightDiagnostic diag =
-          emitError(func.getLoc())
-          << "no plan fits in " << options.cluster.memoryBytes
-          << " bytes per device";
+      InFlightDiagnostic diag = emitError(func.getLoc())
+                                << "no plan fits in "
+                                << options.cluster.memoryBytes
+                                << " bytes per device";
       if (least.status == IlpSolution::Status::Optimal ||
           least.status == IlpSolution::Status::Feasible) {
         PlanPrediction p = planner.evaluate(least.choice);
-        diag << "; the smallest peak any plan reaches is "
-             << p.peakMemoryBytes << " bytes (" << formatBytes(p.peakMemoryBytes)
-             << ") at '" << p.peakAt << "'";
+        diag << "; the smallest peak any plan reaches is " << p.peakMemoryBytes
+             << " bytes (" << formatBytes(p.peakMemoryBytes) << ") at '"
+             << p.peakAt << "'";
       }
       return failure();
     }
     if (chosen.status != IlpSolution::Status::Optimal &&
         chosen.status != IlpSolution::Status::Feasible)
-      return emitError(func.getLoc()) << "the plan search failed (solver status "
-                                << (int)chosen.status << ")";
+      return emitError(func.getLoc())
+             << "the plan search failed (solver status " << (int)chosen.status
+             << ")";
   }
   result.predicted = planner.evaluate(chosen.choice);
   // Self-check: the program's objective is the plan's price.
@@ -1336,10 +1330,9 @@ mlir::autopar::planAutomatically(ModuleOp module,
     shard::GridOp::create(b, module.getLoc(), "grid", options.gridShape);
   }
 
-  result.searchTimeSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                    startTime)
-          .count();
+  result.searchTimeSeconds = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - startTime)
+                                 .count();
   json::Object search{
       {"method", "integer program (COIN-OR CBC)"},
       {"optimal", chosen.status == IlpSolution::Status::Optimal},
@@ -1352,13 +1345,12 @@ mlir::autopar::planAutomatically(ModuleOp module,
       {"rule", options.foldRepeatedBlocks
                    ? "identical repeated blocks share one strategy"
                    : "every op chosen independently"}};
-  json::Object memory{
-      {"limit_bytes", options.cluster.memoryBytes},
-      {"peak_bytes", result.predicted.peakMemoryBytes},
-      {"peak_at", result.predicted.peakAt},
-      {"binding", binding},
-      {"unconstrained_step_time_s", free.stepTime},
-      {"unconstrained_peak_bytes", free.peakMemoryBytes}};
+  json::Object memory{{"limit_bytes", options.cluster.memoryBytes},
+                      {"peak_bytes", result.predicted.peakMemoryBytes},
+                      {"peak_at", result.predicted.peakAt},
+                      {"binding", binding},
+                      {"unconstrained_step_time_s", free.stepTime},
+                      {"unconstrained_peak_bytes", free.peakMemoryBytes}};
   if (options.mode == PlanMode::Training) {
     memory["parameter_state_bytes"] = result.predicted.parameterStateBytes;
     memory["activation_bytes"] = result.predicted.activationBytes;

@@ -76,6 +76,6 @@ void AutoPlanPass::runOnOperation() {
   const PlanPrediction &p = result->predicted;
   func.emitRemark() << "predicted step " << p.stepTime << " s (compute "
                     << p.computeTime << " s, communication " << p.commTime
-                    << " s), peak memory " << p.peakMemoryBytes
-                    << " bytes at '" << p.peakAt << "'";
+                    << " s), peak memory " << p.peakMemoryBytes << " bytes at '"
+                    << p.peakAt << "'";
 }

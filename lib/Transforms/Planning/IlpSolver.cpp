@@ -62,8 +62,8 @@ IlpSolution mlir::autopar::solveIlp(const IlpProblem &problem,
         startIdx.push_back(c);
         startVal.push_back(initial[c]);
       }
-    Cbc_setMIPStartI(model, static_cast<int>(startIdx.size()),
-                     startIdx.data(), startVal.data());
+    Cbc_setMIPStartI(model, static_cast<int>(startIdx.size()), startIdx.data(),
+                     startVal.data());
   }
   Cbc_solve(model);
 
@@ -88,8 +88,8 @@ IlpSolution mlir::autopar::solveIlp(const IlpProblem &problem,
         std::fabs(result.values[c] - std::round(result.values[c])) > 1e-6)
       integral = false;
   if (!integral) {
-    result.status = optimal ? IlpSolution::Status::Failed
-                            : IlpSolution::Status::Infeasible;
+    result.status =
+        optimal ? IlpSolution::Status::Failed : IlpSolution::Status::Infeasible;
     Cbc_deleteModel(model);
     return result;
   }

@@ -1,4 +1,5 @@
-//===- IlpSolver.h - mixed-integer programs for the planner -------*- C++ -*-===//
+//===- IlpSolver.h - mixed-integer programs for the planner -------*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

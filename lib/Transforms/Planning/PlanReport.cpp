@@ -76,7 +76,8 @@ static json::Array reshardJson(Value v, ShardingAttr from, ShardingAttr to,
   ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
   for (const ReshardStep &step :
        planCheapestReshard(from, to, shape, elementBytes(v), gridShape)) {
-    int64_t bytes = getReshardStepBytes(step, shape, elementBytes(v), gridShape);
+    int64_t bytes =
+        getReshardStepBytes(step, shape, elementBytes(v), gridShape);
     totalBytes += bytes;
     json::Object o{{"kind", stringifyReshardKind(step.kind)},
                    {"axes", axesJson(step.axes)},
@@ -116,15 +117,16 @@ json::Value mlir::autopar::buildPlanJson(ModuleOp annotated,
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         json::Array outputs;
         for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-          auto want = func.getResultAttrOfType<ShardingAttr>(i, kShardingAttrName);
+          auto want =
+              func.getResultAttrOfType<ShardingAttr>(i, kShardingAttrName);
           ShardingAttr have = getSharding(v);
           if (!want || !have)
             continue;
-          outputs.push_back(json::Object{
-              {"value", getOnnxValueName(v)},
-              {"sharding", shardingText(want)},
-              {"collectives",
-               reshardJson(v, have, want, gridShape, totalBytes)}});
+          outputs.push_back(
+              json::Object{{"value", getOnnxValueName(v)},
+                           {"sharding", shardingText(want)},
+                           {"collectives", reshardJson(v, have, want, gridShape,
+                                                       totalBytes)}});
         }
         ops.push_back(json::Object{{"node", "<outputs>"},
                                    {"op", "return"},
@@ -142,18 +144,20 @@ json::Value mlir::autopar::buildPlanJson(ModuleOp annotated,
       for (auto [i, v] : llvm::enumerate(op->getOperands())) {
         ShardingAttr have = getSharding(v);
         ShardingAttr want = plan->requiredOperands[i];
-        operands.push_back(json::Object{
-            {"value", getOnnxValueName(v)},
-            {"sharding", shardingText(want)},
-            {"collectives", reshardJson(v, have, want, gridShape, totalBytes)}});
+        operands.push_back(
+            json::Object{{"value", getOnnxValueName(v)},
+                         {"sharding", shardingText(want)},
+                         {"collectives",
+                          reshardJson(v, have, want, gridShape, totalBytes)}});
       }
       json::Array loops;
       for (const SmallVector<int64_t> &axes : plan->loops)
         loops.push_back(axesJson(axes));
       json::Array results;
       for (auto [i, v] : llvm::enumerate(op->getResults()))
-        results.push_back(json::Object{{"value", getOnnxValueName(v)},
-                                       {"sharding", shardingText(plan->results[i])}});
+        results.push_back(
+            json::Object{{"value", getOnnxValueName(v)},
+                         {"sharding", shardingText(plan->results[i])}});
       json::Object entry{{"node", getOnnxNodeName(op)},
                          {"op", op->getName().getStringRef()},
                          {"loops", std::move(loops)},
@@ -220,7 +224,7 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
   if (!pred || !pred->getNumber("step_time_s"))
     return;
   const json::Object *memory = root.getObject("memory");
-  os << "\npredicted per device (" 
+  os << "\npredicted per device ("
      << root.getString("mode").value_or("inference") << " step)\n";
   os << llvm::formatv("  step time     {0}  = compute {1} + communication "
                       "{2}\n",
@@ -265,8 +269,9 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
     if (!byKind.empty()) {
       os << "  compute by op kind:\n";
       for (const auto &[kind, entry] : byKind)
-        os << llvm::formatv("    {0,-24} {1,12}  ({2} ops)\n", kind,
-                            formatSeconds(entry.first), (int64_t)entry.second);
+        os << llvm::formatv("    {0,-24} {1,12}  ({2} op{3})\n", kind,
+                            formatSeconds(entry.first), (int64_t)entry.second,
+                            entry.second == 1 ? "" : "s");
     }
   }
   if (const json::Object *baselines = root.getObject("baselines")) {
@@ -286,8 +291,7 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
           "faster)\n",
           name, formatSeconds(step),
           formatBytesText(b->getNumber("peak_memory_bytes").value_or(0)),
-          b->getBoolean("fits").value_or(false) ? "fits     "
-                                                : "DOES NOT FIT",
+          b->getBoolean("fits").value_or(false) ? "fits     " : "DOES NOT FIT",
           *pred->getNumber("step_time_s") > 0
               ? step / *pred->getNumber("step_time_s")
               : 0.0);
@@ -323,8 +327,8 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
   const json::Object *root = plan.getAsObject();
   if (!root)
     return out;
-  os << "autopar plan (schema " << root->getInteger("schema_version").value_or(0)
-     << ")\n";
+  os << "autopar plan (schema "
+     << root->getInteger("schema_version").value_or(0) << ")\n";
   os << "  grid:     ";
   if (const json::Array *grid = root->getArray("grid"))
     llvm::interleave(
@@ -350,9 +354,9 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
         os << "    strategy  " << *strategy << "\n";
       if (const json::Object *r = op->getObject("runner_up"))
         os << "    runner-up " << r->getString("strategy").value_or("")
-           << llvm::formatv("  (+{0})\n",
-                            formatSeconds(r->getNumber("cost_delta_s")
-                                              .value_or(0)));
+           << llvm::formatv(
+                  "  (+{0})\n",
+                  formatSeconds(r->getNumber("cost_delta_s").value_or(0)));
       if (const json::Array *operands = op->getArray("operands"))
         for (const json::Value &ov : *operands) {
           const json::Object *o = ov.getAsObject();
@@ -393,16 +397,14 @@ mlir::autopar::readPlanValues(StringRef path, MLIRContext *ctx, Location loc) {
                           << "': " << buffer.getError().message();
   llvm::Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
   if (!parsed)
-    return emitError(loc) << "plan file '" << path
-                          << "' is not valid JSON: "
+    return emitError(loc) << "plan file '" << path << "' is not valid JSON: "
                           << llvm::toString(parsed.takeError());
   const json::Object *root = parsed->getAsObject();
   if (!root)
     return emitError(loc) << "plan file '" << path << "' must hold an object";
   if (std::optional<int64_t> version = root->getInteger("schema_version");
       !version || *version != kPlanSchemaVersion)
-    return emitError(loc) << "plan file '" << path
-                          << "' has schema_version "
+    return emitError(loc) << "plan file '" << path << "' has schema_version "
                           << (version ? std::to_string(*version) : "none")
                           << ", expected " << kPlanSchemaVersion;
   const json::Object *values = root->getObject("values");
@@ -430,8 +432,8 @@ mlir::autopar::readPlanValues(StringRef path, MLIRContext *ctx, Location loc) {
     const json::Object *obj = entry.second.getAsObject();
     const json::Array *split = obj ? obj->getArray("split") : nullptr;
     if (!split)
-      return emitError(loc) << "plan value '" << name
-                            << "' needs a \"split\" array";
+      return emitError(loc)
+             << "plan value '" << name << "' needs a \"split\" array";
     SmallVector<SmallVector<int64_t>> dims;
     for (const json::Value &d : *split) {
       dims.emplace_back();
@@ -466,8 +468,9 @@ LogicalResult mlir::autopar::writePlanFiles(ModuleOp annotated,
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", plan) << "\n";
-  planSha256 = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)),
-                           /*LowerCase=*/true);
+  planSha256 =
+      llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(text)),
+                  /*LowerCase=*/true);
   auto write = [&](StringRef name, StringRef contents) -> LogicalResult {
     SmallString<256> path(outDir);
     llvm::sys::path::append(path, name);

@@ -106,15 +106,14 @@ TEST_CASE("alpha-beta collectives with ring volumes", "[cost]") {
   int64_t bytes = 8 * 16 * 4; // replicated local bytes
 
   // All-reduce over axis 0 (n = 4): 2(n-1)/n of the bytes, 2(n-1) messages.
-  ReshardCost ar = getReshardCost(type, f.s({{}, {}}, {0}), f.s({{}, {}}),
-                                  grid, c);
+  ReshardCost ar =
+      getReshardCost(type, f.s({{}, {}}, {0}), f.s({{}, {}}), grid, c);
   CHECK(ar.bytes == 2 * 3 * bytes / 4);
   CHECK(ar.time == Approx(6 * 1e-3 + 2.0 * 3 * bytes / 4 / 1e6));
   CHECK(ar.numSteps == 1);
 
   // All-gather of rows split over axis 1 (n = 2): (n-1)/n of the result.
-  ReshardCost ag =
-      getReshardCost(type, f.s({{1}, {}}), f.s({{}, {}}), grid, c);
+  ReshardCost ag = getReshardCost(type, f.s({{1}, {}}), f.s({{}, {}}), grid, c);
   CHECK(ag.bytes == bytes / 2);
   CHECK(ag.time == Approx(1e-6 + bytes / 2 / 1e9));
 
@@ -137,8 +136,7 @@ TEST_CASE("alpha-beta collectives with ring volumes", "[cost]") {
 TEST_CASE("local bytes follow the split", "[cost]") {
   MLIRContext ctx;
   ctx.loadDialect<AutoparDialect>();
-  auto type =
-      RankedTensorType::get({8, 16}, Float32Type::get(&ctx));
+  auto type = RankedTensorType::get({8, 16}, Float32Type::get(&ctx));
   SmallVector<SmallVector<int64_t>> dims{{0}, {1}};
   ShardingAttr s = ShardingAttr::get(&ctx, dims, ArrayRef<int64_t>());
   CHECK(getLocalBytes(type, s, {2, 4}) == 4 * 4 * 4);
@@ -146,8 +144,7 @@ TEST_CASE("local bytes follow the split", "[cost]") {
   CHECK(getElementBytes(IntegerType::get(&ctx, 64)) == 8);
 }
 
-TEST_CASE("per-op overhead and per-class bandwidth; views are free",
-          "[cost]") {
+TEST_CASE("per-op overhead and per-class bandwidth; views are free", "[cost]") {
   ClusterSpec c = cluster(1e9, 1e9, {{1e9, 0}});
   c.opOverhead = 1e-6;
   c.classBandwidth[static_cast<unsigned>(OpClass::DataMovement)] = 1e8;

@@ -1,4 +1,5 @@
-//===- AutoPlan.h - automatic parallel planning -------------------*- C++ -*-===//
+//===- AutoPlan.h - automatic parallel planning -------------------*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
