@@ -20,7 +20,8 @@ and the ratio of the chosen plan's step time to the best baseline that fits.
 Cases:
     small  4 layers, H=1024, 16 heads, S=1024, B=8, grid 2x4, a100-2x4.json
     gpt3   GPT-3 175B: 96 layers, H=12288, 96 heads, S=2048, B=1536,
-           grid 128x8, a100.json
+           last-token logits, grid 128x8, a100.json
+    gpt3-b64  the same at B=64
 
     /usr/bin/python3 bench/plan_gpt.py                       # every case
     /usr/bin/python3 bench/plan_gpt.py --cases small --modes inference
@@ -53,6 +54,11 @@ CASES = {
     "gpt3": dict(layers=96, hidden=12288, heads=96, seq=2048, batch=1536,
                  grid="128x8", cluster="a100.json", vocab=50257,
                  last_token=True),
+    # The largest power-of-two batch whose training step fits in 80 GB
+    # without recomputation.
+    "gpt3-b64": dict(layers=96, hidden=12288, heads=96, seq=2048, batch=64,
+                     grid="128x8", cluster="a100.json", vocab=50257,
+                     last_token=True),
 }
 MODES = ("inference", "training")
 NO_FIT = re.compile(r"no plan fits in \d+ bytes per device; the smallest "
@@ -211,7 +217,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--autopar", help="the autopar binary (default: "
                         "$AUTOPAR, build/bin/autopar, or autopar on PATH)")
-    parser.add_argument("--cases", default="small,gpt3",
+    parser.add_argument("--cases", default="small,gpt3,gpt3-b64",
                         help="comma-separated: " + ", ".join(CASES))
     parser.add_argument("--modes", default=",".join(MODES),
                         help="comma-separated: " + ", ".join(MODES))
