@@ -595,6 +595,14 @@ void Planner::fold() {
       return false;
     const Node &a = nodes[sequence[i]];
     const Node &b = nodes[sequence[j]];
+    // Shared variables need identical strategy lists (the signature makes
+    // this so; a hash collision must not break it).
+    if (a.op->getName() != b.op->getName() ||
+        a.strategies.size() != b.strategies.size() ||
+        a.op->getAttrDictionary() != b.op->getAttrDictionary() ||
+        a.op->getOperandTypes() != b.op->getOperandTypes() ||
+        a.op->getResultTypes() != b.op->getResultTypes())
+      return false;
     for (unsigned o = 0; o < a.operands.size(); ++o) {
       auto [pa, ra] = a.operands[o];
       auto [pb, rb] = b.operands[o];
