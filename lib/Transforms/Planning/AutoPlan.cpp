@@ -28,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "autopar/Transforms/Planning/AutoPlan.h"
+#include "autopar/Transforms/Planning/PlanReport.h"
 
 #include "IlpSolver.h"
 
@@ -1089,38 +1090,16 @@ void Planner::annotate(const std::vector<unsigned> &choice) {
   }
 }
 
-static std::string layoutText(ShardingAttr s) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  os << '[';
-  for (int64_t d = 0; d < s.getRank(); ++d) {
-    if (d)
-      os << ',';
-    ArrayRef<int64_t> axes = s.getDimAxes(d);
-    if (axes.empty())
-      os << '_';
-    else
-      llvm::interleave(axes, os, "");
-  }
-  os << ']';
-  if (s.isPartial()) {
-    os << "+partial(";
-    llvm::interleaveComma(s.getPartial(), os);
-    os << ')';
-  }
-  return out;
-}
-
 /// `in [0,_] [_,1] -> out [0,1]` (compute) or `[0,_]` (a stored layout).
 static std::string strategyText(const Strategy &s, bool compute) {
   if (!compute)
-    return layoutText(s.results[0]);
+    return formatShardingText(s.results[0]);
   std::string out = "in";
   for (ShardingAttr a : s.operands)
-    out += " " + layoutText(a);
+    out += " " + formatShardingText(a);
   out += " -> out";
   for (ShardingAttr a : s.results)
-    out += " " + layoutText(a);
+    out += " " + formatShardingText(a);
   return out;
 }
 
@@ -1183,16 +1162,6 @@ void Planner::describeDecisions(
 //===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
-
-static std::string formatBytes(double bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 5) {
-    bytes /= 1024;
-    ++u;
-  }
-  return llvm::formatv("{0:f2} {1}", bytes, units[u]).str();
-}
 
 FailureOr<PlanPrediction>
 mlir::autopar::predictAnnotatedPlan(ModuleOp annotated,
@@ -1299,7 +1268,8 @@ mlir::autopar::planAutomatically(ModuleOp module,
       *log << llvm::formatv(
           "autopar: [{2:f1} s] fastest plan needs {0} per device, over the "
           "{1} limit; solving with the memory limit\n",
-          formatBytes(free.peakMemoryBytes), formatBytes(limit), elapsed());
+          formatByteSize(free.peakMemoryBytes), formatByteSize(limit),
+          elapsed());
     chosen = planner.solve(limit, false);
     if (chosen.status == IlpSolution::Status::Infeasible) {
       Planner::Solved least = planner.solve(-1, true);
@@ -1311,7 +1281,7 @@ mlir::autopar::planAutomatically(ModuleOp module,
           least.status == IlpSolution::Status::Feasible) {
         PlanPrediction p = planner.evaluate(least.choice);
         diag << "; the smallest peak any plan reaches is " << p.peakMemoryBytes
-             << " bytes (" << formatBytes(p.peakMemoryBytes) << ") at '"
+             << " bytes (" << formatByteSize(p.peakMemoryBytes) << ") at '"
              << p.peakAt << "'";
       }
       return failure();
@@ -1372,7 +1342,7 @@ mlir::autopar::planAutomatically(ModuleOp module,
     *log << llvm::formatv("autopar: plan found in {0:f2} s: step {1:e3} s, "
                           "peak {2} per device{3}\n",
                           result.searchTimeSeconds, result.predicted.stepTime,
-                          formatBytes(result.predicted.peakMemoryBytes),
+                          formatByteSize(result.predicted.peakMemoryBytes),
                           chosen.status == IlpSolution::Status::Optimal
                               ? " (proven optimal)"
                               : "");

@@ -41,8 +41,7 @@ static json::Object shardingJson(ShardingAttr s) {
                       {"partial", axesJson(s.getPartial())}};
 }
 
-/// Compact form for people: `[0,_]+p1` = dim 0 over axis 0, pending over 1.
-static std::string shardingText(ShardingAttr s) {
+std::string mlir::autopar::formatShardingText(ShardingAttr s) {
   std::string out;
   llvm::raw_string_ostream os(out);
   os << '[';
@@ -124,7 +123,7 @@ json::Value mlir::autopar::buildPlanJson(ModuleOp annotated,
             continue;
           outputs.push_back(
               json::Object{{"value", getOnnxValueName(v)},
-                           {"sharding", shardingText(want)},
+                           {"sharding", formatShardingText(want)},
                            {"collectives", reshardJson(v, have, want, gridShape,
                                                        totalBytes)}});
         }
@@ -146,7 +145,7 @@ json::Value mlir::autopar::buildPlanJson(ModuleOp annotated,
         ShardingAttr want = plan->requiredOperands[i];
         operands.push_back(
             json::Object{{"value", getOnnxValueName(v)},
-                         {"sharding", shardingText(want)},
+                         {"sharding", formatShardingText(want)},
                          {"collectives",
                           reshardJson(v, have, want, gridShape, totalBytes)}});
       }
@@ -157,7 +156,7 @@ json::Value mlir::autopar::buildPlanJson(ModuleOp annotated,
       for (auto [i, v] : llvm::enumerate(op->getResults()))
         results.push_back(
             json::Object{{"value", getOnnxValueName(v)},
-                         {"sharding", shardingText(plan->results[i])}});
+                         {"sharding", formatShardingText(plan->results[i])}});
       json::Object entry{{"node", getOnnxNodeName(op)},
                          {"op", op->getName().getStringRef()},
                          {"loops", std::move(loops)},
@@ -208,7 +207,7 @@ static std::string formatSeconds(double s) {
   return llvm::formatv("{0:f3} us", s * 1e6).str();
 }
 
-static std::string formatBytesText(double bytes) {
+std::string mlir::autopar::formatByteSize(double bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   int u = 0;
   while (std::fabs(bytes) >= 1024 && u < 5) {
@@ -232,27 +231,27 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
                       formatSeconds(pred->getNumber("compute_s").value_or(0)),
                       formatSeconds(pred->getNumber("comm_s").value_or(0)));
   os << "  peak memory   "
-     << formatBytesText(pred->getNumber("peak_memory_bytes").value_or(0))
+     << formatByteSize(pred->getNumber("peak_memory_bytes").value_or(0))
      << " at '" << pred->getString("peak_at").value_or("") << "'";
   if (memory) {
     if (std::optional<double> limit = memory->getNumber("limit_bytes"))
-      os << " (limit " << formatBytesText(*limit) << ")";
+      os << " (limit " << formatByteSize(*limit) << ")";
     if (memory->getBoolean("binding").value_or(false))
       os << "\n  memory limit  binding: the fastest plan needs "
-         << formatBytesText(
+         << formatByteSize(
                 memory->getNumber("unconstrained_peak_bytes").value_or(0))
          << " and would take "
          << formatSeconds(
                 memory->getNumber("unconstrained_step_time_s").value_or(0));
     if (std::optional<double> weights = memory->getNumber("weight_bytes"))
-      os << "\n  of which      weights " << formatBytesText(*weights)
+      os << "\n  of which      weights " << formatByteSize(*weights)
          << ", activations and resharded copies "
-         << formatBytesText(memory->getNumber("activation_bytes").value_or(0));
+         << formatByteSize(memory->getNumber("activation_bytes").value_or(0));
     if (std::optional<double> params =
             memory->getNumber("parameter_state_bytes"))
       os << "\n  of which      parameters, gradients and optimizer state "
-         << formatBytesText(*params) << ", activations "
-         << formatBytesText(memory->getNumber("activation_bytes").value_or(0));
+         << formatByteSize(*params) << ", activations "
+         << formatByteSize(memory->getNumber("activation_bytes").value_or(0));
   }
   os << "\n";
   // Time by op kind.
@@ -290,7 +289,7 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
           "    {0,-10} step {1,12}  peak {2,12}  {3}  (chosen is {4:f2}x "
           "faster)\n",
           name, formatSeconds(step),
-          formatBytesText(b->getNumber("peak_memory_bytes").value_or(0)),
+          formatByteSize(b->getNumber("peak_memory_bytes").value_or(0)),
           b->getBoolean("fits").value_or(false) ? "fits     " : "DOES NOT FIT",
           *pred->getNumber("step_time_s") > 0
               ? step / *pred->getNumber("step_time_s")

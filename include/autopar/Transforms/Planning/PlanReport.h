@@ -1,4 +1,5 @@
-//===- PlanReport.h - plan.json and plan.txt ----------------------*- C++ -*-===//
+//===- PlanReport.h - plan.json and plan.txt ----------------------*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -45,6 +46,14 @@ struct PlanMetadata {
 /// every value's sharding keyed by ONNX tensor name, every op with its node
 /// name, op and operand/result shardings, and the collectives the plan implies
 /// with the bytes each moves per device.
+/// The compact form of plan.txt: one entry per dimension, `_` for whole,
+/// the digits of the splitting axes otherwise, `+partial(a)` for a pending
+/// sum, e.g. `[0,_]+partial(1)`.
+std::string formatShardingText(ShardingAttr sharding);
+
+/// `12.34 GiB`: bytes in binary units with two decimals.
+std::string formatByteSize(double bytes);
+
 llvm::json::Value buildPlanJson(ModuleOp annotated, const PlanMetadata &meta);
 
 /// Renders a plan built by buildPlanJson for people.
