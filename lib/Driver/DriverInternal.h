@@ -147,13 +147,16 @@ private:
 };
 
 /// Starts `autopar-runner <runnerArgs>` on `numRanks` ranks (under mpirun
-/// when more than one, as `autopar run` does), with OpenMPI's session files
-/// in `runDir`; waits at most `timeoutSeconds` and returns its standard
-/// output. Errors (the runtime's lines on failure) are emitted on `ctx`.
+/// when more than one; a single rank runs directly, a singleton MPI job),
+/// with OpenMPI's session files in `runDir`; waits at most `timeoutSeconds`
+/// and returns its standard output (its standard error into `stderrText`
+/// when given). Errors (the runtime's lines on failure) are emitted on
+/// `ctx`. `autopar run`, `verify` and `calibrate` all start jobs here.
 FailureOr<std::string> launchRunner(MLIRContext &ctx,
                                     ArrayRef<std::string> runnerArgs,
                                     int64_t numRanks, StringRef runDir,
-                                    unsigned timeoutSeconds);
+                                    unsigned timeoutSeconds,
+                                    std::string *stderrText = nullptr);
 
 /// Parses the value of a numeric option (`--timeout`, `--seed`): a
 /// non-negative integer. Prints an error naming `option` on failure. Numeric

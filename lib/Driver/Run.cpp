@@ -282,7 +282,8 @@ TempDirectory::~TempDirectory() {
 FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
                                             ArrayRef<std::string> runnerArgs,
                                             int64_t numRanks, StringRef runDir,
-                                            unsigned timeoutSeconds) {
+                                            unsigned timeoutSeconds,
+                                            std::string *stderrText) {
   bool singleton = numRanks == 1;
   FailureOr<std::string> runner = findRunner(ctx);
   FailureOr<std::string> mpirun =
@@ -331,6 +332,8 @@ FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
                      err + "\n" + out);
     return failure();
   }
+  if (stderrText)
+    *stderrText = std::move(err);
   return out;
 }
 
@@ -342,18 +345,6 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
                          << manifest.inputs.size();
     return failure();
   }
-  // A one-device job needs no mpirun: the runner is started directly and
-  // MPI_Init makes it a singleton (one rank), which saves mpirun's start-up.
-  bool singleton = manifest.numDevices == 1;
-  FailureOr<std::string> runner = findRunner(ctx);
-  FailureOr<std::string> mpirun =
-      singleton ? FailureOr<std::string>(std::string()) : findMpirun(ctx);
-  if (failed(mpirun) || failed(runner))
-    return failure();
-  StringRef launcher = singleton ? StringRef(*runner) : StringRef(*mpirun);
-  StringRef launcherName =
-      singleton ? StringRef("autopar-runner") : StringRef("mpirun");
-
   SmallString<256> absOutDir(outDir);
   llvm::sys::fs::make_absolute(absOutDir);
   TempDirectory runDir;
@@ -376,51 +367,21 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
             tensor.data)))
       return failure();
 
-  std::string numRanks = std::to_string(manifest.numDevices);
-  std::string grid = formatGridShape(manifest.grid);
   std::string program = joinPath(absOutDir, "program.so");
   std::string weights = joinPath(absOutDir, "weights");
-  SmallVector<StringRef> args;
-  if (!singleton)
-    args.append({*mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to",
-                 "none", "-np", numRanks});
-  args.append({*runner, "--program", program, "--grid", grid, "--weights",
-               weights, "--inputs", inDir, "--outputs", resultDir});
+  std::vector<std::string> args = {
+      "--program", program,  "--grid",   formatGridShape(manifest.grid),
+      "--weights", weights,  "--inputs", inDir,
+      "--outputs", resultDir};
   if (options.profile)
-    args.append({"--profile", "--repeats", "7"});
-  std::vector<std::string> envStrings =
-      buildChildEnvironment(runDir.get(), singleton);
-  SmallVector<StringRef> env(envStrings.begin(), envStrings.end());
-  std::string stdoutPath = joinPath(runDir.get(), launcherName + ".stdout");
-  std::string stderrPath = joinPath(runDir.get(), launcherName + ".stderr");
-  std::optional<StringRef> redirects[] = {StringRef(""), StringRef(stdoutPath),
-                                          StringRef(stderrPath)};
-
-  std::string errorMessage;
-  bool executionFailed = false;
-  llvm::sys::ProcessInfo process = llvm::sys::ExecuteNoWait(
-      launcher, args, ArrayRef<StringRef>(env), redirects, /*MemoryLimit=*/0,
-      &errorMessage, &executionFailed);
-  if (executionFailed || process.Pid == llvm::sys::ProcessInfo::InvalidPid) {
-    emitDriverError(ctx) << "cannot start '" << launcher
-                         << "': " << errorMessage;
+    args.insert(args.end(), {"--profile", "--repeats", "7"});
+  std::string err;
+  FailureOr<std::string> launched =
+      launchRunner(ctx, args, manifest.numDevices, runDir.get(),
+                   options.timeoutSeconds, &err);
+  if (failed(launched))
     return failure();
-  }
-  bool timedOut = false;
-  llvm::sys::ProcessInfo status =
-      waitWithTimeout(process, options.timeoutSeconds, timedOut, errorMessage);
-  std::string out = readWholeFile(stdoutPath);
-  std::string err = readWholeFile(stderrPath);
-  if (timedOut) {
-    emitDriverError(ctx) << "job timed out after " << options.timeoutSeconds
-                         << " s";
-    return failure();
-  }
-  if (status.ReturnCode != 0) {
-    reportJobFailure(ctx, launcherName, status.ReturnCode, errorMessage,
-                     err + "\n" + out);
-    return failure();
-  }
+  const std::string &out = *launched;
   llvm::outs() << out;
   llvm::outs().flush();
   llvm::errs() << err;
