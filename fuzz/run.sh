@@ -11,7 +11,7 @@
 # SECONDS (default 60). Inputs that add coverage are kept in
 # build-fuzz/corpus/ and fuzzing resumes from them; a crashing, leaking,
 # hanging (>10 s) or memory-hungry (>2 GB) input is written to
-# build-fuzz/crashes/. Ends with one line `fuzz: N runs, N crashes` and exits
+# build-fuzz/crashes/, and every later run replays it first. Ends with one line `fuzz: N runs, N crashes` and exits
 # non-zero when an input crashed (or the build failed).
 #
 # Usage: fuzz/run.sh [SECONDS]
@@ -64,8 +64,20 @@ log="$BUILD/fuzz.log"
 
 crashes_before="$(find "$BUILD/crashes" -type f | wc -l)"
 status=0
+# Inputs that crashed an earlier run are replayed first: a failing run leaves
+# its reproducer in build-fuzz/crashes/, and every later run fails on it until
+# the importer is fixed (then move it to fuzz/known-crashes/ as a commented
+# .onnxtxt and rerun fuzz/make_corpus.py: the seed corpus replays those).
+mapfile -t earlier < <(find "$BUILD/crashes" -type f | sort)
+if ((${#earlier[@]})); then
+  echo "fuzz: replaying ${#earlier[@]} earlier crash(es) from $BUILD/crashes/" >&2
+  "$FUZZER" "${common[@]}" "${earlier[@]}" >>"$log" 2>&1 || status=$?
+fi
 # Replay the seed corpus, then fuzz (new inputs go to build-fuzz/corpus).
-"$FUZZER" "${common[@]}" -runs=0 "$ROOT/fuzz/corpus" >>"$log" 2>&1 || status=$?
+if ((status == 0)); then
+  "$FUZZER" "${common[@]}" -runs=0 "$ROOT/fuzz/corpus" >>"$log" 2>&1 ||
+    status=$?
+fi
 # With AUTOPAR_FUZZ_RUNS the run is reproducible: that many inputs from the
 # seed corpus alone (a fresh working corpus) with the fixed seed, whatever the
 # machine's speed; CI uses it.

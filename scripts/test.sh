@@ -166,8 +166,9 @@ if ((all)); then
 
   # The importer fuzzer (fuzz/run.sh, needs clang-14 and libclang-rt-14-dev)
   # for 10 minutes; crashing inputs are kept in build-fuzz/crashes/.
-  echo "== import fuzzer (check-all)"
-  if AUTOPAR_FUZZ_SEED="${AUTOPAR_FUZZ_SEED:-$RANDOM}" "$ROOT/fuzz/run.sh" 600; then
+  fuzz_seed="${AUTOPAR_FUZZ_SEED:-$RANDOM}"
+  echo "== import fuzzer (check-all, seed $fuzz_seed)"
+  if AUTOPAR_FUZZ_SEED="$fuzz_seed" "$ROOT/fuzz/run.sh" 600; then
     tally import-fuzz 1 0
   else
     tally import-fuzz 0 1

@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <climits>
 #include <optional>
 #include <string>
 
@@ -72,6 +73,11 @@ private:
   LogicalResult parse(StringRef bytes);
   LogicalResult emitParseError(StringRef message);
   LogicalResult checkSupportedNodes();
+  /// Checks every empty input name against the operator's ONNX schema: an
+  /// empty name means "absent", which only an optional formal input may be.
+  /// Runs before ONNX's own checker and shape inference, which let empty
+  /// names on required and variadic inputs through.
+  LogicalResult checkEmptyInputNames();
   LogicalResult runOnnxChecks(bool externalData);
   LogicalResult importGraph();
 
@@ -126,9 +132,16 @@ private:
   LogicalResult importNode(const NodeRef &ref);
   LogicalResult dispatch(const NodeRef &ref, Location loc);
 
-  /// Checks the input count (`min`..`max`, required inputs present), that at
-  /// most `maxOutputs` outputs are present (the first required) and that
-  /// every attribute is in `allowed`.
+  /// `max` of checkNode for a variadic operator (Concat, Einsum): any number
+  /// of inputs from `min` on, every one of them required.
+  static constexpr unsigned kVariadic = UINT_MAX;
+
+  /// Checks the input count (`min`..`max`), that at most `maxOutputs` outputs
+  /// are present (the first required) and that every attribute is in
+  /// `allowed`. Inputs [0, min) are required and inputs [min, max) optional,
+  /// except for a variadic operator (`max == kVariadic`), whose inputs are
+  /// all required: a required input with an empty name is an error naming
+  /// its index. Importers read an optional input only through hasInput().
   LogicalResult checkNode(const NodeRef &ref, unsigned min, unsigned max,
                           ArrayRef<StringRef> allowed, unsigned maxOutputs = 1);
   /// True when output `index` of the node is present and read by another node

@@ -250,6 +250,46 @@ LogicalResult OnnxImporter::checkSupportedNodes() {
   return success();
 }
 
+LogicalResult OnnxImporter::checkEmptyInputNames() {
+  // ONNX 1.12 knows the schemas up to kMaxCheckedOpset; a newer opset may
+  // have turned an input optional, so only checkNode judges those nodes.
+  if (opset > kMaxCheckedOpset)
+    return success();
+  for (auto [index, node] :
+       llvm::enumerate(*model->mutable_graph()->mutable_node())) {
+    const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+        node.op_type(), static_cast<int>(opset), node.domain());
+    if (!schema || schema->inputs().empty())
+      continue;
+    const auto &formals = schema->inputs();
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (!node.input(i).empty())
+        continue;
+      // Inputs past the formal list belong to a trailing variadic input;
+      // extra inputs of other operators are counted by checkNode. Nodes of
+      // other domains were rejected before (checkSupportedNodes), so the
+      // default opset applies.
+      const onnx::OpSchema::FormalParameter *formal =
+          i < (int)formals.size() ? &formals[i]
+          : formals.back().GetOption() == onnx::OpSchema::Variadic
+              ? &formals.back()
+              : nullptr;
+      if (!formal || formal->GetOption() == onnx::OpSchema::Optional)
+        continue;
+      NodeRef ref{&node,
+                  node.name().empty() ? "#" + std::to_string(index)
+                                      : node.name(),
+                  opset};
+      bool variadic = formal->GetOption() == onnx::OpSchema::Variadic;
+      return emitError(ref)
+             << "input " << i << " has an empty name, but " << node.op_type()
+             << "'s input '" << formal->GetName() << "' is "
+             << (variadic ? "variadic" : "required") << ", not optional";
+    }
+  }
+  return success();
+}
+
 LogicalResult OnnxImporter::runOnnxChecks(bool externalData) {
   if (opset > kMaxCheckedOpset) {
     LLVM_DEBUG(llvm::dbgs() << "opset " << opset
@@ -831,7 +871,8 @@ FailureOr<ImportedModel> OnnxImporter::run(StringRef bytes) {
 
   try {
     if (failed(parse(bytes)) || failed(checkSupportedNodes()) ||
-        failed(applyInputShapes()) || failed(applyBatch()))
+        failed(checkEmptyInputNames()) || failed(applyInputShapes()) ||
+        failed(applyBatch()))
       return failure();
     // Probe the initializers' external data: ONNX 1.12's checker fails when
     // it is missing, which planning-only imports allow.

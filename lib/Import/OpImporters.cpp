@@ -50,17 +50,23 @@ LogicalResult OnnxImporter::checkNode(const NodeRef &ref, unsigned min,
                                       ArrayRef<StringRef> allowed,
                                       unsigned maxOutputs) {
   const onnx::NodeProto &node = *ref.node;
+  bool variadic = max == kVariadic;
   unsigned count = node.input_size();
   // Trailing absent optional inputs do not count.
-  while (count > min && node.input(count - 1).empty())
+  while (!variadic && count > min && node.input(count - 1).empty())
     --count;
   if (count < min || count > max)
     return emitError(ref) << "expected " << min
-                          << (min == max ? "" : " to " + std::to_string(max))
+                          << (variadic     ? " or more"
+                              : min == max ? ""
+                                           : " to " + std::to_string(max))
                           << " inputs, got " << count;
-  for (unsigned i = 0; i < min; ++i)
+  for (unsigned i = 0, e = variadic ? count : min; i < e; ++i)
     if (node.input(i).empty())
-      return emitError(ref) << "required input " << i << " is missing";
+      return emitError(ref) << "input " << i << " has an empty name, but it "
+                            << (variadic ? "is one of the variadic inputs, "
+                                           "which are not optional"
+                                         : "is required");
   if (node.output_size() < 1 || node.output(0).empty())
     return emitError(ref) << "output 0 is missing";
   for (int i = maxOutputs; i < node.output_size(); ++i)
@@ -257,6 +263,8 @@ template <typename OpTy>
 FailureOr<Value>
 OnnxImporter::createOp(const NodeRef &ref, Location loc, ValueRange operands,
                        const typename OpTy::Properties &properties) {
+  assert(llvm::all_of(operands, [](Value v) { return bool(v); }) &&
+         "absent inputs are rejected by checkNode or read via hasInput");
   // Infer first: the inferring builders abort on failure. Capture the op's
   // message and report it with the node.
   SmallVector<Type> types;
@@ -1142,7 +1150,7 @@ LogicalResult OnnxImporter::importUnsqueeze(const NodeRef &ref, Location loc) {
 }
 
 LogicalResult OnnxImporter::importConcat(const NodeRef &ref, Location loc) {
-  if (failed(checkNode(ref, 1, INT_MAX, {"axis"})))
+  if (failed(checkNode(ref, 1, kVariadic, {"axis"})))
     return failure();
   if (!findAttr(ref, "axis"))
     return emitError(ref) << "attribute 'axis' is required";
@@ -1562,7 +1570,7 @@ LogicalResult OnnxImporter::importRange(const NodeRef &ref, Location loc) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult OnnxImporter::importEinsum(const NodeRef &ref, Location loc) {
-  if (failed(checkNode(ref, 1, INT_MAX, {"equation"})) ||
+  if (failed(checkNode(ref, 1, kVariadic, {"equation"})) ||
       failed(checkInputType(ref, 0, kNumeric)))
     return failure();
   FailureOr<std::string> equationAttr = stringAttr(ref, "equation", "");
