@@ -221,7 +221,9 @@ OnnxImporter::intsAttr(const NodeRef &ref, StringRef name,
 
 FailureOr<int64_t> OnnxImporter::normalizeAxis(const NodeRef &ref,
                                                int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+  // Every operator with an axis attribute (Softmax, LayerNormalization,
+  // Concat, Split, Gather) needs rank >= 1: [-rank, rank) is empty otherwise.
+  if (axis < -rank || axis >= rank)
     return emitError(ref) << "axis " << axis << " is out of range for rank "
                           << rank;
   return axis < 0 ? axis + rank : axis;

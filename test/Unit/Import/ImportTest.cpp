@@ -136,13 +136,8 @@ std::vector<float> iota(int count, float start) {
   return values;
 }
 
-std::string sourceRoot() {
-  // This file is test/Unit/Import/ImportTest.cpp.
-  SmallString<256> path(__FILE__);
-  for (int i = 0; i < 4; ++i)
-    llvm::sys::path::remove_filename(path);
-  return std::string(path);
-}
+/// The root of the source tree (test/Unit/CMakeLists.txt defines it).
+std::string sourceRoot() { return AUTOPAR_SOURCE_ROOT; }
 
 } // namespace
 
