@@ -308,9 +308,9 @@ FailureOr<double> driver::parseToleranceOption(StringRef option,
 
 /// Options every subcommand accepts besides those of its category.
 static bool isGenericOption(StringRef name) {
-  return llvm::is_contained({"help", "help-list", "help-hidden",
-                             "help-list-hidden", "version", "h"},
-                            name);
+  return llvm::is_contained(
+      {"help", "help-list", "help-hidden", "help-list-hidden", "version", "h"},
+      name);
 }
 
 /// The first argument of `args` (after the program name) that looks like an
@@ -336,8 +336,7 @@ static std::string findUnknownOption(ArrayRef<const char *> args,
     llvm::cl::Option *option = options.lookup(name);
     if (!option || !llvm::is_contained(option->Categories, &category))
       return arg.split('=').first.str();
-    if (!hasValue &&
-        option->getValueExpectedFlag() == llvm::cl::ValueRequired)
+    if (!hasValue && option->getValueExpectedFlag() == llvm::cl::ValueRequired)
       ++i;
   }
   return "";
