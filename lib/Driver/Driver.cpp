@@ -146,7 +146,12 @@ DriverContext::DriverContext() {
         llvm::raw_ostream &os = llvm::errs();
         os << "autopar: " << getSeverityName(diag.getSeverity()) << ": "
            << diag.str() << "\n";
-        std::string where = describeLocation(diag.getLocation());
+        // A file location without a line (an imported model's) says nothing
+        // the message does not: no note for it.
+        auto fileLoc = dyn_cast<FileLineColLoc>(diag.getLocation());
+        std::string where = fileLoc && fileLoc.getLine() == 0
+                                ? std::string()
+                                : describeLocation(diag.getLocation());
         if (!where.empty())
           printNote("at " + where);
         for (Diagnostic &note : diag.getNotes()) {
@@ -301,6 +306,42 @@ FailureOr<double> driver::parseToleranceOption(StringRef option,
   return value;
 }
 
+/// Options every subcommand accepts besides those of its category.
+static bool isGenericOption(StringRef name) {
+  return llvm::is_contained(
+      {"help", "help-list", "help-hidden", "help-list-hidden", "version", "h"},
+      name);
+}
+
+/// The first argument of `args` (after the program name) that looks like an
+/// option but names none of `category`'s, or an empty string. Values of
+/// options that take one (`--rtol -1`) and everything after `--` are skipped,
+/// and so are negative numbers.
+static std::string findUnknownOption(ArrayRef<const char *> args,
+                                     llvm::cl::OptionCategory &category) {
+  const auto &options = llvm::cl::getRegisteredOptions();
+  for (size_t i = 1; i < args.size(); ++i) {
+    StringRef arg = args[i];
+    if (arg == "--")
+      break;
+    if (!arg.starts_with("-") || arg == "-")
+      continue;
+    double number;
+    if (!arg.getAsDouble(number))
+      continue;
+    auto [name, value] = arg.ltrim('-').split('=');
+    bool hasValue = arg.contains('=');
+    if (isGenericOption(name))
+      continue;
+    llvm::cl::Option *option = options.lookup(name);
+    if (!option || !llvm::is_contained(option->Categories, &category))
+      return arg.split('=').first.str();
+    if (!hasValue && option->getValueExpectedFlag() == llvm::cl::ValueRequired)
+      ++i;
+  }
+  return "";
+}
+
 std::optional<int> driver::parseCommandLine(int argc, char **argv,
                                             StringRef command,
                                             StringRef overview,
@@ -314,6 +355,15 @@ std::optional<int> driver::parseCommandLine(int argc, char **argv,
   SmallVector<const char *> args = {programName.c_str()};
   for (int i = 1; i < argc; ++i)
     args.push_back(argv[i]);
+
+  // llvm::cl would misread an unknown option ("--mode training": "can
+  // specify at most 1 positional arguments"); name it instead.
+  std::string unknown = findUnknownOption(args, category);
+  if (!unknown.empty()) {
+    printError("unknown option '" + unknown + "' for 'autopar " + command +
+               "' (see 'autopar " + command + " --help')");
+    return errorExitCode;
+  }
 
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
