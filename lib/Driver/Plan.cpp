@@ -14,6 +14,7 @@
 #include "DriverInternal.h"
 
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+#include "autopar/Pipelines/Pipelines.h"
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/AutoPlan.h"
 #include "autopar/Transforms/Planning/PlanReport.h"
@@ -72,6 +73,49 @@ static json::Object predictionJson(const PlanPrediction &p) {
                       {"peak_at", p.peakAt}};
 }
 
+/// Prices the replicated, data and tensor plans on copies of `module`
+/// (unannotated), each annotated by the plan pipeline users run. A baseline
+/// that cannot run on this grid (a batch that does not divide over the
+/// devices) is reported as such, not as an error.
+static FailureOr<std::map<std::string, PlanPrediction>>
+priceBaselines(MLIRContext &ctx, ModuleOp module,
+               const AutoPlanOptions &options) {
+  std::map<std::string, PlanPrediction> baselines;
+  for (StringRef baseline : {"replicated", "data", "tensor"}) {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    PassManager pm(&ctx, ModuleOp::getOperationName());
+    PlanPipelineOptions pipeline;
+    pipeline.grid = formatGridShape(options.gridShape);
+    pipeline.plan = baseline.str();
+    buildPlanPipeline(pm, pipeline);
+    std::string firstError;
+    LogicalResult ran = success();
+    {
+      ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+        if (diag.getSeverity() == DiagnosticSeverity::Error &&
+            firstError.empty())
+          firstError = diag.str();
+        return success();
+      });
+      ran = pm.run(*copy);
+    }
+    PlanPrediction p;
+    if (failed(ran)) {
+      p.valid = false;
+      p.fits = false;
+      p.invalidReason =
+          firstError.empty() ? "the plan cannot be built" : firstError;
+      baselines[baseline.str()] = p;
+      continue;
+    }
+    FailureOr<PlanPrediction> priced = predictAnnotatedPlan(*copy, options);
+    if (failed(priced))
+      return failure();
+    baselines[baseline.str()] = *priced;
+  }
+  return baselines;
+}
+
 LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
                                  ArrayRef<int64_t> grid, StringRef plan,
                                  const std::optional<ClusterSpec> &cluster,
@@ -100,6 +144,16 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
   if (plan == "auto") {
     assert(cluster && "automatic planning needs a cluster");
     options.progress = quiet ? nullptr : &llvm::errs();
+    if (!quiet)
+      llvm::errs() << "autopar: pricing the replicated, data and tensor "
+                      "baselines\n";
+    FailureOr<std::map<std::string, PlanPrediction>> priced =
+        priceBaselines(ctx, module, options);
+    if (failed(priced)) {
+      if (!sawError)
+        emitDriverError(ctx) << "pricing the baselines failed";
+      return failure();
+    }
     FailureOr<AutoPlanResult> result = planAutomatically(module, options);
     if (failed(result)) {
       if (!sawError)
@@ -109,7 +163,7 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     meta.searchTimeSeconds = result->searchTimeSeconds;
     meta.extra["predicted"] = predictionJson(result->predicted);
     json::Object baselines;
-    for (const auto &[name, p] : result->baselines) {
+    for (const auto &[name, p] : *priced) {
       if (!p.valid) {
         baselines[name] = json::Object{
             {"valid", false}, {"reason", p.invalidReason}, {"fits", false}};
@@ -126,11 +180,10 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     meta.opDetails = std::move(result->opDetails);
     pm.addPass(createVerifyShardedPass());
   } else {
-    ApplyPlanPassOptions apply;
-    apply.grid = gridText;
-    apply.plan = plan.str();
-    pm.addPass(createApplyPlanPass(apply));
-    pm.addPass(createVerifyShardedPass());
+    PlanPipelineOptions pipeline;
+    pipeline.grid = gridText;
+    pipeline.plan = plan.str();
+    buildPlanPipeline(pm, pipeline);
   }
   if (failed(pm.run(module))) {
     if (!sawError)

@@ -75,8 +75,6 @@ struct PlanPrediction {
 
 struct AutoPlanResult {
   PlanPrediction predicted;
-  /// replicated, data, tensor (priced by the same model).
-  std::map<std::string, PlanPrediction> baselines;
   double searchTimeSeconds = 0;
   /// Details for the report (search, memory, per-op decisions): merged into
   /// plan.json by the caller.
