@@ -108,6 +108,9 @@ def AutoPlanPass : Pass<"autopar-auto-plan", "mlir::ModuleOp"> {
            "share one strategy among identical repeated blocks">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "emit a remark per op with its strategy and runner-up">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"600",
+           "seconds the solver may take; on expiry without a solution the "
+           "search fails saying so">,
   ];
   let dependentDialects = ["mlir::shard::ShardDialect",
                            "mlir::autopar::AutoparDialect"];

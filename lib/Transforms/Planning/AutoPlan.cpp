@@ -73,6 +73,15 @@ mlir::autopar::predictAnnotatedPlan(ModuleOp annotated,
   return PlanPricer(graph).evaluate(*choice);
 }
 
+/// The plans the search ranges over: what "proven optimal" and "the smallest
+/// peak" hold in.
+static std::string describeSearchSpace(const AutoPlanOptions &options) {
+  return options.foldRepeatedBlocks
+             ? "plans in which identical repeated blocks share one strategy "
+               "and each op splits only its first reduction loop"
+             : "plans in which each op splits only its first reduction loop";
+}
+
 FailureOr<AutoPlanResult>
 mlir::autopar::planAutomatically(ModuleOp module,
                                  const AutoPlanOptions &options) {
@@ -113,11 +122,24 @@ mlir::autopar::planAutomatically(ModuleOp module,
     *log << llvm::formatv("autopar: [{0:f1} s] solving for the fastest plan "
                           "(memory unconstrained)\n",
                           elapsed());
+  std::string space = describeSearchSpace(options);
+  auto searchFailed = [&](const SolvedProgram &solved, StringRef what) {
+    InFlightDiagnostic diag = emitError(func.getLoc());
+    if (solved.status == IlpSolution::Status::TimeLimit)
+      diag << "the solver stopped at its time limit ("
+           << (options.timeLimitSeconds == std::floor(options.timeLimitSeconds)
+                   ? std::to_string((int64_t)options.timeLimitSeconds)
+                   : llvm::formatv("{0:e1}", options.timeLimitSeconds).str())
+           << " s) before finding " << what
+           << "; this is no proof that none exists: raise the time limit";
+    else
+      diag << "the plan search failed: the solver gave neither " << what
+           << " nor a proof that none exists";
+    return diag;
+  };
   SolvedProgram unconstrained = solve(-1, false);
-  if (unconstrained.status != IlpSolution::Status::Optimal &&
-      unconstrained.status != IlpSolution::Status::Feasible)
-    return emitError(func.getLoc()) << "the plan search failed (solver status "
-                                    << (int)unconstrained.status << ")";
+  if (!unconstrained.hasSolution())
+    return searchFailed(unconstrained, "any plan");
   PlanPrediction free = pricer.evaluate(unconstrained.choice);
   SolvedProgram chosen = unconstrained;
   bool binding = false;
@@ -135,23 +157,37 @@ mlir::autopar::planAutomatically(ModuleOp module,
       InFlightDiagnostic diag = emitError(func.getLoc())
                                 << "no plan fits in "
                                 << options.cluster.memoryBytes
-                                << " bytes per device";
-      if (least.status == IlpSolution::Status::Optimal ||
-          least.status == IlpSolution::Status::Feasible) {
+                                << " bytes per device among the " << space;
+      if (least.hasSolution()) {
         PlanPrediction p = pricer.evaluate(least.choice);
-        diag << "; the smallest peak any plan reaches is " << p.peakMemoryBytes
-             << " bytes (" << formatByteSize(p.peakMemoryBytes) << ") at '"
-             << p.peakAt << "'";
+        diag << (least.status == IlpSolution::Status::Optimal
+                     ? "; the smallest peak any of them reaches is "
+                     : "; the smallest peak found before the time limit "
+                       "(not proven smallest) is ")
+             << p.peakMemoryBytes << " bytes ("
+             << formatByteSize(p.peakMemoryBytes) << ") at '" << p.peakAt
+             << "'";
+      } else if (least.status == IlpSolution::Status::TimeLimit) {
+        diag << "; the solver stopped at its time limit before finding the "
+                "smallest peak";
       }
       return failure();
     }
-    if (chosen.status != IlpSolution::Status::Optimal &&
-        chosen.status != IlpSolution::Status::Feasible)
-      return emitError(func.getLoc())
-             << "the plan search failed (solver status " << (int)chosen.status
-             << ")";
+    if (!chosen.hasSolution())
+      return searchFailed(chosen,
+                          "a plan that fits in " +
+                              std::to_string(options.cluster.memoryBytes) +
+                              " bytes per device");
   }
   result.predicted = pricer.evaluate(chosen.choice);
+  // Self-check: the memory rows held the plan under the limit.
+  if (binding && !result.predicted.fits)
+    return emitError(func.getLoc())
+           << "internal error: the memory-constrained search chose a plan "
+              "whose peak is "
+           << result.predicted.peakMemoryBytes << " bytes at '"
+           << result.predicted.peakAt << "', over the "
+           << options.cluster.memoryBytes << " bytes limit";
   // Self-check: the program's objective is the plan's price.
   double ilpSeconds = chosen.objective / 1e6;
   double mismatch = std::fabs(ilpSeconds - result.predicted.stepTime);
@@ -181,7 +217,8 @@ mlir::autopar::planAutomatically(ModuleOp module,
       {"repeated_blocks", describeBlocks(graph, blocks)},
       {"rule", options.foldRepeatedBlocks
                    ? "identical repeated blocks share one strategy"
-                   : "every op chosen independently"}};
+                   : "every op chosen independently"},
+      {"space", space}};
   json::Object memory{{"limit_bytes", options.cluster.memoryBytes},
                       {"peak_bytes", result.predicted.peakMemoryBytes},
                       {"peak_at", result.predicted.peakAt},
@@ -203,7 +240,11 @@ mlir::autopar::planAutomatically(ModuleOp module,
                           result.searchTimeSeconds, result.predicted.stepTime,
                           formatByteSize(result.predicted.peakMemoryBytes),
                           chosen.status == IlpSolution::Status::Optimal
-                              ? " (proven optimal)"
-                              : "");
+                              ? " (proven optimal among the " + space + ")"
+                              : llvm::formatv(" (NOT proven optimal: the "
+                                              "solver stopped at its time "
+                                              "limit, gap {0:p})",
+                                              chosen.gap)
+                                    .str());
   return result;
 }

@@ -56,6 +56,11 @@ void AutoPlanPass::runOnOperation() {
   }
   options.mode = *planMode;
   options.foldRepeatedBlocks = fold;
+  if (!(timeLimit > 0)) {
+    module.emitError() << "time-limit must be a positive number of seconds";
+    return signalPassFailure();
+  }
+  options.timeLimitSeconds = timeLimit;
   FailureOr<AutoPlanResult> result = planAutomatically(module, options);
   if (failed(result))
     return signalPassFailure();

@@ -305,6 +305,8 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
                         search->getInteger("variables").value_or(0),
                         search->getInteger("constraints").value_or(0),
                         root.getNumber("search_time_s").value_or(0));
+    if (std::optional<StringRef> space = search->getString("space"))
+      os << "  search space  " << *space << "\n";
     if (const json::Array *blocks = search->getArray("repeated_blocks"))
       for (const json::Value &bv : *blocks) {
         const json::Object *b = bv.getAsObject();
