@@ -120,7 +120,7 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
                                  ArrayRef<int64_t> grid, StringRef plan,
                                  const std::optional<ClusterSpec> &cluster,
                                  PlanMode mode, bool quiet, PlanMetadata &meta,
-                                 bool fold, double timeLimitSeconds) {
+                                 const PlanSearchOptions &search) {
   meta.strategy = plan.str();
   meta.mode = stringifyPlanMode(mode).str();
   if (mode == PlanMode::Training)
@@ -137,8 +137,14 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
   AutoPlanOptions options;
   options.gridShape.assign(grid.begin(), grid.end());
   options.mode = mode;
-  options.foldRepeatedBlocks = fold;
-  options.timeLimitSeconds = timeLimitSeconds;
+  options.foldRepeatedBlocks = search.fold;
+  options.timeLimitSeconds = search.timeLimitSeconds;
+  options.precision = search.precision;
+  options.shardOptimizerState = search.shardOptimizer;
+  if (search.precision != PlanPrecision::Model)
+    meta.extra["precision"] = stringifyPlanPrecision(search.precision);
+  if (search.shardOptimizer)
+    meta.extra["optimizer"] = "sharded over each weight's replicas";
   if (cluster)
     options.cluster = *cluster;
   if (plan == "auto") {
@@ -236,6 +242,20 @@ int driver::planCommand(int argc, char **argv) {
       llvm::cl::desc("plan every op independently instead of sharing one "
                      "strategy among repeated blocks"),
       llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> precision(
+      "precision",
+      llvm::cl::desc("f32, f16 or bf16: compute, stored activations and "
+                     "communication are priced in that type; training keeps "
+                     "fp32 master weights, gradients and Adam states "
+                     "(default: the model's types)"),
+      llvm::cl::value_desc("type"), llvm::cl::init("model"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<bool> distributedOptimizer(
+      "distributed-optimizer",
+      llvm::cl::desc("training: shard fp32 master weights and Adam states "
+                     "over each weight's replicas (Megatron's distributed "
+                     "optimizer, ZeRO-1)"),
+      llvm::cl::cat(category));
 
   if (std::optional<int> exit = parseCommandLine(
           argc, argv, "plan",
@@ -268,6 +288,17 @@ int driver::planCommand(int argc, char **argv) {
     printError("unknown --mode '" + mode + "': expected inference or training");
     return kErrorExitCode;
   }
+  std::optional<PlanPrecision> planPrecision =
+      symbolizePlanPrecision(precision);
+  if (!planPrecision) {
+    printError("unknown --precision '" + precision +
+               "': expected f32, f16 or bf16");
+    return kErrorExitCode;
+  }
+  if (distributedOptimizer && *planMode != PlanMode::Training) {
+    printError("--distributed-optimizer needs --mode training");
+    return kErrorExitCode;
+  }
   std::string plan =
       common.plan.getNumOccurrences() ? common.plan.getValue() : "auto";
   FailureOr<uint64_t> seconds = parseUnsignedOption("time-limit", timeLimit);
@@ -297,8 +328,13 @@ int driver::planCommand(int argc, char **argv) {
   PlanMetadata meta;
   meta.modelSha256 = model->sha256;
   OwningOpRef<ModuleOp> module = model->module->clone();
+  PlanSearchOptions search;
+  search.fold = !noFold;
+  search.timeLimitSeconds = double(*seconds);
+  search.precision = *planPrecision;
+  search.shardOptimizer = distributedOptimizer;
   if (failed(planModule(ctx, *module, *grid, plan, *spec, *planMode, quiet,
-                        meta, /*fold=*/!noFold, double(*seconds))))
+                        meta, search)))
     return kErrorExitCode;
 
   json::Value planJson = buildPlanJson(*module, meta);

@@ -108,6 +108,12 @@ def AutoPlanPass : Pass<"autopar-auto-plan", "mlir::ModuleOp"> {
            "share one strategy among identical repeated blocks">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "emit a remark per op with its strategy and runner-up">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"model\"",
+           "model, f32, f16 or bf16: the type compute, stored activations "
+           "and communication are priced in">,
+    Option<"shardOptimizer", "shard-optimizer", "bool", /*default=*/"false",
+           "training: shard fp32 master weights and Adam states over each "
+           "weight's replicas (ZeRO-1)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"600",
            "seconds the solver may take; on expiry without a solution the "
            "search fails saying so">,

@@ -32,6 +32,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
@@ -57,6 +58,30 @@ std::optional<PlanMode> mlir::autopar::symbolizePlanMode(StringRef name) {
 //===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
+
+StringRef mlir::autopar::stringifyPlanPrecision(PlanPrecision precision) {
+  switch (precision) {
+  case PlanPrecision::Model:
+    return "model";
+  case PlanPrecision::F32:
+    return "f32";
+  case PlanPrecision::F16:
+    return "f16";
+  case PlanPrecision::BF16:
+    return "bf16";
+  }
+  llvm_unreachable("unknown precision");
+}
+
+std::optional<PlanPrecision>
+mlir::autopar::symbolizePlanPrecision(StringRef name) {
+  return llvm::StringSwitch<std::optional<PlanPrecision>>(name)
+      .Case("model", PlanPrecision::Model)
+      .Case("f32", PlanPrecision::F32)
+      .Case("f16", PlanPrecision::F16)
+      .Case("bf16", PlanPrecision::BF16)
+      .Default(std::nullopt);
+}
 
 FailureOr<PlanPrediction>
 mlir::autopar::predictAnnotatedPlan(ModuleOp annotated,

@@ -336,6 +336,14 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
         *grid, os, [&](const json::Value &v) { os << *v.getAsInteger(); }, "x");
   os << "\n  strategy: " << root->getString("strategy").value_or("") << "\n";
   os << "  mode:     " << root->getString("mode").value_or("") << "\n";
+  if (std::optional<StringRef> precision = root->getString("precision"))
+    os << "  precision: " << *precision
+       << (root->getString("mode") == "training"
+               ? " (master weights, gradients and Adam states fp32)"
+               : "")
+       << "\n";
+  if (std::optional<StringRef> optimizer = root->getString("optimizer"))
+    os << "  optimizer: " << *optimizer << "\n";
   if (const json::Object *pred = root->getObject("predicted"))
     os << "  communication per device: "
        << pred->getInteger("comm_bytes_per_device").value_or(0) << " bytes\n";

@@ -14,9 +14,12 @@ using namespace mlir;
 using namespace mlir::autopar;
 using namespace mlir::autopar::planning;
 
-/// Bytes per parameter of mixed-precision Adam training (Megatron's count):
-/// fp16 weight and gradient, fp32 master weight, momentum and variance.
-static constexpr double kTrainingBytesPerParameter = 16;
+/// Bytes per parameter of the fp32 gradient accumulated over a step.
+static constexpr double kGradientBytesPerParameter = 4;
+/// Adam's fp32 momentum and variance.
+static constexpr double kAdamBytesPerParameter = 8;
+/// The fp32 master copy a 16-bit weight is updated through.
+static constexpr double kMasterBytesPerParameter = 4;
 /// Backward compute relative to forward (two matmuls per forward matmul).
 static constexpr double kBackwardComputeFactor = 2;
 
@@ -40,7 +43,7 @@ double PlanPricer::nodeCost(unsigned n, unsigned s) const {
 double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t) const {
   const Node &p = graph.nodes[e.producer];
   const Node &c = graph.nodes[e.consumer];
-  RankedTensorType type = graph.typeOf(e.producer, e.result);
+  RankedTensorType type = graph.pricedTypeOf(e.producer, e.result);
   ShardingAttr have = p.strategies[s].results[e.result];
   const Strategy &cs = c.strategies[t];
   double cost = reshard(type, have, cs.operands[e.operand]).time;
@@ -57,13 +60,32 @@ double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t) const {
 
 double PlanPricer::valueBytes(unsigned n, unsigned r,
                               ShardingAttr layout) const {
-  RankedTensorType type = graph.typeOf(n, r);
+  RankedTensorType type = graph.pricedTypeOf(n, r);
   double bytes = getLocalBytes(type, layout, graph.gridShape);
-  if (options.mode == PlanMode::Training &&
-      graph.nodes[n].kind == NodeKind::Weight)
-    bytes = bytes / getElementBytes(type.getElementType()) *
-            kTrainingBytesPerParameter;
-  return bytes;
+  if (options.mode != PlanMode::Training ||
+      graph.nodes[n].kind != NodeKind::Weight ||
+      !isa<FloatType>(type.getElementType()))
+    return bytes;
+  // Megatron's count: the weight in the plan's precision, its fp32
+  // accumulated gradient, Adam's fp32 states and, below 32 bits, an fp32
+  // master copy; 18 bytes per parameter in 16 bits, 16 in f32. A sharded
+  // optimizer divides the fp32 states over the weight's replicas.
+  double weightBytes = getElementBytes(type.getElementType());
+  double parameters = bytes / weightBytes;
+  double optimizer = kAdamBytesPerParameter +
+                     (weightBytes < 4 ? kMasterBytesPerParameter : 0);
+  if (options.shardOptimizerState) {
+    int64_t replicas = 1;
+    for (auto [axis, size] : llvm::enumerate(graph.gridShape)) {
+      bool splits = false;
+      for (int64_t d = 0; d < layout.getRank(); ++d)
+        splits |= llvm::is_contained(layout.getDimAxes(d), (int64_t)axis);
+      if (!splits)
+        replicas *= size;
+    }
+    optimizer /= replicas;
+  }
+  return parameters * (weightBytes + kGradientBytesPerParameter + optimizer);
 }
 
 double PlanPricer::transientBytes(const Edge &e, unsigned s, unsigned t) const {
@@ -71,7 +93,7 @@ double PlanPricer::transientBytes(const Edge &e, unsigned s, unsigned t) const {
   ShardingAttr want = graph.nodes[e.consumer].strategies[t].operands[e.operand];
   if (have == want)
     return 0;
-  return getLocalBytes(graph.typeOf(e.producer, e.result), want,
+  return getLocalBytes(graph.pricedTypeOf(e.producer, e.result), want,
                        graph.gridShape);
 }
 

@@ -66,6 +66,32 @@ StrategyGraph::StrategyGraph(func::FuncOp func, const AutoPlanOptions &options)
       activeAxes.push_back(a);
 }
 
+Type StrategyGraph::getPricedElementType(Type type) const {
+  if (!isa<FloatType>(type))
+    return type;
+  switch (options.precision) {
+  case PlanPrecision::Model:
+    return type;
+  case PlanPrecision::F32:
+    return Float32Type::get(ctx);
+  case PlanPrecision::F16:
+    return Float16Type::get(ctx);
+  case PlanPrecision::BF16:
+    return BFloat16Type::get(ctx);
+  }
+  llvm_unreachable("unknown precision");
+}
+
+/// `f32`, `bf16`, ...: the key of `flops_by_dtype` (empty for non-floats).
+static std::string getDtypeName(Type type) {
+  if (!isa<FloatType>(type))
+    return "";
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  type.print(os);
+  return name;
+}
+
 size_t StrategyGraph::getNumReps() const {
   size_t n = 0;
   for (unsigned i = 0; i < nodes.size(); ++i)
@@ -110,8 +136,22 @@ Strategy StrategyGraph::makeComputeStrategy(Node &node,
   }
   for (unsigned r = 0; r < op->getNumResults(); ++r)
     s.results.push_back(rule.getResultSharding(ctx, r, loops));
-  s.compute = getComputeTime(getOpWork(op, rule, loops, gridShape),
-                             node.opClass, options.cluster);
+  // Work in the priced type: bytes scale with the element size, FLOP/s
+  // come from that type's rate when the cluster gives one.
+  OpWork work = getOpWork(op, rule, loops, gridShape);
+  Type elementType;
+  if (op->getNumResults() > 0)
+    if (auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType()))
+      elementType = t.getElementType();
+  std::string dtype;
+  if (elementType) {
+    Type priced = getPricedElementType(elementType);
+    if (priced != elementType)
+      work.bytes = work.bytes * getElementBytes(priced) /
+                   getElementBytes(elementType);
+    dtype = getDtypeName(priced);
+  }
+  s.compute = getComputeTime(work, node.opClass, options.cluster, dtype);
   return s;
 }
 

@@ -84,6 +84,14 @@ public:
   RankedTensorType typeOf(unsigned node, unsigned result) const {
     return cast<RankedTensorType>(nodes[node].results[result].getType());
   }
+  /// The element type a value of element type `type` is priced in: the
+  /// plan's precision for floats, `type` otherwise.
+  Type getPricedElementType(Type type) const;
+  /// typeOf with the priced element type (activations and communication).
+  RankedTensorType pricedTypeOf(unsigned node, unsigned result) const {
+    RankedTensorType t = typeOf(node, result);
+    return t.clone(getPricedElementType(t.getElementType()));
+  }
   size_t getNumNodes() const { return nodes.size(); }
   size_t getNumReps() const;
   size_t getNumComputeOps() const { return sequence.size(); }
