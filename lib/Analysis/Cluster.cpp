@@ -176,8 +176,8 @@ mlir::autopar::parseClusterJson(const llvm::json::Value &json, size_t gridRank,
   if (const llvm::json::Value *byDtype = device->get("flops_by_dtype")) {
     const llvm::json::Object *types = byDtype->getAsObject();
     if (!types) {
-      error = "device.flops_by_dtype must be an object, got " +
-              describe(byDtype);
+      error =
+          "device.flops_by_dtype must be an object, got " + describe(byDtype);
       return failure();
     }
     SmallVector<StringRef> keys;

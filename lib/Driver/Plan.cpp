@@ -18,6 +18,7 @@
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/AutoPlan.h"
 #include "autopar/Transforms/Planning/PlanReport.h"
+#include "autopar/Transforms/Planning/TrainingLoss.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
@@ -250,6 +251,14 @@ int driver::planCommand(int argc, char **argv) {
                      "(default: the model's types)"),
       llvm::cl::value_desc("type"), llvm::cl::init("model"),
       llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> loss(
+      "loss",
+      llvm::cl::desc("training: cross_entropy (over the last output, logits "
+                     "[..., V], against an added int64 'labels' input), mse "
+                     "(against an added 'target' input of the output's shape) "
+                     "or output (the output is the scalar loss); appended for "
+                     "planning, so no output is gathered"),
+      llvm::cl::value_desc("kind"), llvm::cl::cat(category));
   static llvm::cl::opt<bool> distributedOptimizer(
       "distributed-optimizer",
       llvm::cl::desc("training: shard fp32 master weights and Adam states "
@@ -295,6 +304,19 @@ int driver::planCommand(int argc, char **argv) {
                "': expected f32, f16 or bf16");
     return kErrorExitCode;
   }
+  std::optional<LossKind> lossKind;
+  if (!loss.empty()) {
+    lossKind = symbolizeLossKind(loss);
+    if (!lossKind) {
+      printError("unknown --loss '" + loss +
+                 "': expected cross_entropy, mse or output");
+      return kErrorExitCode;
+    }
+    if (*planMode != PlanMode::Training) {
+      printError("--loss needs --mode training");
+      return kErrorExitCode;
+    }
+  }
   if (distributedOptimizer && *planMode != PlanMode::Training) {
     printError("--distributed-optimizer needs --mode training");
     return kErrorExitCode;
@@ -328,6 +350,11 @@ int driver::planCommand(int argc, char **argv) {
   PlanMetadata meta;
   meta.modelSha256 = model->sha256;
   OwningOpRef<ModuleOp> module = model->module->clone();
+  if (lossKind) {
+    if (failed(appendTrainingLoss(*module, *lossKind)))
+      return kErrorExitCode;
+    meta.extra["loss"] = stringifyLossKind(*lossKind);
+  }
   PlanSearchOptions search;
   search.fold = !noFold;
   search.timeLimitSeconds = double(*seconds);

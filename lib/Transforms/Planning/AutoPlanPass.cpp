@@ -56,7 +56,8 @@ void AutoPlanPass::runOnOperation() {
   }
   options.mode = *planMode;
   options.foldRepeatedBlocks = fold;
-  std::optional<PlanPrecision> planPrecision = symbolizePlanPrecision(precision);
+  std::optional<PlanPrecision> planPrecision =
+      symbolizePlanPrecision(precision);
   if (!planPrecision) {
     module.emitError() << "unknown precision '" << precision
                        << "', expected model, f32, f16 or bf16";

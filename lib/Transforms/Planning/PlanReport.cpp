@@ -342,6 +342,8 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
                ? " (master weights, gradients and Adam states fp32)"
                : "")
        << "\n";
+  if (std::optional<StringRef> loss = root->getString("loss"))
+    os << "  loss:      " << *loss << "\n";
   if (std::optional<StringRef> optimizer = root->getString("optimizer"))
     os << "  optimizer: " << *optimizer << "\n";
   if (const json::Object *pred = root->getObject("predicted"))

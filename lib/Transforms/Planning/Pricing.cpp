@@ -72,8 +72,8 @@ double PlanPricer::valueBytes(unsigned n, unsigned r,
   // optimizer divides the fp32 states over the weight's replicas.
   double weightBytes = getElementBytes(type.getElementType());
   double parameters = bytes / weightBytes;
-  double optimizer = kAdamBytesPerParameter +
-                     (weightBytes < 4 ? kMasterBytesPerParameter : 0);
+  double optimizer =
+      kAdamBytesPerParameter + (weightBytes < 4 ? kMasterBytesPerParameter : 0);
   if (options.shardOptimizerState) {
     int64_t replicas = 1;
     for (auto [axis, size] : llvm::enumerate(graph.gridShape)) {

@@ -147,8 +147,8 @@ Strategy StrategyGraph::makeComputeStrategy(Node &node,
   if (elementType) {
     Type priced = getPricedElementType(elementType);
     if (priced != elementType)
-      work.bytes = work.bytes * getElementBytes(priced) /
-                   getElementBytes(elementType);
+      work.bytes =
+          work.bytes * getElementBytes(priced) / getElementBytes(elementType);
     dtype = getDtypeName(priced);
   }
   s.compute = getComputeTime(work, node.opClass, options.cluster, dtype);
