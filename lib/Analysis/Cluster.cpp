@@ -173,6 +173,32 @@ mlir::autopar::parseClusterJson(const llvm::json::Value &json, size_t gridRank,
     }
   }
 
+  if (const llvm::json::Value *byDtype = device->get("flops_by_dtype")) {
+    const llvm::json::Object *types = byDtype->getAsObject();
+    if (!types) {
+      error =
+          "device.flops_by_dtype must be an object, got " + describe(byDtype);
+      return failure();
+    }
+    SmallVector<StringRef> keys;
+    for (const auto &entry : *types)
+      keys.push_back(entry.first);
+    llvm::sort(keys);
+    for (StringRef key : keys) {
+      if (!llvm::is_contained({"f64", "f32", "f16", "bf16"}, key)) {
+        error = ("unknown element type '" + key +
+                 "' in device.flops_by_dtype (expected f64, f32, f16 or bf16)")
+                    .str();
+        return failure();
+      }
+      double rate = 0;
+      if (failed(readNumber(*types, key, "device.flops_by_dtype." + key.str(),
+                            false, rate, error)))
+        return failure();
+      cluster.flopsByDtype[key.str()] = rate;
+    }
+  }
+
   const llvm::json::Value *axesValue = root->get("axes");
   const llvm::json::Array *axes = axesValue ? axesValue->getAsArray() : nullptr;
   if (!axes) {
@@ -254,6 +280,12 @@ llvm::json::Value mlir::autopar::clusterToJson(const ClusterSpec &cluster) {
     device["bandwidth_by_class"] = std::move(bandwidthByClass);
   if (cluster.opOverhead > 0)
     device["op_overhead_s"] = cluster.opOverhead;
+  if (!cluster.flopsByDtype.empty()) {
+    llvm::json::Object byDtype;
+    for (const auto &[dtype, rate] : cluster.flopsByDtype)
+      byDtype[dtype] = rate;
+    device["flops_by_dtype"] = std::move(byDtype);
+  }
   llvm::json::Array axes;
   for (const AxisLink &link : cluster.axes)
     axes.push_back(llvm::json::Object{{"bandwidth", link.bandwidth},

@@ -119,9 +119,15 @@ OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
 
 double mlir::autopar::getComputeTime(const OpWork &work, OpClass c,
                                      const ClusterSpec &cluster) {
+  return getComputeTime(work, c, cluster, "");
+}
+
+double mlir::autopar::getComputeTime(const OpWork &work, OpClass c,
+                                     const ClusterSpec &cluster,
+                                     StringRef dtype) {
   if (work.flops == 0 && work.bytes == 0)
     return 0;
-  double flops = cluster.getFlops(c);
+  double flops = dtype.empty() ? cluster.getFlops(c) : cluster.getFlops(c, dtype);
   double compute = flops > 0 ? work.flops / flops : 0;
   double bandwidth = cluster.getBandwidth(c);
   double memory = bandwidth > 0 ? work.bytes / bandwidth : 0;

@@ -188,11 +188,19 @@ resolveCluster(MLIRContext &ctx, StringRef path, ArrayRef<int64_t> grid,
 /// replicated, data, tensor or a plan file. Annotates `module`, checks the
 /// result, and fills `meta` with what plan.json reports (the prediction
 /// whenever a cluster is known).
+/// How `autopar plan` searches and prices (its flags beyond the plan).
+struct PlanSearchOptions {
+  bool fold = true;
+  double timeLimitSeconds = 600;
+  PlanPrecision precision = PlanPrecision::Model;
+  bool shardOptimizer = false;
+};
+
 LogicalResult planModule(MLIRContext &ctx, ModuleOp module,
                          ArrayRef<int64_t> grid, StringRef plan,
                          const std::optional<ClusterSpec> &cluster,
                          PlanMode mode, bool quiet, PlanMetadata &meta,
-                         bool fold = true, double timeLimitSeconds = 600);
+                         const PlanSearchOptions &search = {});
 
 } // namespace mlir::autopar::driver
 

@@ -14,9 +14,11 @@
 #include "DriverInternal.h"
 
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+#include "autopar/Pipelines/Pipelines.h"
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/AutoPlan.h"
 #include "autopar/Transforms/Planning/PlanReport.h"
+#include "autopar/Transforms/Planning/TrainingLoss.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
@@ -72,11 +74,54 @@ static json::Object predictionJson(const PlanPrediction &p) {
                       {"peak_at", p.peakAt}};
 }
 
+/// Prices the replicated, data and tensor plans on copies of `module`
+/// (unannotated), each annotated by the plan pipeline users run. A baseline
+/// that cannot run on this grid (a batch that does not divide over the
+/// devices) is reported as such, not as an error.
+static FailureOr<std::map<std::string, PlanPrediction>>
+priceBaselines(MLIRContext &ctx, ModuleOp module,
+               const AutoPlanOptions &options) {
+  std::map<std::string, PlanPrediction> baselines;
+  for (StringRef baseline : {"replicated", "data", "tensor"}) {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    PassManager pm(&ctx, ModuleOp::getOperationName());
+    PlanPipelineOptions pipeline;
+    pipeline.grid = formatGridShape(options.gridShape);
+    pipeline.plan = baseline.str();
+    buildPlanPipeline(pm, pipeline);
+    std::string firstError;
+    LogicalResult ran = success();
+    {
+      ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+        if (diag.getSeverity() == DiagnosticSeverity::Error &&
+            firstError.empty())
+          firstError = diag.str();
+        return success();
+      });
+      ran = pm.run(*copy);
+    }
+    PlanPrediction p;
+    if (failed(ran)) {
+      p.valid = false;
+      p.fits = false;
+      p.invalidReason =
+          firstError.empty() ? "the plan cannot be built" : firstError;
+      baselines[baseline.str()] = p;
+      continue;
+    }
+    FailureOr<PlanPrediction> priced = predictAnnotatedPlan(*copy, options);
+    if (failed(priced))
+      return failure();
+    baselines[baseline.str()] = *priced;
+  }
+  return baselines;
+}
+
 LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
                                  ArrayRef<int64_t> grid, StringRef plan,
                                  const std::optional<ClusterSpec> &cluster,
                                  PlanMode mode, bool quiet, PlanMetadata &meta,
-                                 bool fold, double timeLimitSeconds) {
+                                 const PlanSearchOptions &search) {
   meta.strategy = plan.str();
   meta.mode = stringifyPlanMode(mode).str();
   if (mode == PlanMode::Training)
@@ -93,13 +138,29 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
   AutoPlanOptions options;
   options.gridShape.assign(grid.begin(), grid.end());
   options.mode = mode;
-  options.foldRepeatedBlocks = fold;
-  options.timeLimitSeconds = timeLimitSeconds;
+  options.foldRepeatedBlocks = search.fold;
+  options.timeLimitSeconds = search.timeLimitSeconds;
+  options.precision = search.precision;
+  options.shardOptimizerState = search.shardOptimizer;
+  if (search.precision != PlanPrecision::Model)
+    meta.extra["precision"] = stringifyPlanPrecision(search.precision);
+  if (search.shardOptimizer)
+    meta.extra["optimizer"] = "sharded over each weight's replicas";
   if (cluster)
     options.cluster = *cluster;
   if (plan == "auto") {
     assert(cluster && "automatic planning needs a cluster");
     options.progress = quiet ? nullptr : &llvm::errs();
+    if (!quiet)
+      llvm::errs() << "autopar: pricing the replicated, data and tensor "
+                      "baselines\n";
+    FailureOr<std::map<std::string, PlanPrediction>> priced =
+        priceBaselines(ctx, module, options);
+    if (failed(priced)) {
+      if (!sawError)
+        emitDriverError(ctx) << "pricing the baselines failed";
+      return failure();
+    }
     FailureOr<AutoPlanResult> result = planAutomatically(module, options);
     if (failed(result)) {
       if (!sawError)
@@ -109,7 +170,7 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     meta.searchTimeSeconds = result->searchTimeSeconds;
     meta.extra["predicted"] = predictionJson(result->predicted);
     json::Object baselines;
-    for (const auto &[name, p] : result->baselines) {
+    for (const auto &[name, p] : *priced) {
       if (!p.valid) {
         baselines[name] = json::Object{
             {"valid", false}, {"reason", p.invalidReason}, {"fits", false}};
@@ -126,11 +187,10 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     meta.opDetails = std::move(result->opDetails);
     pm.addPass(createVerifyShardedPass());
   } else {
-    ApplyPlanPassOptions apply;
-    apply.grid = gridText;
-    apply.plan = plan.str();
-    pm.addPass(createApplyPlanPass(apply));
-    pm.addPass(createVerifyShardedPass());
+    PlanPipelineOptions pipeline;
+    pipeline.grid = gridText;
+    pipeline.plan = plan.str();
+    buildPlanPipeline(pm, pipeline);
   }
   if (failed(pm.run(module))) {
     if (!sawError)
@@ -183,6 +243,28 @@ int driver::planCommand(int argc, char **argv) {
       llvm::cl::desc("plan every op independently instead of sharing one "
                      "strategy among repeated blocks"),
       llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> precision(
+      "precision",
+      llvm::cl::desc("f32, f16 or bf16: compute, stored activations and "
+                     "communication are priced in that type; training keeps "
+                     "fp32 master weights, gradients and Adam states "
+                     "(default: the model's types)"),
+      llvm::cl::value_desc("type"), llvm::cl::init("model"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> loss(
+      "loss",
+      llvm::cl::desc("training: cross_entropy (over the last output, logits "
+                     "[..., V], against an added int64 'labels' input), mse "
+                     "(against an added 'target' input of the output's shape) "
+                     "or output (the output is the scalar loss); appended for "
+                     "planning, so no output is gathered"),
+      llvm::cl::value_desc("kind"), llvm::cl::cat(category));
+  static llvm::cl::opt<bool> distributedOptimizer(
+      "distributed-optimizer",
+      llvm::cl::desc("training: shard fp32 master weights and Adam states "
+                     "over each weight's replicas (Megatron's distributed "
+                     "optimizer, ZeRO-1)"),
+      llvm::cl::cat(category));
 
   if (std::optional<int> exit = parseCommandLine(
           argc, argv, "plan",
@@ -215,6 +297,30 @@ int driver::planCommand(int argc, char **argv) {
     printError("unknown --mode '" + mode + "': expected inference or training");
     return kErrorExitCode;
   }
+  std::optional<PlanPrecision> planPrecision =
+      symbolizePlanPrecision(precision);
+  if (!planPrecision) {
+    printError("unknown --precision '" + precision +
+               "': expected f32, f16 or bf16");
+    return kErrorExitCode;
+  }
+  std::optional<LossKind> lossKind;
+  if (!loss.empty()) {
+    lossKind = symbolizeLossKind(loss);
+    if (!lossKind) {
+      printError("unknown --loss '" + loss +
+                 "': expected cross_entropy, mse or output");
+      return kErrorExitCode;
+    }
+    if (*planMode != PlanMode::Training) {
+      printError("--loss needs --mode training");
+      return kErrorExitCode;
+    }
+  }
+  if (distributedOptimizer && *planMode != PlanMode::Training) {
+    printError("--distributed-optimizer needs --mode training");
+    return kErrorExitCode;
+  }
   std::string plan =
       common.plan.getNumOccurrences() ? common.plan.getValue() : "auto";
   FailureOr<uint64_t> seconds = parseUnsignedOption("time-limit", timeLimit);
@@ -244,8 +350,18 @@ int driver::planCommand(int argc, char **argv) {
   PlanMetadata meta;
   meta.modelSha256 = model->sha256;
   OwningOpRef<ModuleOp> module = model->module->clone();
+  if (lossKind) {
+    if (failed(appendTrainingLoss(*module, *lossKind)))
+      return kErrorExitCode;
+    meta.extra["loss"] = stringifyLossKind(*lossKind);
+  }
+  PlanSearchOptions search;
+  search.fold = !noFold;
+  search.timeLimitSeconds = double(*seconds);
+  search.precision = *planPrecision;
+  search.shardOptimizer = distributedOptimizer;
   if (failed(planModule(ctx, *module, *grid, plan, *spec, *planMode, quiet,
-                        meta, /*fold=*/!noFold, double(*seconds))))
+                        meta, search)))
     return kErrorExitCode;
 
   json::Value planJson = buildPlanJson(*module, meta);

@@ -29,6 +29,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -71,9 +72,23 @@ struct ClusterSpec {
   /// Where the description came from (a path), for reports.
   std::string source;
 
+  /// Peak FLOP/s per element type (`f64`, `f32`, `f16`, `bf16`); optional.
+  /// A type listed here replaces `flops` for ops computing in that type.
+  std::map<std::string, double> flopsByDtype;
+
   double getFlops(OpClass c) const {
     double f = classFlops[static_cast<unsigned>(c)];
     return f > 0 ? f : flops;
+  }
+  /// FLOP/s of class `c` computing in `dtype`: the class rate (calibrated
+  /// against `flops`) scaled by that type's peak over `flops`, or the type's
+  /// peak; `getFlops(c)` when the type has no rate of its own.
+  double getFlops(OpClass c, StringRef dtype) const {
+    auto it = flopsByDtype.find(dtype.str());
+    if (it == flopsByDtype.end())
+      return getFlops(c);
+    double f = classFlops[static_cast<unsigned>(c)];
+    return f > 0 && flops > 0 ? f * it->second / flops : it->second;
   }
   double getBandwidth(OpClass c) const {
     double b = classBandwidth[static_cast<unsigned>(c)];

@@ -46,6 +46,9 @@ OpWork getOpWork(Operation *op, const ShardingRule &rule, const LoopAxes &loops,
 /// bytes / class bandwidth), plus the per-op overhead; 0 for no work (views).
 double getComputeTime(const OpWork &work, OpClass c,
                       const ClusterSpec &cluster);
+/// The same, computing in `dtype` (its rate from `flops_by_dtype`).
+double getComputeTime(const OpWork &work, OpClass c, const ClusterSpec &cluster,
+                      StringRef dtype);
 
 /// Bytes of the local shard of a value of `type` under `sharding`.
 int64_t getLocalBytes(RankedTensorType type, ShardingAttr sharding,

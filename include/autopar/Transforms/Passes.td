@@ -9,6 +9,45 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AppendLossPass : Pass<"autopar-append-loss", "mlir::ModuleOp"> {
+  let summary = "end @main in a scalar training loss (for planning)";
+  let description = [{
+    Input contract: a module as produced by the importer, without shardings.
+    `@main` then returns only the scalar loss, so no model output has to be
+    gathered on every device:
+    - `cross_entropy`: token cross-entropy over the last output (logits
+      `[..., V]`) against a new int64 argument `labels` of the logits' shape
+      without the last dimension (mean over positions of
+      -log softmax(logits)[label]);
+    - `mse`: mean squared error of the single output against a new float
+      argument `target` of its shape;
+    - `output`: the single output already is the loss (must be a scalar).
+
+    Before (`--autopar-append-loss="loss=mse"`):
+    ```mlir
+    func.func @main(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+      %y = autopar.relu %x : (tensor<8x4xf32>) -> tensor<8x4xf32>
+      return %y : tensor<8x4xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @main(%x: tensor<8x4xf32>, %target: tensor<8x4xf32>) -> tensor<f32> {
+      %y = autopar.relu %x : (tensor<8x4xf32>) -> tensor<8x4xf32>
+      %d = autopar.sub %y, %target : ...
+      %s = autopar.mul %d, %d : ...
+      %l = autopar.reduce_mean %s {axes = array<i64: 0, 1>, keepdims = false} : ...
+      return %l : tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross_entropy\"",
+           "cross_entropy, mse or output">,
+  ];
+  let dependentDialects = ["mlir::autopar::AutoparDialect"];
+}
+
 def ApplyPlanPass : Pass<"autopar-apply-plan", "mlir::ModuleOp"> {
   let summary = "annotate every value with the sharding of a parallel plan";
   let description = [{
@@ -108,6 +147,15 @@ def AutoPlanPass : Pass<"autopar-auto-plan", "mlir::ModuleOp"> {
            "share one strategy among identical repeated blocks">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "emit a remark per op with its strategy and runner-up">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"model\"",
+           "model, f32, f16 or bf16: the type compute, stored activations "
+           "and communication are priced in">,
+    Option<"shardOptimizer", "shard-optimizer", "bool", /*default=*/"false",
+           "training: shard fp32 master weights and Adam states over each "
+           "weight's replicas (ZeRO-1)">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"600",
+           "seconds the solver may take; on expiry without a solution the "
+           "search fails saying so">,
   ];
   let dependentDialects = ["mlir::shard::ShardDialect",
                            "mlir::autopar::AutoparDialect"];

@@ -56,6 +56,20 @@ void AutoPlanPass::runOnOperation() {
   }
   options.mode = *planMode;
   options.foldRepeatedBlocks = fold;
+  std::optional<PlanPrecision> planPrecision =
+      symbolizePlanPrecision(precision);
+  if (!planPrecision) {
+    module.emitError() << "unknown precision '" << precision
+                       << "', expected model, f32, f16 or bf16";
+    return signalPassFailure();
+  }
+  options.precision = *planPrecision;
+  options.shardOptimizerState = shardOptimizer;
+  if (!(timeLimit > 0)) {
+    module.emitError() << "time-limit must be a positive number of seconds";
+    return signalPassFailure();
+  }
+  options.timeLimitSeconds = timeLimit;
   FailureOr<AutoPlanResult> result = planAutomatically(module, options);
   if (failed(result))
     return signalPassFailure();

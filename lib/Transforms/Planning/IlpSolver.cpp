@@ -74,8 +74,10 @@ IlpSolution mlir::autopar::solveIlp(const IlpProblem &problem,
   }
   const double *solution = Cbc_getColSolution(model);
   bool optimal = Cbc_isProvenOptimal(model);
+  bool timedOut = !optimal && Cbc_isSecondsLimitReached(model);
   if (!solution) {
-    result.status = IlpSolution::Status::Failed;
+    result.status =
+        timedOut ? IlpSolution::Status::TimeLimit : IlpSolution::Status::Failed;
     Cbc_deleteModel(model);
     return result;
   }
@@ -88,8 +90,13 @@ IlpSolution mlir::autopar::solveIlp(const IlpProblem &problem,
         std::fabs(result.values[c] - std::round(result.values[c])) > 1e-6)
       integral = false;
   if (!integral) {
-    result.status =
-        optimal ? IlpSolution::Status::Failed : IlpSolution::Status::Infeasible;
+    // Without an integer solution, only a proof says there is none: a
+    // solver stopped by its time limit says nothing about feasibility.
+    if (timedOut)
+      result.status = IlpSolution::Status::TimeLimit;
+    else
+      result.status = optimal ? IlpSolution::Status::Failed
+                              : IlpSolution::Status::Infeasible;
     Cbc_deleteModel(model);
     return result;
   }

@@ -50,7 +50,10 @@ public:
 };
 
 struct IlpSolution {
-  enum class Status { Optimal, Feasible, Infeasible, Failed } status;
+  /// Optimal: proven. Feasible: a solution, stopped at the time limit.
+  /// TimeLimit: stopped at the time limit without any solution (nothing is
+  /// known about feasibility). Infeasible: proven to have no solution.
+  enum class Status { Optimal, Feasible, TimeLimit, Infeasible, Failed } status;
   std::vector<double> values;
   double objective = 0;
   /// Relative gap between the solution and the proven bound (0 if optimal).

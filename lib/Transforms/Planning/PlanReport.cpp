@@ -305,6 +305,8 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
                         search->getInteger("variables").value_or(0),
                         search->getInteger("constraints").value_or(0),
                         root.getNumber("search_time_s").value_or(0));
+    if (std::optional<StringRef> space = search->getString("space"))
+      os << "  search space  " << *space << "\n";
     if (const json::Array *blocks = search->getArray("repeated_blocks"))
       for (const json::Value &bv : *blocks) {
         const json::Object *b = bv.getAsObject();
@@ -334,6 +336,16 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
         *grid, os, [&](const json::Value &v) { os << *v.getAsInteger(); }, "x");
   os << "\n  strategy: " << root->getString("strategy").value_or("") << "\n";
   os << "  mode:     " << root->getString("mode").value_or("") << "\n";
+  if (std::optional<StringRef> precision = root->getString("precision"))
+    os << "  precision: " << *precision
+       << (root->getString("mode") == "training"
+               ? " (master weights, gradients and Adam states fp32)"
+               : "")
+       << "\n";
+  if (std::optional<StringRef> loss = root->getString("loss"))
+    os << "  loss:      " << *loss << "\n";
+  if (std::optional<StringRef> optimizer = root->getString("optimizer"))
+    os << "  optimizer: " << *optimizer << "\n";
   if (const json::Object *pred = root->getObject("predicted"))
     os << "  communication per device: "
        << pred->getInteger("comm_bytes_per_device").value_or(0) << " bytes\n";

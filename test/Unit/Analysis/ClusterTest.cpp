@@ -68,6 +68,49 @@ TEST_CASE("cluster json: a valid description", "[cluster]") {
   CHECK(cluster->axes[1].latency == 0);
 }
 
+TEST_CASE("cluster json: per-type rates", "[cluster]") {
+  std::string error;
+  FailureOr<ClusterSpec> cluster = parseClusterJson(
+      parse(R"({"device": {"flops": 1e12, "memory_bytes": 1,
+                           "memory_bandwidth": 1,
+                           "flops_by_class": {"matmul": 5e11},
+                           "flops_by_dtype": {"bf16": 4e12, "f32": 1e12}},
+                "axes": []})"),
+      0, error);
+  REQUIRE(succeeded(cluster));
+  // A type's peak replaces `flops`; a calibrated class keeps its efficiency
+  // (matmul at half the peak).
+  CHECK(cluster->getFlops(OpClass::Elementwise, "bf16") == 4e12);
+  CHECK(cluster->getFlops(OpClass::MatMul, "bf16") == 2e12);
+  CHECK(cluster->getFlops(OpClass::MatMul, "f32") == 5e11);
+  // A type without a rate of its own: the class rate.
+  CHECK(cluster->getFlops(OpClass::MatMul, "f16") == 5e11);
+  CHECK(cluster->getFlops(OpClass::Reduction, "f16") == 1e12);
+  // Printed and read back.
+  FailureOr<ClusterSpec> again =
+      parseClusterJson(clusterToJson(*cluster), 0, error);
+  REQUIRE(succeeded(again));
+  CHECK(again->flopsByDtype == cluster->flopsByDtype);
+
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,
+                                "memory_bandwidth": 1,
+                                "flops_by_dtype": {"fp8": 1}},
+                    "axes": []})",
+                0) == "unknown element type 'fp8' in device.flops_by_dtype "
+                      "(expected f64, f32, f16 or bf16)");
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,
+                                "memory_bandwidth": 1,
+                                "flops_by_dtype": {"bf16": -1}},
+                    "axes": []})",
+                0) == "device.flops_by_dtype.bf16 must be a positive number, "
+                      "got -1");
+  CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,
+                                "memory_bandwidth": 1,
+                                "flops_by_dtype": [1]},
+                    "axes": []})",
+                0) == "device.flops_by_dtype must be an object, got [1]");
+}
+
 TEST_CASE("cluster json: errors name the field and the value", "[cluster]") {
   CHECK(errorOf(kTwoAxes, 1) == "cluster has 2 axes, grid has 1");
   CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,

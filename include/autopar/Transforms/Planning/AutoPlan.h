@@ -39,10 +39,28 @@ enum class PlanMode { Inference, Training };
 StringRef stringifyPlanMode(PlanMode mode);
 std::optional<PlanMode> symbolizePlanMode(StringRef name);
 
+/// The floating-point type a plan computes, stores activations and
+/// communicates in. `Model`: each value's own type.
+enum class PlanPrecision { Model, F32, F16, BF16 };
+/// `model`, `f32`, `f16` or `bf16`.
+StringRef stringifyPlanPrecision(PlanPrecision precision);
+std::optional<PlanPrecision> symbolizePlanPrecision(StringRef name);
+
 struct AutoPlanOptions {
   SmallVector<int64_t> gridShape;
   ClusterSpec cluster;
   PlanMode mode = PlanMode::Inference;
+  /// Compute, stored activations and communication use this type (float
+  /// values only). In training, master weights, accumulated gradients and
+  /// Adam states stay fp32 (Megatron's count: 18 bytes per parameter in 16-bit
+  /// precision, 16 in f32).
+  PlanPrecision precision = PlanPrecision::Model;
+  /// Training: the fp32 master weights and Adam states of a weight are
+  /// sharded over the devices that hold identical replicas of it (ZeRO-1,
+  /// Megatron's distributed optimizer: 6 + 12/d bytes per parameter); the
+  /// gradient all-reduce becomes a reduce-scatter plus an all-gather of the
+  /// same volume.
+  bool shardOptimizerState = false;
   /// Share one strategy among repeated blocks (off: solve the unrolled
   /// problem, for tests and for checking the folding).
   bool foldRepeatedBlocks = true;
@@ -75,8 +93,6 @@ struct PlanPrediction {
 
 struct AutoPlanResult {
   PlanPrediction predicted;
-  /// replicated, data, tensor (priced by the same model).
-  std::map<std::string, PlanPrediction> baselines;
   double searchTimeSeconds = 0;
   /// Details for the report (search, memory, per-op decisions): merged into
   /// plan.json by the caller.

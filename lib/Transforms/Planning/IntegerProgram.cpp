@@ -1,0 +1,296 @@
+//===- IntegerProgram.cpp - the plan search as an integer program ---------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "IntegerProgram.h"
+
+#include <map>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::planning;
+
+SolvedProgram mlir::autopar::planning::solvePlanProgram(
+    const StrategyGraph &graph, const PlanPricer &pricer, double memoryLimit,
+    bool minimizeMemory, double timeLimitSeconds) {
+  const std::vector<Node> &nodes = graph.nodes;
+  const std::vector<Edge> &edges = graph.edges;
+  auto nodeCost = [&](unsigned n, unsigned s) { return pricer.nodeCost(n, s); };
+  auto edgeCost = [&](const Edge &e, unsigned s, unsigned t) {
+    return pricer.edgeCost(e, s, t);
+  };
+  auto valueBytes = [&](unsigned n, unsigned r, ShardingAttr layout) {
+    return pricer.valueBytes(n, r, layout);
+  };
+  auto transientBytes = [&](const Edge &e, unsigned s, unsigned t) {
+    return pricer.transientBytes(e, s, t);
+  };
+  IlpProblem ilp;
+  // Multiplicity of each folded node.
+  std::vector<double> mult(nodes.size(), 0);
+  for (const Node &node : nodes)
+    mult[node.rep] += 1;
+  // x variables (-1: a single strategy, fixed).
+  std::vector<std::vector<int>> x(nodes.size());
+  double objScale = minimizeMemory ? 0 : 1e6; // microseconds
+  // The part of the objective no variable controls.
+  double objConstant = 0;
+  for (unsigned n = 0; n < nodes.size(); ++n) {
+    if (nodes[n].rep != n)
+      continue;
+    size_t k = nodes[n].strategies.size();
+    if (k == 1) {
+      x[n] = {-1};
+      objConstant += objScale * mult[n] * nodeCost(n, 0);
+      continue;
+    }
+    std::vector<int> cols;
+    std::vector<double> ones(k, 1.0);
+    for (unsigned s = 0; s < k; ++s)
+      cols.push_back(ilp.addVariable(objScale * mult[n] * nodeCost(n, s),
+                                     /*integer=*/true));
+    ilp.addRow(cols, ones, 'E', 1);
+    x[n] = std::move(cols);
+  }
+
+  // A linear expression over the variables, plus a constant.
+  struct Expr {
+    std::map<int, double> terms;
+    double constant = 0;
+  };
+  auto addX = [&](Expr &expr, unsigned n, unsigned s, double c) {
+    if (c == 0)
+      return;
+    if (x[n].size() == 1 && x[n][0] == -1)
+      expr.constant += c;
+    else
+      expr.terms[x[n][s]] += c;
+  };
+
+  // Folded edges with multiplicities.
+  std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>, double>
+      foldedCount;
+  std::vector<unsigned> edgeToFolded(edges.size());
+  std::vector<std::tuple<unsigned, unsigned, unsigned, unsigned>> foldedKeys;
+  {
+    std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>, unsigned> ids;
+    for (auto [i, e] : llvm::enumerate(edges)) {
+      auto key = std::make_tuple(nodes[e.producer].rep, e.result,
+                                 nodes[e.consumer].rep, e.operand);
+      auto [it, inserted] = ids.try_emplace(key, foldedKeys.size());
+      if (inserted)
+        foldedKeys.push_back(key);
+      edgeToFolded[i] = it->second;
+      foldedCount[key] += 1;
+    }
+  }
+  // Per folded edge: groups of producer strategies (by layout) and consumer
+  // strategies (by required layout and gradient layout), and e variables
+  // over group pairs when both sides vary.
+  struct FoldedEdge {
+    Edge edge;
+    std::vector<unsigned> prodGroup, consGroup; ///< strategy -> group
+    std::vector<unsigned> prodRep, consRep;     ///< group -> a strategy
+    std::vector<int> e;                         ///< g * |H| + h -> column
+    bool self = false;
+  };
+  std::vector<FoldedEdge> folded(foldedKeys.size());
+  Expr objective;
+  for (auto [i, key] : llvm::enumerate(foldedKeys)) {
+    auto [p, r, c, o] = key;
+    FoldedEdge &fe = folded[i];
+    fe.edge = {p, r, c, o};
+    fe.self = p == c;
+    llvm::DenseMap<Attribute, unsigned> pg;
+    for (const Strategy &s : nodes[p].strategies) {
+      auto [it, ins] = pg.try_emplace(s.results[r], fe.prodRep.size());
+      if (ins)
+        fe.prodRep.push_back(&s - nodes[p].strategies.data());
+      fe.prodGroup.push_back(it->second);
+    }
+    llvm::DenseMap<std::pair<Attribute, Attribute>, unsigned> cg;
+    for (const Strategy &s : nodes[c].strategies) {
+      auto [it, ins] =
+          cg.try_emplace({s.operands[o], s.grads[o]}, fe.consRep.size());
+      if (ins)
+        fe.consRep.push_back(&s - nodes[c].strategies.data());
+      fe.consGroup.push_back(it->second);
+    }
+    double m = foldedCount[key];
+    size_t G = fe.prodRep.size(), H = fe.consRep.size();
+    bool pFixed = x[p].size() == 1 && x[p][0] == -1;
+    bool cFixed = x[c].size() == 1 && x[c][0] == -1;
+    if (fe.self || G == 1 || H == 1 || pFixed || cFixed)
+      continue; // linear in the x's (handled by the callers below)
+    fe.e.assign(G * H, -1);
+    for (size_t g = 0; g < G; ++g)
+      for (size_t h = 0; h < H; ++h) {
+        double cost = minimizeMemory
+                          ? 0
+                          : objScale * m *
+                                edgeCost(fe.edge, fe.prodRep[g], fe.consRep[h]);
+        fe.e[g * H + h] = ilp.addVariable(cost, /*integer=*/false);
+      }
+    // Marginals: sum_h e(g,h) = sum_{s in g} x(p,s); likewise for h.
+    for (size_t g = 0; g < G; ++g) {
+      std::vector<int> cols;
+      std::vector<double> coefs;
+      for (size_t h = 0; h < H; ++h) {
+        cols.push_back(fe.e[g * H + h]);
+        coefs.push_back(1);
+      }
+      for (unsigned s = 0; s < fe.prodGroup.size(); ++s)
+        if (fe.prodGroup[s] == g) {
+          cols.push_back(x[p][s]);
+          coefs.push_back(-1);
+        }
+      ilp.addRow(cols, coefs, 'E', 0);
+    }
+    for (size_t h = 0; h < H; ++h) {
+      std::vector<int> cols;
+      std::vector<double> coefs;
+      for (size_t g = 0; g < G; ++g) {
+        cols.push_back(fe.e[g * H + h]);
+        coefs.push_back(1);
+      }
+      for (unsigned t = 0; t < fe.consGroup.size(); ++t)
+        if (fe.consGroup[t] == h) {
+          cols.push_back(x[c][t]);
+          coefs.push_back(-1);
+        }
+      ilp.addRow(cols, coefs, 'E', 0);
+    }
+  }
+  // f(s, t) over a folded edge as a linear expression.
+  auto addEdgeTerm = [&](Expr &expr, const FoldedEdge &fe, double m, auto f) {
+    unsigned p = fe.edge.producer, c = fe.edge.consumer;
+    if (fe.self) {
+      for (unsigned s = 0; s < nodes[p].strategies.size(); ++s)
+        addX(expr, p, s, m * f(s, s));
+      return;
+    }
+    if (!fe.e.empty()) {
+      size_t H = fe.consRep.size();
+      for (size_t g = 0; g < fe.prodRep.size(); ++g)
+        for (size_t h = 0; h < H; ++h) {
+          double v = m * f(fe.prodRep[g], fe.consRep[h]);
+          if (v != 0)
+            expr.terms[fe.e[g * H + h]] += v;
+        }
+      return;
+    }
+    bool pFixed = x[p].size() == 1 && x[p][0] == -1;
+    bool cFixed = x[c].size() == 1 && x[c][0] == -1;
+    if (pFixed && cFixed) {
+      expr.constant += m * f(0, 0);
+    } else if (pFixed || fe.prodRep.size() == 1) {
+      // Only the consumer matters (every producer strategy gives the same
+      // layout): pick any producer strategy.
+      unsigned s = pFixed ? 0 : fe.prodRep[0];
+      for (unsigned t = 0; t < nodes[c].strategies.size(); ++t)
+        addX(expr, c, t, m * f(s, t));
+    } else {
+      unsigned t = cFixed ? 0 : fe.consRep[0];
+      for (unsigned s = 0; s < nodes[p].strategies.size(); ++s)
+        addX(expr, p, s, m * f(s, t));
+    }
+  };
+  if (!minimizeMemory)
+    for (FoldedEdge &fe : folded) {
+      if (!fe.e.empty())
+        continue; // priced on the e variables
+      auto key = std::make_tuple(fe.edge.producer, fe.edge.result,
+                                 fe.edge.consumer, fe.edge.operand);
+      addEdgeTerm(
+          objective, fe, objScale * foldedCount[key],
+          [&](unsigned s, unsigned t) { return edgeCost(fe.edge, s, t); });
+    }
+  for (auto [col, c] : objective.terms)
+    ilp.addObjective(col, c);
+  objConstant += objective.constant;
+
+  // Memory rows, deduplicated.
+  double scale = 1e-9; // gigabytes keep the coefficients well scaled
+  int peakVar = -1;
+  if (minimizeMemory)
+    peakVar = ilp.addVariable(1.0, /*integer=*/false, 0, 1e30);
+  if (memoryLimit >= 0 || minimizeMemory) {
+    Expr base;
+    for (auto [n, r] : graph.persistent) {
+      unsigned rep = nodes[n].rep;
+      for (unsigned s = 0; s < nodes[rep].strategies.size(); ++s)
+        addX(base, rep, s,
+             scale * valueBytes(n, r, nodes[n].strategies[s].results[r]));
+    }
+    std::set<std::vector<std::pair<int, double>>> seen;
+    for (const LivenessPoint &pt : graph.points) {
+      Expr row = base;
+      for (auto [n, r] : pt.live) {
+        unsigned rep = nodes[n].rep;
+        for (unsigned s = 0; s < nodes[rep].strategies.size(); ++s)
+          addX(row, rep, s,
+               scale * valueBytes(n, r, nodes[n].strategies[s].results[r]));
+      }
+      for (unsigned e : pt.transient) {
+        const FoldedEdge &fe = folded[edgeToFolded[e]];
+        const Edge &orig = edges[e];
+        addEdgeTerm(row, fe, scale, [&](unsigned s, unsigned t) {
+          return transientBytes(orig, s, t);
+        });
+      }
+      std::vector<std::pair<int, double>> key(row.terms.begin(),
+                                              row.terms.end());
+      key.push_back({-1, row.constant});
+      if (!seen.insert(key).second)
+        continue;
+      std::vector<int> cols;
+      std::vector<double> coefs;
+      for (auto [col, c] : row.terms) {
+        cols.push_back(col);
+        coefs.push_back(c);
+      }
+      if (minimizeMemory) {
+        cols.push_back(peakVar);
+        coefs.push_back(-1);
+        ilp.addRow(cols, coefs, 'L', -row.constant);
+      } else {
+        ilp.addRow(cols, coefs, 'L', scale * memoryLimit - row.constant);
+      }
+    }
+  }
+
+  SolvedProgram result;
+  result.variables = ilp.getNumVariables();
+  result.rows = ilp.getNumRows();
+  IlpSolution sol;
+  if (ilp.getNumVariables() == 0) {
+    // Nothing to choose (a grid of one device).
+    sol.status = IlpSolution::Status::Optimal;
+    bool fits = true;
+    for (const IlpProblem::Row &row : ilp.rows)
+      fits &= row.sense != 'L' || row.rhs >= 0;
+    if (!fits)
+      sol.status = IlpSolution::Status::Infeasible;
+  } else {
+    sol = solveIlp(ilp, timeLimitSeconds);
+  }
+  result.status = sol.status;
+  result.gap = sol.gap;
+  result.objective = sol.objective + objConstant;
+  if (sol.status != IlpSolution::Status::Optimal &&
+      sol.status != IlpSolution::Status::Feasible)
+    return result;
+  std::vector<unsigned> repChoice(nodes.size(), 0);
+  for (unsigned n = 0; n < nodes.size(); ++n) {
+    if (nodes[n].rep != n || x[n][0] == -1)
+      continue;
+    for (unsigned s = 0; s < x[n].size(); ++s)
+      if (sol.values[x[n][s]] > 0.5)
+        repChoice[n] = s;
+  }
+  result.choice = graph.expand(repChoice);
+  return result;
+}

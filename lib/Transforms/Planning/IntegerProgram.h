@@ -1,0 +1,47 @@
+//===- IntegerProgram.h - the plan search as an integer program -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The exact search over a (folded) strategy graph: binaries x(node, strategy)
+// with one per representative node, continuous e(edge, producer layout,
+// consumer layout) tied to them (the marginals of e are the x's), objective =
+// compute + collectives, and one memory row per distinct liveness point;
+// solved by COIN-OR CBC.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_LIB_TRANSFORMS_PLANNING_INTEGERPROGRAM_H
+#define AUTOPAR_LIB_TRANSFORMS_PLANNING_INTEGERPROGRAM_H
+
+#include "IlpSolver.h"
+#include "Pricing.h"
+
+namespace mlir::autopar::planning {
+
+/// The outcome of one solve.
+struct SolvedProgram {
+  /// The choice, expanded to every node (empty without a solution).
+  Choice choice;
+  IlpSolution::Status status = IlpSolution::Status::Failed;
+  /// Microseconds of step time (0 when minimizing memory).
+  double objective = 0;
+  double gap = 0;
+  size_t variables = 0, rows = 0;
+  /// Whether a choice came back (optimal, or feasible at the time limit).
+  bool hasSolution() const {
+    return status == IlpSolution::Status::Optimal ||
+           status == IlpSolution::Status::Feasible;
+  }
+};
+
+/// Solves the program over `graph`; `memoryLimit` < 0 means unconstrained,
+/// `minimizeMemory` finds the smallest peak instead of the fastest plan.
+SolvedProgram solvePlanProgram(const StrategyGraph &graph,
+                               const PlanPricer &pricer, double memoryLimit,
+                               bool minimizeMemory, double timeLimitSeconds);
+
+} // namespace mlir::autopar::planning
+
+#endif // AUTOPAR_LIB_TRANSFORMS_PLANNING_INTEGERPROGRAM_H

@@ -1,0 +1,137 @@
+//===- Pricing.cpp - time and memory of a choice --------------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "Pricing.h"
+
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::planning;
+
+/// Bytes per parameter of the fp32 gradient accumulated over a step.
+static constexpr double kGradientBytesPerParameter = 4;
+/// Adam's fp32 momentum and variance.
+static constexpr double kAdamBytesPerParameter = 8;
+/// The fp32 master copy a 16-bit weight is updated through.
+static constexpr double kMasterBytesPerParameter = 4;
+/// Backward compute relative to forward (two matmuls per forward matmul).
+static constexpr double kBackwardComputeFactor = 2;
+
+const ReshardCost &PlanPricer::reshard(RankedTensorType type, ShardingAttr from,
+                                       ShardingAttr to) const {
+  auto key = std::make_tuple(Type(type), Attribute(from), Attribute(to));
+  auto it = reshardCache.find(key);
+  if (it != reshardCache.end())
+    return it->second;
+  ReshardCost cost =
+      getReshardCost(type, from, to, graph.gridShape, options.cluster);
+  return reshardCache.try_emplace(key, cost).first->second;
+}
+
+double PlanPricer::nodeCost(unsigned n, unsigned s) const {
+  double c = graph.nodes[n].strategies[s].compute;
+  return options.mode == PlanMode::Training ? c * (1 + kBackwardComputeFactor)
+                                            : c;
+}
+
+double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t) const {
+  const Node &p = graph.nodes[e.producer];
+  const Node &c = graph.nodes[e.consumer];
+  RankedTensorType type = graph.pricedTypeOf(e.producer, e.result);
+  ShardingAttr have = p.strategies[s].results[e.result];
+  const Strategy &cs = c.strategies[t];
+  double cost = reshard(type, have, cs.operands[e.operand]).time;
+  if (options.mode != PlanMode::Training)
+    return cost;
+  if (p.kind == NodeKind::Weight)
+    cost *= 2; // gathered again for the backward pass (FSDP)
+  if (p.kind == NodeKind::Input || p.kind == NodeKind::Constant ||
+      c.kind == NodeKind::Output)
+    return cost;
+  cost += reshard(type, cs.grads[e.operand], have.withoutPartial()).time;
+  return cost;
+}
+
+double PlanPricer::valueBytes(unsigned n, unsigned r,
+                              ShardingAttr layout) const {
+  RankedTensorType type = graph.pricedTypeOf(n, r);
+  double bytes = getLocalBytes(type, layout, graph.gridShape);
+  if (options.mode != PlanMode::Training ||
+      graph.nodes[n].kind != NodeKind::Weight ||
+      !isa<FloatType>(type.getElementType()))
+    return bytes;
+  // Megatron's count: the weight in the plan's precision, its fp32
+  // accumulated gradient, Adam's fp32 states and, below 32 bits, an fp32
+  // master copy; 18 bytes per parameter in 16 bits, 16 in f32. A sharded
+  // optimizer divides the fp32 states over the weight's replicas.
+  double weightBytes = getElementBytes(type.getElementType());
+  double parameters = bytes / weightBytes;
+  double optimizer =
+      kAdamBytesPerParameter + (weightBytes < 4 ? kMasterBytesPerParameter : 0);
+  if (options.shardOptimizerState) {
+    int64_t replicas = 1;
+    for (auto [axis, size] : llvm::enumerate(graph.gridShape)) {
+      bool splits = false;
+      for (int64_t d = 0; d < layout.getRank(); ++d)
+        splits |= llvm::is_contained(layout.getDimAxes(d), (int64_t)axis);
+      if (!splits)
+        replicas *= size;
+    }
+    optimizer /= replicas;
+  }
+  return parameters * (weightBytes + kGradientBytesPerParameter + optimizer);
+}
+
+double PlanPricer::transientBytes(const Edge &e, unsigned s, unsigned t) const {
+  ShardingAttr have = graph.nodes[e.producer].strategies[s].results[e.result];
+  ShardingAttr want = graph.nodes[e.consumer].strategies[t].operands[e.operand];
+  if (have == want)
+    return 0;
+  return getLocalBytes(graph.pricedTypeOf(e.producer, e.result), want,
+                       graph.gridShape);
+}
+
+PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
+  PlanPrediction p;
+  for (unsigned n = 0; n < graph.nodes.size(); ++n)
+    p.computeTime += nodeCost(n, choice[n]);
+  for (const Edge &e : graph.edges)
+    p.commTime += edgeCost(e, choice[e.producer], choice[e.consumer]);
+  p.stepTime = p.computeTime + p.commTime;
+  double base = 0, params = 0;
+  for (auto [n, r] : graph.persistent) {
+    double b =
+        valueBytes(n, r, graph.nodes[n].strategies[choice[n]].results[r]);
+    base += b;
+    if (graph.nodes[n].kind == NodeKind::Weight)
+      params += b;
+  }
+  double peak = -1;
+  for (const LivenessPoint &pt : graph.points) {
+    double bytes = base;
+    for (auto [n, r] : pt.live)
+      bytes +=
+          valueBytes(n, r, graph.nodes[n].strategies[choice[n]].results[r]);
+    for (unsigned e : pt.transient)
+      bytes += transientBytes(graph.edges[e], choice[graph.edges[e].producer],
+                              choice[graph.edges[e].consumer]);
+    if (bytes > peak) {
+      peak = bytes;
+      p.peakAt = graph.nodes[pt.node].name;
+    }
+  }
+  if (peak < 0)
+    peak = base;
+  p.peakMemoryBytes = static_cast<int64_t>(std::llround(peak));
+  p.parameterStateBytes = static_cast<int64_t>(std::llround(params));
+  p.activationBytes = p.peakMemoryBytes - p.parameterStateBytes;
+  p.fits = options.cluster.memoryBytes <= 0 ||
+           p.peakMemoryBytes <= options.cluster.memoryBytes;
+  return p;
+}

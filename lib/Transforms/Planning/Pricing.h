@@ -1,0 +1,57 @@
+//===- Pricing.h - time and memory of a choice ------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The prices the planner optimizes: seconds per node strategy and per edge
+// (the collectives a pair of layouts implies), bytes per stored value and per
+// resharded copy, and the full prediction of a choice (step time and the peak
+// over all liveness points). The integer program and the self-check after it
+// both read these, so the program's objective is the plan's price.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_LIB_TRANSFORMS_PLANNING_PRICING_H
+#define AUTOPAR_LIB_TRANSFORMS_PLANNING_PRICING_H
+
+#include "StrategyGraph.h"
+
+#include "autopar/Analysis/CostModel.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <tuple>
+
+namespace mlir::autopar::planning {
+
+class PlanPricer {
+public:
+  explicit PlanPricer(const StrategyGraph &graph)
+      : graph(graph), options(graph.options) {}
+
+  /// Seconds of node `n` under strategy `s` (training: forward + backward).
+  double nodeCost(unsigned n, unsigned s) const;
+  /// Communication seconds of edge `e` when its ends use strategies s and t.
+  double edgeCost(const Edge &e, unsigned s, unsigned t) const;
+  /// Bytes a value takes per device (training: weights hold their
+  /// optimizer state too).
+  double valueBytes(unsigned n, unsigned r, ShardingAttr layout) const;
+  /// Extra bytes at the consumer of `e` for a resharded copy.
+  double transientBytes(const Edge &e, unsigned s, unsigned t) const;
+  /// Step time and peak memory of a complete choice.
+  PlanPrediction evaluate(const Choice &choice) const;
+
+private:
+  const ReshardCost &reshard(RankedTensorType type, ShardingAttr from,
+                             ShardingAttr to) const;
+
+  const StrategyGraph &graph;
+  const AutoPlanOptions &options;
+  mutable DenseMap<std::tuple<Type, Attribute, Attribute>, ReshardCost>
+      reshardCache;
+};
+
+} // namespace mlir::autopar::planning
+
+#endif // AUTOPAR_LIB_TRANSFORMS_PLANNING_PRICING_H

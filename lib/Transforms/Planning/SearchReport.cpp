@@ -1,0 +1,85 @@
+//===- SearchReport.cpp - why the planner chose what it chose -------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "SearchReport.h"
+
+#include "autopar/Transforms/Planning/PlanReport.h"
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::planning;
+namespace json = llvm::json;
+
+/// `in [0,_] [_,1] -> out [0,1]` (compute) or `[0,_]` (a stored layout).
+static std::string strategyText(const Strategy &s, bool compute) {
+  if (!compute)
+    return formatShardingText(s.results[0]);
+  std::string out = "in";
+  for (ShardingAttr a : s.operands)
+    out += " " + formatShardingText(a);
+  out += " -> out";
+  for (ShardingAttr a : s.results)
+    out += " " + formatShardingText(a);
+  return out;
+}
+
+void mlir::autopar::planning::describeDecisions(
+    const StrategyGraph &graph, const PlanPricer &pricer, const Choice &choice,
+    std::map<Operation *, json::Object> &details) {
+  const std::vector<Node> &nodes = graph.nodes;
+  const std::vector<Edge> &edges = graph.edges;
+  for (unsigned n = 0; n < nodes.size(); ++n) {
+    const Node &node = nodes[n];
+    if (node.kind != NodeKind::Compute && node.kind != NodeKind::Weight)
+      continue;
+    // Cost of this node's strategy s with every neighbour fixed.
+    auto localCost = [&](unsigned s) {
+      double c = pricer.nodeCost(n, s);
+      for (unsigned e : graph.inEdges[n])
+        c += pricer.edgeCost(edges[e], choice[edges[e].producer], s);
+      for (unsigned e : graph.outEdges[n])
+        c += pricer.edgeCost(edges[e], s, choice[edges[e].consumer]);
+      return c;
+    };
+    unsigned chosen = choice[n];
+    double cost = localCost(chosen);
+    bool compute = node.kind == NodeKind::Compute;
+    json::Object o{{"strategy", strategyText(node.strategies[chosen], compute)},
+                   {"cost_s", cost}};
+    if (compute) {
+      json::Array loops;
+      for (const SmallVector<int64_t> &axes : node.strategies[chosen].loops) {
+        json::Array a;
+        for (int64_t axis : axes)
+          a.push_back(axis);
+        loops.push_back(std::move(a));
+      }
+      o["loops"] = std::move(loops);
+      o["compute_s"] = pricer.nodeCost(n, chosen);
+    }
+    std::optional<unsigned> best;
+    double bestCost = 0;
+    for (unsigned s = 0; s < node.strategies.size(); ++s) {
+      if (s == chosen)
+        continue;
+      double c = localCost(s);
+      if (!best || c < bestCost) {
+        best = s;
+        bestCost = c;
+      }
+    }
+    if (best)
+      o["runner_up"] = json::Object{
+          {"strategy", strategyText(node.strategies[*best], compute)},
+          {"cost_s", bestCost},
+          {"cost_delta_s", bestCost - cost}};
+    else
+      o["runner_up"] = nullptr;
+    if (node.rep != n)
+      o["shares_strategy_with"] = nodes[node.rep].name;
+    details[node.op] = std::move(o);
+  }
+}

@@ -1,0 +1,33 @@
+//===- SearchReport.h - why the planner chose what it chose -----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The per-op part of the plan report: each op's chosen strategy, its cost
+// with every neighbour fixed, and the runner-up. PlanReport.cpp merges these
+// into plan.json and plan.txt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_LIB_TRANSFORMS_PLANNING_SEARCHREPORT_H
+#define AUTOPAR_LIB_TRANSFORMS_PLANNING_SEARCHREPORT_H
+
+#include "Pricing.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <map>
+
+namespace mlir::autopar::planning {
+
+/// Fills `details` with the decision of every compute op and weight of
+/// `choice`: strategy, cost, loops, runner-up and the node it shares its
+/// strategy with.
+void describeDecisions(const StrategyGraph &graph, const PlanPricer &pricer,
+                       const Choice &choice,
+                       std::map<Operation *, llvm::json::Object> &details);
+
+} // namespace mlir::autopar::planning
+
+#endif // AUTOPAR_LIB_TRANSFORMS_PLANNING_SEARCHREPORT_H

@@ -1,0 +1,471 @@
+//===- StrategyGraph.cpp - the planning problem as a graph ----------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Builds the strategy graph of @main:
+//   1. nodes in program order: runtime inputs, weights, constants, compute
+//      ops, and the return (which wants every output replicated);
+//   2. strategies per node: for a compute op, every assignment of the active
+//      grid axes to its splittable loops that divides the loop extents (the
+//      op's sharding rule gives the operand and result layouts); for an
+//      input or a weight, every layout that divides; a constant stays
+//      replicated;
+//   3. liveness points, at which the memory rows are counted.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StrategyGraph.h"
+
+#include "autopar/Analysis/CostModel.h"
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::planning;
+
+/// Local layouts of a value: per active axis, a dimension or none.
+static void enumerateLayouts(RankedTensorType type,
+                             ArrayRef<int64_t> activeAxes,
+                             ArrayRef<int64_t> gridShape, MLIRContext *ctx,
+                             SmallVectorImpl<ShardingAttr> &out) {
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> choice(activeAxes.size(), -1);
+  while (true) {
+    SmallVector<SmallVector<int64_t>> dims(rank);
+    for (auto [i, axis] : llvm::enumerate(activeAxes))
+      if (choice[i] >= 0)
+        dims[choice[i]].push_back(axis);
+    bool ok = true;
+    for (int64_t d = 0; d < rank && ok; ++d) {
+      int64_t n = getGroupSize(dims[d], gridShape);
+      ok = type.getDimSize(d) > 0 && type.getDimSize(d) % n == 0;
+    }
+    if (ok)
+      out.push_back(ShardingAttr::get(ctx, dims, {}));
+    // Next choice (odometer over -1..rank-1).
+    unsigned i = 0;
+    for (; i < choice.size(); ++i) {
+      if (++choice[i] < rank)
+        break;
+      choice[i] = -1;
+    }
+    if (i == choice.size())
+      break;
+  }
+}
+
+StrategyGraph::StrategyGraph(func::FuncOp func, const AutoPlanOptions &options)
+    : func(func), ctx(func.getContext()), options(options),
+      gridShape(options.gridShape) {
+  for (int64_t a = 0; a < (int64_t)gridShape.size(); ++a)
+    if (gridShape[a] > 1)
+      activeAxes.push_back(a);
+}
+
+Type StrategyGraph::getPricedElementType(Type type) const {
+  if (!isa<FloatType>(type))
+    return type;
+  switch (options.precision) {
+  case PlanPrecision::Model:
+    return type;
+  case PlanPrecision::F32:
+    return Float32Type::get(ctx);
+  case PlanPrecision::F16:
+    return Float16Type::get(ctx);
+  case PlanPrecision::BF16:
+    return BFloat16Type::get(ctx);
+  }
+  llvm_unreachable("unknown precision");
+}
+
+/// `f32`, `bf16`, ...: the key of `flops_by_dtype` (empty for non-floats).
+static std::string getDtypeName(Type type) {
+  if (!isa<FloatType>(type))
+    return "";
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  type.print(os);
+  return name;
+}
+
+size_t StrategyGraph::getNumReps() const {
+  size_t n = 0;
+  for (unsigned i = 0; i < nodes.size(); ++i)
+    n += nodes[i].rep == i;
+  return n;
+}
+
+ShardingAttr StrategyGraph::gradLayout(const ShardingRule &rule,
+                                       unsigned operand, const LoopAxes &loops,
+                                       ShardingAttr required) const {
+  // The gradient of an operand is summed over the loops its map does not
+  // walk: axes splitting them leave it a pending sum (the data axis for a
+  // weight: the gradient all-reduce).
+  SmallVector<bool> walked(rule.getNumLoops(), false);
+  for (int64_t d = 0; d < required.getRank(); ++d)
+    if (std::optional<unsigned> l = rule.getOperandLoop(operand, d))
+      walked[*l] = true;
+  SmallVector<int64_t> partial;
+  bool additive = required.isPartial();
+  for (unsigned l = 0; l < rule.getNumLoops(); ++l) {
+    if (walked[l] || (additive && rule.isReduction(l)))
+      continue;
+    llvm::append_range(partial, loops[l]);
+  }
+  llvm::sort(partial);
+  SmallVector<SmallVector<int64_t>> dims;
+  for (int64_t d = 0; d < required.getRank(); ++d)
+    dims.emplace_back(required.getDimAxes(d));
+  return ShardingAttr::get(ctx, dims, partial);
+}
+
+Strategy StrategyGraph::makeComputeStrategy(Node &node,
+                                            const ShardingRule &rule,
+                                            const LoopAxes &loops) {
+  Strategy s;
+  s.loops = loops;
+  Operation *op = node.op;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    ShardingAttr req = rule.getOperandSharding(ctx, i, loops);
+    s.operands.push_back(req);
+    s.grads.push_back(gradLayout(rule, i, loops, req));
+  }
+  for (unsigned r = 0; r < op->getNumResults(); ++r)
+    s.results.push_back(rule.getResultSharding(ctx, r, loops));
+  // Work in the priced type: bytes scale with the element size, FLOP/s
+  // come from that type's rate when the cluster gives one.
+  OpWork work = getOpWork(op, rule, loops, gridShape);
+  Type elementType;
+  if (op->getNumResults() > 0)
+    if (auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType()))
+      elementType = t.getElementType();
+  std::string dtype;
+  if (elementType) {
+    Type priced = getPricedElementType(elementType);
+    if (priced != elementType)
+      work.bytes =
+          work.bytes * getElementBytes(priced) / getElementBytes(elementType);
+    dtype = getDtypeName(priced);
+  }
+  s.compute = getComputeTime(work, node.opClass, options.cluster, dtype);
+  return s;
+}
+
+LogicalResult StrategyGraph::enumerate(Node &node) {
+  switch (node.kind) {
+  case NodeKind::Input:
+  case NodeKind::Weight: {
+    SmallVector<ShardingAttr> layouts;
+    enumerateLayouts(cast<RankedTensorType>(node.results[0].getType()),
+                     activeAxes, gridShape, ctx, layouts);
+    for (ShardingAttr l : layouts) {
+      Strategy s;
+      s.results.push_back(l);
+      node.strategies.push_back(std::move(s));
+    }
+    return success();
+  }
+  case NodeKind::Constant: {
+    Strategy s;
+    s.results.push_back(ShardingAttr::getReplicated(
+        ctx, cast<RankedTensorType>(node.results[0].getType()).getRank()));
+    node.strategies.push_back(std::move(s));
+    return success();
+  }
+  case NodeKind::Output: {
+    Strategy s;
+    for (auto [p, r] : node.operands)
+      s.operands.push_back(
+          ShardingAttr::getReplicated(ctx, typeOf(p, r).getRank()));
+    s.grads = s.operands;
+    node.strategies.push_back(std::move(s));
+    return success();
+  }
+  case NodeKind::Compute:
+    break;
+  }
+  Operation *op = node.op;
+  FailureOr<ShardingRule> rule = ShardingRule::get(op);
+  if (failed(rule))
+    return op->emitError() << "op '" << op->getName()
+                           << "' has no sharding rule; it cannot be planned";
+  SmallVector<int64_t> extents = getLoopExtents(op, *rule);
+  // Loops an axis may split: splittable parallel loops, and the first
+  // splittable reduction loop (the partitioner places a pending sum there).
+  SmallVector<int64_t> candidates;
+  bool reductionSeen = false;
+  for (unsigned l = 0; l < rule->getNumLoops(); ++l) {
+    if (!rule->isSplittable(l) || extents[l] <= 1)
+      continue;
+    if (rule->isReduction(l)) {
+      if (reductionSeen)
+        continue;
+      reductionSeen = true;
+    }
+    candidates.push_back(l);
+  }
+  // Every dimension a loop indexes must divide by the loop's group.
+  auto divides = [&](const LoopAxes &loops) {
+    for (unsigned l = 0; l < loops.size(); ++l) {
+      if (loops[l].empty())
+        continue;
+      int64_t n = getGroupSize(loops[l], gridShape);
+      if (extents[l] % n != 0)
+        return false;
+    }
+    auto check = [&](Value v, auto loopOf) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type)
+        return true;
+      for (unsigned d = 0; d < type.getRank(); ++d)
+        if (std::optional<unsigned> l = loopOf(d))
+          if (!loops[*l].empty() &&
+              type.getDimSize(d) % getGroupSize(loops[*l], gridShape) != 0)
+            return false;
+      return true;
+    };
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      if (!check(op->getOperand(i),
+                 [&](unsigned d) { return rule->getOperandLoop(i, d); }))
+        return false;
+    for (unsigned r = 0; r < op->getNumResults(); ++r)
+      if (!check(op->getResult(r),
+                 [&](unsigned d) { return rule->getResultLoop(r, d); }))
+        return false;
+    return true;
+  };
+  SmallVector<int64_t> choice(activeAxes.size(), -1);
+  while (true) {
+    LoopAxes loops(rule->getNumLoops());
+    for (auto [i, axis] : llvm::enumerate(activeAxes))
+      if (choice[i] >= 0)
+        loops[candidates[choice[i]]].push_back(axis);
+    if (divides(loops))
+      node.strategies.push_back(makeComputeStrategy(node, *rule, loops));
+    unsigned i = 0;
+    for (; i < choice.size(); ++i) {
+      if (++choice[i] < (int64_t)candidates.size())
+        break;
+      choice[i] = -1;
+    }
+    if (i == choice.size())
+      break;
+  }
+  assert(!node.strategies.empty() && "the replicated strategy always divides");
+  return success();
+}
+
+LogicalResult StrategyGraph::build() {
+  DenseMap<Value, std::pair<unsigned, unsigned>> producer;
+  for (BlockArgument arg : func.getArguments()) {
+    if (!isa<RankedTensorType>(arg.getType()))
+      return emitError(arg.getLoc()) << "runtime input " << arg.getArgNumber()
+                                     << " is not a ranked tensor";
+    Node n;
+    n.kind = NodeKind::Input;
+    n.results.push_back(arg);
+    n.name = getOnnxValueName(arg);
+    producer[arg] = {nodes.size(), 0};
+    nodes.push_back(std::move(n));
+  }
+  for (Operation &op : func.getBody().front()) {
+    Node n;
+    n.op = &op;
+    if (isa<func::ReturnOp>(op))
+      n.kind = NodeKind::Output;
+    else if (isa<WeightOp>(op))
+      n.kind = NodeKind::Weight;
+    else if (isa<ConstantOp>(op))
+      n.kind = NodeKind::Constant;
+    else
+      n.kind = NodeKind::Compute;
+    for (Value v : op.getOperands()) {
+      auto it = producer.find(v);
+      if (it == producer.end())
+        return op.emitError() << "operand is not produced in @main";
+      if (!isa<RankedTensorType>(v.getType()))
+        return op.emitError() << "operand is not a ranked tensor";
+      n.operands.push_back(it->second);
+    }
+    for (Value r : op.getResults()) {
+      if (!isa<RankedTensorType>(r.getType()))
+        return op.emitError() << "result is not a ranked tensor";
+      producer[r] = {nodes.size(), n.results.size()};
+      n.results.push_back(r);
+    }
+    n.opClass = classifyOp(&op);
+    n.name = n.kind == NodeKind::Output ? "<outputs>" : getOnnxNodeName(&op);
+    if (n.name.empty() && !n.results.empty())
+      n.name = getOnnxValueName(n.results.front());
+    if (n.kind == NodeKind::Output)
+      outputNode = nodes.size();
+    if (n.kind == NodeKind::Compute) {
+      n.seqPos = sequence.size();
+      sequence.push_back(nodes.size());
+    }
+    nodes.push_back(std::move(n));
+  }
+  inEdges.assign(nodes.size(), {});
+  outEdges.assign(nodes.size(), {});
+  for (unsigned c = 0; c < nodes.size(); ++c)
+    for (auto [o, pr] : llvm::enumerate(nodes[c].operands)) {
+      edges.push_back({pr.first, pr.second, c, (unsigned)o});
+      inEdges[c].push_back(edges.size() - 1);
+      outEdges[pr.first].push_back(edges.size() - 1);
+    }
+  for (unsigned i = 0; i < nodes.size(); ++i) {
+    nodes[i].rep = i;
+    if (failed(enumerate(nodes[i])))
+      return failure();
+  }
+  computeLiveness();
+  return success();
+}
+
+/// Reshape, split and slice results are views of their operand's buffer
+/// once bufferized: they take no memory of their own and keep it alive.
+static bool isViewOp(Operation *op) {
+  return op && isa<ReshapeOp, SplitOp, SliceOp>(op);
+}
+
+void StrategyGraph::computeLiveness() {
+  // The buffer each value lives in: itself, or the root of a chain of views.
+  std::map<std::pair<unsigned, unsigned>, std::pair<unsigned, unsigned>> root;
+  auto rootOf = [&](std::pair<unsigned, unsigned> v) {
+    auto it = root.find(v);
+    return it == root.end() ? v : it->second;
+  };
+  for (unsigned n = 0; n < nodes.size(); ++n)
+    if (nodes[n].kind == NodeKind::Compute && isViewOp(nodes[n].op))
+      for (unsigned r = 0; r < nodes[n].results.size(); ++r)
+        root[{n, r}] = rootOf(nodes[n].operands[0]);
+  // Last use of each buffer in program order (outputs live to the end).
+  std::map<std::pair<unsigned, unsigned>, unsigned> lastUse;
+  for (const Edge &e : edges) {
+    unsigned &last = lastUse[rootOf({e.producer, e.result})];
+    last = std::max(last, e.consumer);
+  }
+  auto isView = [&](unsigned n, unsigned r) { return root.count({n, r}); };
+  bool training = options.mode == PlanMode::Training;
+  std::vector<std::pair<unsigned, unsigned>> active;
+  for (unsigned n = 0; n < nodes.size(); ++n) {
+    const Node &node = nodes[n];
+    if (node.kind != NodeKind::Compute && node.kind != NodeKind::Output) {
+      for (unsigned r = 0; r < node.results.size(); ++r)
+        persistent.push_back({n, r});
+      continue;
+    }
+    if (training && node.kind == NodeKind::Compute)
+      for (unsigned r = 0; r < node.results.size(); ++r)
+        if (!isView(n, r))
+          persistent.push_back({n, r});
+  }
+  for (unsigned n = 0; n < nodes.size(); ++n) {
+    const Node &node = nodes[n];
+    if (node.kind != NodeKind::Compute && node.kind != NodeKind::Output)
+      continue;
+    LivenessPoint p;
+    p.node = n;
+    if (!training) {
+      // Values defined by compute ops and still needed here or later
+      // (including this op's own results).
+      for (unsigned r = 0; r < node.results.size(); ++r)
+        if (!isView(n, r))
+          active.push_back({n, r});
+      std::vector<std::pair<unsigned, unsigned>> still;
+      for (auto v : active) {
+        auto it = lastUse.find(v);
+        unsigned last = it == lastUse.end() ? v.first : it->second;
+        if (last >= n) {
+          p.live.push_back(v);
+          still.push_back(v);
+        }
+      }
+      active = std::move(still);
+    }
+    for (unsigned e : inEdges[n])
+      p.transient.push_back(e);
+    points.push_back(std::move(p));
+  }
+}
+
+static bool sameLoops(const LoopAxes &a, const LoopAxes &b) {
+  if (a.size() != b.size())
+    return false;
+  for (unsigned l = 0; l < a.size(); ++l) {
+    SmallVector<int64_t> x(a[l]), y(b[l]);
+    llvm::sort(x);
+    llvm::sort(y);
+    if (x != y)
+      return false;
+  }
+  return true;
+}
+
+FailureOr<std::vector<unsigned>> StrategyGraph::readAnnotated() {
+  std::vector<unsigned> choice(nodes.size(), 0);
+  for (unsigned n = 0; n < nodes.size(); ++n) {
+    Node &node = nodes[n];
+    if (node.kind == NodeKind::Output || node.kind == NodeKind::Constant)
+      continue;
+    if (node.kind == NodeKind::Input || node.kind == NodeKind::Weight) {
+      ShardingAttr have = getSharding(node.results[0]);
+      if (!have)
+        return emitError(node.results[0].getLoc())
+               << "value '" << node.name << "' has no sharding";
+      auto it = llvm::find_if(node.strategies, [&](const Strategy &s) {
+        return s.results[0] == have;
+      });
+      if (it == node.strategies.end()) {
+        Strategy s;
+        s.results.push_back(have);
+        node.strategies.push_back(std::move(s));
+        choice[n] = node.strategies.size() - 1;
+      } else {
+        choice[n] = it - node.strategies.begin();
+      }
+      continue;
+    }
+    FailureOr<OpShardingPlan> plan = getOpShardingPlan(node.op);
+    if (failed(plan))
+      return failure();
+    auto it = llvm::find_if(node.strategies, [&](const Strategy &s) {
+      return sameLoops(s.loops, plan->loops);
+    });
+    if (it != node.strategies.end()) {
+      choice[n] = it - node.strategies.begin();
+      continue;
+    }
+    FailureOr<ShardingRule> rule = ShardingRule::get(node.op);
+    node.strategies.push_back(makeComputeStrategy(node, *rule, plan->loops));
+    choice[n] = node.strategies.size() - 1;
+  }
+  return choice;
+}
+
+void StrategyGraph::annotate(const std::vector<unsigned> &choice) {
+  for (unsigned n = 0; n < nodes.size(); ++n) {
+    const Node &node = nodes[n];
+    if (node.kind == NodeKind::Output)
+      continue;
+    for (unsigned r = 0; r < node.results.size(); ++r)
+      setSharding(node.results[r], node.strategies[choice[n]].results[r]);
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto type = cast<RankedTensorType>(func.getResultTypes()[i]);
+    func.setResultAttr(i, kShardingAttrName,
+                       ShardingAttr::getReplicated(ctx, type.getRank()));
+  }
+}
+
+std::vector<unsigned>
+StrategyGraph::expand(const std::vector<unsigned> &repChoice) const {
+  std::vector<unsigned> choice(nodes.size());
+  for (unsigned i = 0; i < nodes.size(); ++i)
+    choice[i] = repChoice[nodes[i].rep];
+  return choice;
+}

@@ -1,0 +1,127 @@
+//===- StrategyGraph.h - the planning problem as a graph --------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The graph the planner searches over: @main in program order (runtime
+// inputs, weights, constants, compute ops, and the return), every node with
+// the strategies it may take, the producer/consumer edges, and the liveness
+// points at which memory is counted. Private to the planning library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_LIB_TRANSFORMS_PLANNING_STRATEGYGRAPH_H
+#define AUTOPAR_LIB_TRANSFORMS_PLANNING_STRATEGYGRAPH_H
+
+#include "autopar/Analysis/ShardingRule.h"
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Transforms/Planning/AutoPlan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::autopar::planning {
+
+enum class NodeKind { Input, Weight, Constant, Compute, Output };
+
+/// One way to run a node: the loop split of a compute op and the layouts it
+/// implies, or the stored layout of an input or weight.
+struct Strategy {
+  LoopAxes loops;                     ///< compute ops only
+  SmallVector<ShardingAttr> operands; ///< required operand layouts
+  SmallVector<ShardingAttr> grads;    ///< training: operand gradient layouts
+  SmallVector<ShardingAttr> results;
+  double compute = 0; ///< forward seconds
+};
+
+struct Node {
+  NodeKind kind;
+  Operation *op = nullptr; ///< null for inputs
+  SmallVector<Value> results;
+  /// (producer node, result index) per operand.
+  SmallVector<std::pair<unsigned, unsigned>> operands;
+  std::vector<Strategy> strategies;
+  OpClass opClass = OpClass::Elementwise;
+  unsigned rep = 0;      ///< representative node after folding
+  unsigned seqPos = ~0u; ///< position among compute nodes
+  std::string name;
+};
+
+struct Edge {
+  unsigned producer, result, consumer, operand;
+};
+
+/// A point in program order at which memory is counted: the values live
+/// there and the edges whose resharded copies exist there.
+struct LivenessPoint {
+  unsigned node;
+  SmallVector<std::pair<unsigned, unsigned>> live; ///< (node, result)
+  SmallVector<unsigned> transient;                 ///< edges
+};
+
+/// A choice: the strategy index of every node.
+using Choice = std::vector<unsigned>;
+
+/// The strategy graph of one function.
+class StrategyGraph {
+public:
+  StrategyGraph(func::FuncOp func, const AutoPlanOptions &options);
+
+  /// Builds nodes, edges, strategies and liveness points; fails with a
+  /// diagnostic on ops that cannot be planned.
+  LogicalResult build();
+  /// Reads the layouts written on the IR into a choice (adding strategies
+  /// that the enumeration does not have).
+  FailureOr<Choice> readAnnotated();
+  /// Writes the layouts of `choice` on the IR.
+  void annotate(const Choice &choice);
+  /// Expands a choice over representatives to every node.
+  Choice expand(const Choice &repChoice) const;
+
+  RankedTensorType typeOf(unsigned node, unsigned result) const {
+    return cast<RankedTensorType>(nodes[node].results[result].getType());
+  }
+  /// The element type a value of element type `type` is priced in: the
+  /// plan's precision for floats, `type` otherwise.
+  Type getPricedElementType(Type type) const;
+  /// typeOf with the priced element type (activations and communication).
+  RankedTensorType pricedTypeOf(unsigned node, unsigned result) const {
+    RankedTensorType t = typeOf(node, result);
+    return t.clone(getPricedElementType(t.getElementType()));
+  }
+  size_t getNumNodes() const { return nodes.size(); }
+  size_t getNumReps() const;
+  size_t getNumComputeOps() const { return sequence.size(); }
+
+  func::FuncOp func;
+  MLIRContext *ctx;
+  const AutoPlanOptions &options;
+  SmallVector<int64_t> gridShape;
+  /// Grid axes of size > 1.
+  SmallVector<int64_t> activeAxes;
+
+  std::vector<Node> nodes;
+  std::vector<Edge> edges;
+  std::vector<std::vector<unsigned>> inEdges, outEdges;
+  std::vector<unsigned> sequence; ///< compute nodes in program order
+  unsigned outputNode = 0;
+  std::vector<LivenessPoint> points;
+  /// Values live at every point (weights, inputs, constants; in training
+  /// all activations too).
+  SmallVector<std::pair<unsigned, unsigned>> persistent;
+
+private:
+  LogicalResult enumerate(Node &node);
+  Strategy makeComputeStrategy(Node &node, const ShardingRule &rule,
+                               const LoopAxes &loops);
+  ShardingAttr gradLayout(const ShardingRule &rule, unsigned operand,
+                          const LoopAxes &loops, ShardingAttr required) const;
+  void computeLiveness();
+};
+
+} // namespace mlir::autopar::planning
+
+#endif // AUTOPAR_LIB_TRANSFORMS_PLANNING_STRATEGYGRAPH_H
