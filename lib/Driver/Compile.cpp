@@ -16,6 +16,7 @@
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Pipelines/Pipelines.h"
+#include "autopar/Target/Target.h"
 #include "autopar/Transforms/Planning/PlanReport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -13,6 +13,7 @@
 
 #include "autopar/Conversion/Passes.h"
 #include "autopar/Pipelines/Pipelines.h"
+#include "autopar/Transforms/Lowering/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"

@@ -1,5 +1,4 @@
-//===- Codegen.cpp - LLVM-dialect module to a shared object ------*- C++
-//-*-===//
+//===- SharedLibrary.cpp - LLVM-dialect module to a shared object -*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -11,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "autopar/Pipelines/Pipelines.h"
+#include "autopar/Target/Target.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
