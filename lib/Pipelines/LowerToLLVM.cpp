@@ -26,6 +26,8 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,7 +39,21 @@
 using namespace mlir;
 using namespace mlir::autopar;
 
+void mlir::autopar::buildDataTilingPipeline(
+    OpPassManager &pm, const LowerToLLVMPipelineOptions &options) {
+  PackContractionsPassOptions pack;
+  pack.isa = options.isa;
+  pack.packWeights = options.packWeights;
+  pm.addPass(createPackContractionsPass(pack));
+}
+
 void mlir::autopar::buildLowerToLLVMPipeline(
+    OpPassManager &pm, const LowerToLLVMPipelineOptions &options) {
+  buildDataTilingPipeline(pm, options);
+  buildLowerDataTiledPipeline(pm, options);
+}
+
+void mlir::autopar::buildLowerDataTiledPipeline(
     OpPassManager &pm, const LowerToLLVMPipelineOptions &) {
   // Device program -> autopar_main() on tensors calling the runtime.
   pm.addPass(createLowerProgramToRuntimePass());
@@ -45,6 +61,8 @@ void mlir::autopar::buildLowerToLLVMPipeline(
   // Runtime checks (gather indices) report through autopar_rt_fail.
   pm.addPass(createLowerAssertsToRuntimePass());
   pm.addPass(createCanonicalizerPass());
+  // Register tiles of the data-tiled contractions, vectorized.
+  pm.addNestedPass<func::FuncOp>(createTileContractionsPass());
 
   // Tensors -> buffers. Function boundaries use identity layouts (the runtime
   // requires row-major contiguous buffers); every buffer allocated here or by
@@ -60,9 +78,18 @@ void mlir::autopar::buildLowerToLLVMPipeline(
   pm.addNestedPass<func::FuncOp>(createFreeBuffersEarlyPass());
   pm.addNestedPass<func::FuncOp>(createLowerStridedCopiesPass());
 
-  // Buffers -> loops -> LLVM.
+  // Buffers -> loops -> LLVM. Vector transfers unroll to 1-D (fully: a
+  // partial unroll leaves allocas inside loops).
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
+  // Register-tile contractions become outer products: one broadcast FMA
+  // per row of the tile.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // Buffers are allocated and freed through the runtime

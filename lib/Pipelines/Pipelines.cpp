@@ -39,6 +39,7 @@ void mlir::autopar::buildAutoparPipeline(
   buildPartitionPipeline(pm, PartitionPipelineOptions());
   LowerToLLVMPipelineOptions lower;
   lower.isa = options.isa;
+  lower.packWeights = false;
   buildLowerToLLVMPipeline(pm, lower);
 }
 

@@ -53,6 +53,13 @@ struct LowerToLLVMPipelineOptions
       llvm::cl::desc("vector ISA the kernels are generated for: auto (the "
                      "host CPU), avx512, avx2 or generic"),
       llvm::cl::init("auto")};
+  Option<bool> packWeights{
+      *this, "pack-weights",
+      llvm::cl::desc("weights that only feed data-tiled contractions take "
+                     "the packed layout, so the weight files must be written "
+                     "packed (the compiler driver does); otherwise they are "
+                     "packed on every call"),
+      llvm::cl::init(false)};
 };
 
 /// Options of the whole pipeline: the options of every stage.
@@ -82,11 +89,24 @@ void buildPlanPipeline(OpPassManager &pm, const PlanPipelineOptions &options);
 void buildPartitionPipeline(OpPassManager &pm,
                             const PartitionPipelineOptions &options);
 
-/// Lowers a device program to the LLVM dialect: weights and graph I/O and
-/// collectives to runtime calls, autopar ops to linalg, bufferization, loops,
-/// LLVM. The result exports `autopar_main`.
+/// Lowers a device program to the LLVM dialect: data tiling
+/// (`buildDataTilingPipeline`), then `buildLowerDataTiledPipeline`. The
+/// result exports `autopar_main`.
 void buildLowerToLLVMPipeline(OpPassManager &pm,
                               const LowerToLLVMPipelineOptions &options);
+
+/// The first part of the lowering, on the device program: contractions become
+/// pack + mmt4d + unpack with the register tile of `options.isa`, and with
+/// `options.packWeights` their weights take the packed layout (the driver
+/// writes the weight files between this part and the next).
+void buildDataTilingPipeline(OpPassManager &pm,
+                             const LowerToLLVMPipelineOptions &options);
+
+/// The rest of the lowering: weights and graph I/O and collectives to runtime
+/// calls, autopar ops to linalg, register tiles vectorized, bufferization,
+/// loops, LLVM.
+void buildLowerDataTiledPipeline(OpPassManager &pm,
+                                 const LowerToLLVMPipelineOptions &options);
 
 /// The whole compiler after import: plan, partition and lower to the LLVM
 /// dialect (`autopar-pipeline`). The driver runs the same stages one by one

@@ -14,6 +14,128 @@
 
 include "mlir/Pass/PassBase.td"
 
+def PackContractionsPass
+    : Pass<"autopar-pack-contractions", "mlir::ModuleOp"> {
+  let summary = "data-tile f32 matmuls and gemms into pack, mmt4d and unpack";
+  let description = [{
+    Input contract: a device program (after `autopar-partition`, before
+    `autopar-lower-program-to-runtime`) with static types. Each f32
+    `autopar.matmul` whose right operand is a matrix and whose left operand has
+    rank >= 2 (batch dimensions are folded into the rows), and each f32
+    `autopar.gemm` without `trans_a`, becomes MLIR's data-tiled form:
+
+    - the left operand (M x K) is packed per call by `linalg.pack` into
+      `M1 x K1 x m0 x k0` tiles, padded with zeros;
+    - the right operand becomes `N1 x K1 x n0 x k0` tiles. When it is an
+      `autopar.weight` used only by such contractions and `pack-weights` is
+      set, the weight itself takes the packed type (attributes
+      `autopar.packed_tiles`, `autopar.packed_source_type`,
+      `autopar.packed_transposed`, see
+      autopar/Transforms/Lowering/PackedWeights.h) and the compiler driver
+      writes its file packed, so that no step re-lays it out (only when the
+      tiles divide N and K: the file is then a permutation of the shard, of
+      the size the plan accounts for); otherwise it is packed per call by
+      `linalg.pack`;
+    - `linalg.mmt4d` accumulates into a zero-filled `M1 x N1 x m0 x n0`
+      tensor, `linalg.unpack` drops the padding, and a gemm's
+      `alpha`, `beta` and bias apply in one elementwise `linalg.generic`.
+
+    The register tile `m0 x n0 x k0` comes from the ISA (`isa`: `auto` for
+    the host CPU, `avx512` 8x32x1, `avx2` 6x16x1, `generic` 4x8x1).
+    `autopar-tile-contractions` then tiles and vectorizes the `linalg.mmt4d`.
+    Other contractions are left alone.
+
+    Before:
+    ```mlir
+    %w = autopar.weight "fc.weight" : tensor<64x96xf32>
+    %y = autopar.matmul %x, %w : (tensor<16x64xf32>, tensor<64x96xf32>) -> tensor<16x96xf32>
+    ```
+    After (`isa=avx2 pack-weights=true`):
+    ```mlir
+    %w = autopar.weight "fc.weight" {autopar.packed_source_type = tensor<64x96xf32>,
+        autopar.packed_tiles = array<i64: 16, 1>} : tensor<6x64x16x1xf32>
+    %xp = linalg.pack %x padding_value(%zero : f32) inner_dims_pos = [0, 1]
+        inner_tiles = [6, 1] into %e0 : tensor<16x64xf32> -> tensor<3x64x6x1xf32>
+    %c = linalg.mmt4d ins(%xp, %w : ...) outs(%filled : tensor<3x6x6x16xf32>)
+    %y = linalg.unpack %c inner_dims_pos = [0, 1] inner_tiles = [6, 16]
+        into %e1 : tensor<3x6x6x16xf32> -> tensor<16x96xf32>
+    ```
+  }];
+  let options = [
+    Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
+           "vector ISA of the register tile: auto, avx512, avx2 or generic">,
+    Option<"packWeights", "pack-weights", "bool", /*default=*/"false",
+           "give weights the packed type (the driver then writes them "
+           "packed); otherwise weights are packed per call">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+  let statistics = [
+    Statistic<"numContractions", "contractions",
+              "number of contractions data-tiled">,
+    Statistic<"numPackedWeights", "packed-weights",
+              "number of weight ops given the packed type">,
+  ];
+}
+
+def TileContractionsPass
+    : Pass<"autopar-tile-contractions", "mlir::func::FuncOp"> {
+  let summary = "tile and vectorize linalg.mmt4d; lower linalg.pack/unpack";
+  let description = [{
+    Input contract: linalg on tensors with static shapes, as produced by
+    `autopar-pack-contractions` and `autopar-convert-to-linalg`, before
+    bufferization.
+
+    - Each `linalg.mmt4d` is tiled (`scf::tileUsingSCF`) into loops over
+      N1 (outermost: one packed column panel of the right operand stays in
+      cache while the row tiles of the left operand stream past), M1, and the
+      reduction K1, around one register tile `1x1x1 x m0 x n0 x k0`, which
+      `linalg::vectorize` turns into a `vector.contract` of `m0 x n0`
+      (canonicalized from the multi-reduction, leading unit dimensions
+      dropped). The accumulator's `vector.transfer_read` / `transfer_write`
+      are hoisted out of the reduction loop, so it lives in registers there;
+      the vector lowering turns the contraction into outer products (one
+      broadcast FMA per row).
+    - `linalg.pack` becomes `tensor.pad` + `tensor.expand_shape` +
+      `linalg.transpose`, and `linalg.unpack` `linalg.transpose` +
+      `tensor.collapse_shape` + `tensor.extract_slice` (`linalg::lowerPack`,
+      `linalg::lowerUnPack`).
+
+    Before:
+    ```mlir
+    %c = linalg.mmt4d ins(%a, %b : tensor<3x64x6x1xf32>, tensor<6x64x16x1xf32>)
+        outs(%acc : tensor<3x6x6x16xf32>) -> tensor<3x6x6x16xf32>
+    ```
+    After:
+    ```mlir
+    scf.for %n1 = %c0 to %c6 step %c1 iter_args(%o = %acc) -> (tensor<3x6x6x16xf32>) {
+      scf.for %m1 = %c0 to %c3 step %c1 iter_args(%p = %o) -> (tensor<3x6x6x16xf32>) {
+        %init = vector.transfer_read %p[%m1, %n1, %c0, %c0] ... : vector<6x16xf32>
+        %sum = scf.for %k1 = %c0 to %c64 step %c1 iter_args(%r = %init) -> (vector<6x16xf32>) {
+          %va = vector.transfer_read %a[%m1, %k1, %c0, %c0] ... : vector<6x1xf32>
+          %vb = vector.transfer_read %b[%n1, %k1, %c0, %c0] ... : vector<16x1xf32>
+          %x = vector.contract ... %va, %vb, %r : vector<6x1xf32>, vector<16x1xf32> into vector<6x16xf32>
+          scf.yield %x : vector<6x16xf32>
+        }
+        %w = vector.transfer_write %sum, %p[%m1, %n1, %c0, %c0] ...
+        ...
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
+    "mlir::vector::VectorDialect",
+  ];
+  let statistics = [
+    Statistic<"numTiled", "tiled", "number of linalg.mmt4d ops vectorized">,
+  ];
+}
+
 def LowerAssertsToRuntimePass
     : Pass<"autopar-lower-asserts-to-runtime", "mlir::ModuleOp"> {
   let summary = "turn cf.assert into a call of the runtime's autopar_rt_fail";
