@@ -23,6 +23,8 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
@@ -33,6 +35,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -63,6 +66,8 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   pm.addPass(createCanonicalizerPass());
   // Register tiles of the data-tiled contractions, vectorized.
   pm.addNestedPass<func::FuncOp>(createTileContractionsPass());
+  // Transcendentals as polynomials, so that their loops vectorize.
+  pm.addNestedPass<func::FuncOp>(createApproximateMathPass());
 
   // Tensors -> buffers. Function boundaries use identity layouts (the runtime
   // requires row-major contiguous buffers); every buffer allocated here or by
@@ -78,11 +83,26 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   pm.addNestedPass<func::FuncOp>(createFreeBuffersEarlyPass());
   pm.addNestedPass<func::FuncOp>(createLowerStridedCopiesPass());
 
+  // The parallel loops of the register tiles (scf.forall over column
+  // panels) become OpenMP work-sharing loops run by the threads of the rank
+  // (libomp; their number is set by the runner).
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
+
   // Buffers -> loops -> LLVM. Vector transfers unroll to 1-D (fully: a
   // partial unroll leaves allocas inside loops).
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // Buffers are allocated and freed through the runtime
+  // (_mlir_memref_to_llvm_alloc/free), which counts the live bytes. Before
+  // scf-to-cf: memref.alloca_scope inside OpenMP regions must still have
+  // one block.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createSCFToControlFlowPass());
   // Register-tile contractions become outer products: one broadcast FMA
   // per row of the tile.
@@ -90,13 +110,6 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   vectorToLLVM.vectorContractLowering =
       vector::VectorContractLowering::OuterProduct;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  // Buffers are allocated and freed through the runtime
-  // (_mlir_memref_to_llvm_alloc/free), which counts the live bytes.
-  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
-  memrefToLLVM.useGenericFunctions = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   // What has no LLVM intrinsic (math.erf) calls libm (erff: correctly
@@ -105,6 +118,7 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <climits>
 #include <map>
 #include <memory>
@@ -94,10 +95,10 @@ void checkMpi(int code, const char *op, const char *call) {
 /// Bytes of the buffers live on this rank now and at most so far: the
 /// device program's (allocated through _mlir_memref_to_llvm_alloc, which
 /// also holds its weights, inputs and outputs) and the runtime's scratch
-/// buffers. Device programs run on one thread.
+/// buffers. Atomic: the program's parallel loops run on several threads.
 struct MemoryCounter {
-  int64_t live = 0;
-  int64_t peak = 0;
+  std::atomic<int64_t> live{0};
+  std::atomic<int64_t> peak{0};
 };
 
 MemoryCounter &memoryCounter() {
@@ -116,19 +117,20 @@ bool traceMemory() {
 
 void noteAllocated(size_t bytes) {
   MemoryCounter &counter = memoryCounter();
-  counter.live += static_cast<int64_t>(bytes);
-  if (counter.live > counter.peak)
-    counter.peak = counter.live;
+  int64_t live = counter.live += static_cast<int64_t>(bytes);
+  int64_t peak = counter.peak.load();
+  while (live > peak && !counter.peak.compare_exchange_weak(peak, live)) {
+  }
   if (traceMemory())
     std::fprintf(stderr, "autopar-runtime: alloc %zu live %" PRId64 "\n",
-                 bytes, counter.live);
+                 bytes, live);
 }
 
 void noteFreed(size_t bytes) {
-  memoryCounter().live -= static_cast<int64_t>(bytes);
+  int64_t live = memoryCounter().live -= static_cast<int64_t>(bytes);
   if (traceMemory())
     std::fprintf(stderr, "autopar-runtime: free %zu live %" PRId64 "\n", bytes,
-                 memoryCounter().live);
+                 live);
 }
 
 /// Keeps the memory of freed buffers in the process. A step allocates and
@@ -190,7 +192,7 @@ void *allocateCounted(size_t size, size_t alignment) {
   if (!base)
     fail(format("out of memory allocating %zu bytes (%" PRId64
                 " bytes already live)",
-                size, memoryCounter().live));
+                size, memoryCounter().live.load()));
   uintptr_t first = reinterpret_cast<uintptr_t>(base) + sizeof(BlockHeader);
   uintptr_t aligned = (first + alignment - 1) & ~(uintptr_t(alignment) - 1);
   auto *header = reinterpret_cast<BlockHeader *>(aligned) - 1;

@@ -2,6 +2,10 @@
 // parallel on 2 devices), partition, lower to the LLVM dialect.
 // RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor" | FileCheck %s
 // RUN: autopar-opt %s --autopar-pipeline="grid=1 plan=replicated" | FileCheck %s --check-prefix=GRID1
+// The matmuls' column panels (2 with the generic ISA's 8 columns) are an
+// OpenMP work-sharing loop.
+// RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor isa=generic" | FileCheck %s --check-prefix=OMP
+// RUN: not autopar-opt %s --autopar-pipeline="isa=avx9" 2>&1 | FileCheck %s --check-prefix=BADISA
 
 // CHECK-NOT: autopar.
 // CHECK-NOT: shard.
@@ -11,6 +15,13 @@
 // CHECK-DAG: llvm.func @autopar_rt_write_output_f32(
 // CHECK: llvm.func @autopar_main()
 // CHECK: llvm.call @autopar_rt_all_reduce_f32
+
+// OMP: llvm.func @autopar_main()
+// OMP: omp.parallel {
+// OMP-NEXT: omp.wsloop {
+// OMP-NEXT: omp.loop_nest
+
+// BADISA: unknown isa 'avx9' (expected auto, avx512, avx2 or generic)
 
 // GRID1-NOT: all_reduce
 // GRID1: llvm.func @autopar_main()

@@ -39,21 +39,32 @@ using namespace mlir::autopar;
 
 namespace {
 
-/// Tiles `op` to one register tile per iteration: loops N1 (outermost, so
-/// that one packed column panel of B stays in cache while the rows of A
-/// stream past it), M1, then the reduction K1. Returns the tiled mmt4d.
+/// Tiles `op` to one register tile per iteration: a parallel `scf.forall`
+/// over N1 (outermost, so that one packed column panel of B stays in cache
+/// while the rows of A stream past it; its iterations become threads), then
+/// loops over M1 and the reduction K1. Returns the tiled mmt4d.
 FailureOr<Operation *> tileMmt4d(RewriterBase &rewriter, linalg::Mmt4DOp op) {
-  scf::SCFTilingOptions options;
-  options.setTileSizes(
-      getAsIndexOpFoldResult(rewriter.getContext(), {1, 1, 1, 0, 0, 0}));
-  options.setInterchange({1, 0, 2, 3, 4, 5});
+  MLIRContext *ctx = rewriter.getContext();
+  scf::SCFTilingOptions panels;
+  panels.setTileSizes(getAsIndexOpFoldResult(ctx, {0, 1, 0, 0, 0, 0}));
+  panels.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
   rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled) || tiled->tiledOps.size() != 1)
+  FailureOr<scf::SCFTilingResult> outer = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), panels);
+  if (failed(outer) || outer->tiledOps.size() != 1)
     return failure();
-  rewriter.replaceOp(op, tiled->replacements);
-  return tiled->tiledOps.front();
+  rewriter.replaceOp(op, outer->replacements);
+
+  auto panel = cast<TilingInterface>(outer->tiledOps.front());
+  scf::SCFTilingOptions tiles;
+  tiles.setTileSizes(getAsIndexOpFoldResult(ctx, {1, 0, 1, 0, 0, 0}));
+  rewriter.setInsertionPoint(panel);
+  FailureOr<scf::SCFTilingResult> inner =
+      scf::tileUsingSCF(rewriter, panel, tiles);
+  if (failed(inner) || inner->tiledOps.size() != 1)
+    return failure();
+  rewriter.replaceOp(panel, inner->replacements);
+  return inner->tiledOps.front();
 }
 
 /// Folds slices into vector transfers and drops the unit dimensions of the

@@ -89,10 +89,11 @@ def TileContractionsPass
     `autopar-pack-contractions` and `autopar-convert-to-linalg`, before
     bufferization.
 
-    - Each `linalg.mmt4d` is tiled (`scf::tileUsingSCF`) into loops over
-      N1 (outermost: one packed column panel of the right operand stays in
-      cache while the row tiles of the left operand stream past), M1, and the
-      reduction K1, around one register tile `1x1x1 x m0 x n0 x k0`, which
+    - Each `linalg.mmt4d` is tiled (`scf::tileUsingSCF`) into a parallel
+      `scf.forall` over N1 (outermost: one packed column panel of the right
+      operand stays in cache while the row tiles of the left operand stream
+      past; the pipeline runs its iterations on the rank's OpenMP threads),
+      then loops over M1 and the reduction K1, around one register tile `1x1x1 x m0 x n0 x k0`, which
       `linalg::vectorize` turns into a `vector.contract` of `m0 x n0`
       (canonicalized from the multi-reduction, leading unit dimensions
       dropped). The accumulator's `vector.transfer_read` / `transfer_write`
@@ -111,16 +112,17 @@ def TileContractionsPass
     ```
     After:
     ```mlir
-    scf.for %n1 = %c0 to %c6 step %c1 iter_args(%o = %acc) -> (tensor<3x6x6x16xf32>) {
-      scf.for %m1 = %c0 to %c3 step %c1 iter_args(%p = %o) -> (tensor<3x6x6x16xf32>) {
-        %init = vector.transfer_read %p[%m1, %n1, %c0, %c0] ... : vector<6x16xf32>
+    scf.forall (%n1) in (6) shared_outs(%o = %acc) -> (tensor<3x6x6x16xf32>) {
+      %panel = tensor.extract_slice %o[0, %n1, 0, 0] [3, 1, 6, 16] [1, 1, 1, 1]
+      scf.for %m1 = %c0 to %c3 step %c1 iter_args(%p = %panel) -> (tensor<3x1x6x16xf32>) {
+        %init = vector.transfer_read %p[%m1, %c0, %c0, %c0] ... : vector<6x16xf32>
         %sum = scf.for %k1 = %c0 to %c64 step %c1 iter_args(%r = %init) -> (vector<6x16xf32>) {
           %va = vector.transfer_read %a[%m1, %k1, %c0, %c0] ... : vector<6x1xf32>
           %vb = vector.transfer_read %b[%n1, %k1, %c0, %c0] ... : vector<16x1xf32>
           %x = vector.contract ... %va, %vb, %r : vector<6x1xf32>, vector<16x1xf32> into vector<6x16xf32>
           scf.yield %x : vector<6x16xf32>
         }
-        %w = vector.transfer_write %sum, %p[%m1, %n1, %c0, %c0] ...
+        %w = vector.transfer_write %sum, %p[%m1, %c0, %c0, %c0] ...
         ...
     ```
   }];
@@ -133,6 +135,38 @@ def TileContractionsPass
   ];
   let statistics = [
     Statistic<"numTiled", "tiled", "number of linalg.mmt4d ops vectorized">,
+  ];
+}
+
+def ApproximateMathPass
+    : Pass<"autopar-approximate-math", "mlir::func::FuncOp"> {
+  let summary = "f32 erf, tanh, exp, log, log1p, expm1 as vectorizable polynomials";
+  let description = [{
+    Input contract: any function (typically linalg on tensors after
+    `autopar-convert-to-linalg`). `math.erf`, `math.tanh`, `math.exp`,
+    `math.log`, `math.log1p` and `math.expm1` on f32 (scalars or vectors)
+    become MLIR's polynomial approximations
+    (`populateMathPolynomialApproximationPatterns`): arith and `math.fma`
+    ops with range reduction and clamping, no library call, so the loops
+    that compute them vectorize (a scalar `erff` call per element costs ~7x
+    the vectorized polynomial over the GELUs of a GPT-2 block). Their errors
+    stay within the ONNX node tests' tolerances (rtol 1e-3, atol 1e-7),
+    which those tests check. Other math ops and f64 are left to libm.
+
+    Before:
+    ```mlir
+    %y = math.erf %x : f32
+    ```
+    After:
+    ```mlir
+    %a = math.absf %x : f32
+    ... arith.mulf / math.fma / arith.select ...   // no call
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::math::MathDialect",
+    "mlir::vector::VectorDialect",
   ];
 }
 
