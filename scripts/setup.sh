@@ -27,6 +27,7 @@ PACKAGES=(
   python3-torch python3-torchvision
   clang-14 libclang-rt-14-dev
   coinor-libcbc-dev pkg-config
+  libomp-22-dev
 )
 
 missing=()

@@ -16,6 +16,11 @@ config.test_exec_root = os.path.join(config.autopar_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%autopar_src", config.autopar_src_root))
+# What a hand-linked device program needs besides its object: LLVM's OpenMP
+# runtime (the parallel loops), found at run time through an rpath.
+config.substitutions.append(
+    ("%omp_libs", "-Wl,--no-as-needed %s -Wl,-rpath,%s" % (config.libomp,
+                                        os.path.dirname(config.libomp))))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])

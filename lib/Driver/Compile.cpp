@@ -16,6 +16,8 @@
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Pipelines/Pipelines.h"
+#include "autopar/Target/Target.h"
+#include "autopar/Transforms/Lowering/PackedWeights.h"
 #include "autopar/Transforms/Planning/PlanReport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -69,6 +71,24 @@ static LogicalResult runPartitionStage(MLIRContext &ctx, ModuleOp module) {
 static LogicalResult runLowerStage(MLIRContext &ctx, ModuleOp module) {
   return runStage(ctx, module, "lowering", [&](OpPassManager &pm) {
     buildLowerToLLVMPipeline(pm, LowerToLLVMPipelineOptions());
+  });
+}
+
+/// The lowering in two parts around the writing of the weight files: data
+/// tiling gives the weights of contractions their packed layout, which
+/// writeWeightShards then writes.
+static LogicalResult runDataTilingStage(MLIRContext &ctx, ModuleOp module) {
+  return runStage(ctx, module, "data tiling", [&](OpPassManager &pm) {
+    LowerToLLVMPipelineOptions options;
+    options.packWeights = true;
+    buildDataTilingPipeline(pm, options);
+  });
+}
+
+static LogicalResult runLowerDataTiledStage(MLIRContext &ctx,
+                                            ModuleOp module) {
+  return runStage(ctx, module, "lowering", [&](OpPassManager &pm) {
+    buildLowerDataTiledPipeline(pm, LowerToLLVMPipelineOptions());
   });
 }
 
@@ -269,7 +289,23 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
       return failure();
     }
     WeightOp op = it->second;
+    // A packed weight (autopar-pack-contractions) is cut from the global
+    // weight as its unpacked local type, then packed.
     auto localType = cast<RankedTensorType>(op.getType());
+    auto packedTiles = op->getAttrOfType<DenseI64ArrayAttr>(kPackedTilesAttrName);
+    if (packedTiles) {
+      auto source = op->getAttrOfType<TypeAttr>(kPackedSourceTypeAttrName);
+      auto sourceType =
+          source ? dyn_cast<RankedTensorType>(source.getValue()) : nullptr;
+      if (!sourceType || sourceType.getRank() != 2 ||
+          packedTiles.size() != 2) {
+        op.emitError() << "packed weight '" << name
+                       << "' needs a 2-d '" << kPackedSourceTypeAttrName
+                       << "' and two '" << kPackedTilesAttrName << "'";
+        return failure();
+      }
+      localType = sourceType;
+    }
     auto globalTypeAttr = op->getAttrOfType<TypeAttr>(kGlobalTypeAttrName);
     auto globalType =
         globalTypeAttr ? dyn_cast<RankedTensorType>(globalTypeAttr.getValue())
@@ -327,6 +363,11 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
     for (int64_t size : *localShape)
       localElements *= size;
     std::vector<char> shard(localElements * elementSize);
+    std::vector<char> packed;
+    bool transposed = op->hasAttr(kPackedTransposedAttrName);
+    if (packedTiles)
+      packed.resize(cast<RankedTensorType>(op.getType()).getNumElements() *
+                    elementSize);
     for (int64_t rank = 0; rank < numDevices; ++rank) {
       SmallVector<int64_t> coords = getGridCoordinates(rank, grid);
       // A pending sum over some axes: one device of each group holds the
@@ -344,7 +385,14 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
       SmallString<256> path(weightsDir);
       llvm::sys::path::append(path, "rank" + std::to_string(rank),
                               "w" + std::to_string(id) + ".bin");
-      if (failed(writeFileBytes(ctx, path, shard)))
+      if (packedTiles) {
+        int64_t rows = (*localShape)[0], cols = (*localShape)[1];
+        packWeightForMmt4d(shard.data(), transposed ? cols : rows,
+                           transposed ? rows : cols, transposed,
+                           packedTiles[0], packedTiles[1], elementSize,
+                           packed.data());
+      }
+      if (failed(writeFileBytes(ctx, path, packedTiles ? packed : shard)))
         return failure();
     }
 
@@ -432,12 +480,13 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   SmallString<256> programMlir(options.outDir);
   llvm::sys::path::append(programMlir, "program.mlir");
   if (failed(writeModule(ctx, *module, programMlir)) ||
+      failed(runDataTilingStage(ctx, *module)) ||
       failed(writeWeightShards(ctx, *module, model, *grid, options.outDir,
                                manifest)))
     return failure();
 
   // Native code.
-  if (failed(runLowerStage(ctx, *module)))
+  if (failed(runLowerDataTiledStage(ctx, *module)))
     return failure();
   SmallString<256> programSo(options.outDir);
   llvm::sys::path::append(programSo, "program.so");

@@ -375,6 +375,8 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
       "--outputs", resultDir};
   if (options.profile)
     args.insert(args.end(), {"--profile", "--repeats", "7"});
+  if (options.threads)
+    args.insert(args.end(), {"--threads", std::to_string(options.threads)});
   std::string err;
   FailureOr<std::string> launched =
       launchRunner(ctx, args, manifest.numDevices, runDir.get(),
@@ -499,13 +501,27 @@ int driver::runCommand(int argc, char **argv) {
       llvm::cl::desc("time the job (median of 7 runs, without file I/O) and "
                      "its peak memory, next to the cost model's prediction"),
       llvm::cl::cat(category));
+  // LLVM registers a hidden integer `-threads` of its own; autopar run's
+  // --threads takes its place in this process.
+  static bool replaced = [] {
+    auto registered = llvm::cl::getRegisteredOptions();
+    if (auto it = registered.find("threads"); it != registered.end())
+      it->second->removeArgument();
+    return true;
+  }();
+  (void)replaced;
+  static llvm::cl::opt<std::string> threads(
+      "threads",
+      llvm::cl::desc("threads per rank for the parallel loops (default: "
+                     "floor(usable cores / ranks on the host), at least 1)"),
+      llvm::cl::value_desc("n"), llvm::cl::init(""), llvm::cl::cat(category));
 
   if (std::optional<int> exit = parseCommandLine(
           argc, argv, "run",
           "run a compiled model on its device grid with mpirun (a one-device "
           "grid runs autopar-runner directly)\n\n"
           "  autopar run OUTDIR --inputs DIR --outputs DIR [--timeout S] "
-          "[--profile]\n\n"
+          "[--profile] [--threads N]\n\n"
           "DIR uses the ONNX test-data layout: input_0.pb, ... (serialized "
           "TensorProto, matched by position to the runtime inputs); outputs "
           "are written as output_0.pb, ...\n",
@@ -546,6 +562,16 @@ int driver::runCommand(int argc, char **argv) {
   RunOptions options;
   options.timeoutSeconds = *timeoutSeconds;
   options.profile = profile;
+  if (!threads.empty()) {
+    FailureOr<uint64_t> count = parseUnsignedOption("threads", threads);
+    if (failed(count))
+      return kErrorExitCode;
+    if (*count == 0 || *count > 1024) {
+      printError("--threads must be between 1 and 1024");
+      return kErrorExitCode;
+    }
+    options.threads = static_cast<unsigned>(*count);
+  }
   ProfileMeasurement measured;
   options.measured = &measured;
   FailureOr<std::vector<HostTensor>> results =

@@ -13,6 +13,7 @@
 
 #include "autopar/Conversion/Passes.h"
 #include "autopar/Pipelines/Pipelines.h"
+#include "autopar/Transforms/Lowering/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -22,21 +23,40 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::autopar;
 
+void mlir::autopar::buildDataTilingPipeline(
+    OpPassManager &pm, const LowerToLLVMPipelineOptions &options) {
+  PackContractionsPassOptions pack;
+  pack.isa = options.isa;
+  pack.packWeights = options.packWeights;
+  pm.addPass(createPackContractionsPass(pack));
+}
+
 void mlir::autopar::buildLowerToLLVMPipeline(
+    OpPassManager &pm, const LowerToLLVMPipelineOptions &options) {
+  buildDataTilingPipeline(pm, options);
+  buildLowerDataTiledPipeline(pm, options);
+}
+
+void mlir::autopar::buildLowerDataTiledPipeline(
     OpPassManager &pm, const LowerToLLVMPipelineOptions &) {
   // Device program -> autopar_main() on tensors calling the runtime.
   pm.addPass(createLowerProgramToRuntimePass());
@@ -44,6 +64,10 @@ void mlir::autopar::buildLowerToLLVMPipeline(
   // Runtime checks (gather indices) report through autopar_rt_fail.
   pm.addPass(createLowerAssertsToRuntimePass());
   pm.addPass(createCanonicalizerPass());
+  // Register tiles of the data-tiled contractions, vectorized.
+  pm.addNestedPass<func::FuncOp>(createTileContractionsPass());
+  // Transcendentals as polynomials, so that their loops vectorize.
+  pm.addNestedPass<func::FuncOp>(createApproximateMathPass());
 
   // Tensors -> buffers. Function boundaries use identity layouts (the runtime
   // requires row-major contiguous buffers); every buffer allocated here or by
@@ -59,16 +83,33 @@ void mlir::autopar::buildLowerToLLVMPipeline(
   pm.addNestedPass<func::FuncOp>(createFreeBuffersEarlyPass());
   pm.addNestedPass<func::FuncOp>(createLowerStridedCopiesPass());
 
-  // Buffers -> loops -> LLVM.
+  // The parallel loops of the register tiles (scf.forall over column
+  // panels) become OpenMP work-sharing loops run by the threads of the rank
+  // (libomp; their number is set by the runner).
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
+
+  // Buffers -> loops -> LLVM. Vector transfers unroll to 1-D (fully: a
+  // partial unroll leaves allocas inside loops).
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // Buffers are allocated and freed through the runtime
-  // (_mlir_memref_to_llvm_alloc/free), which counts the live bytes.
+  // (_mlir_memref_to_llvm_alloc/free), which counts the live bytes. Before
+  // scf-to-cf: memref.alloca_scope inside OpenMP regions must still have
+  // one block.
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
   memrefToLLVM.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addPass(createSCFToControlFlowPass());
+  // Register-tile contractions become outer products: one broadcast FMA
+  // per row of the tile.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   // What has no LLVM intrinsic (math.erf) calls libm (erff: correctly
@@ -77,6 +118,7 @@ void mlir::autopar::buildLowerToLLVMPipeline(
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

@@ -1,4 +1,4 @@
-//===- Pipelines.cpp - planning and partitioning pipelines ----------------===//
+//===- Pipelines.cpp - planning, partitioning and whole pipelines ---------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -30,6 +30,19 @@ void mlir::autopar::buildPartitionPipeline(
   pm.addPass(createCSEPass());
 }
 
+void mlir::autopar::buildAutoparPipeline(
+    OpPassManager &pm, const AutoparPipelineOptions &options) {
+  PlanPipelineOptions plan;
+  plan.grid = options.grid;
+  plan.plan = options.plan;
+  buildPlanPipeline(pm, plan);
+  buildPartitionPipeline(pm, PartitionPipelineOptions());
+  LowerToLLVMPipelineOptions lower;
+  lower.isa = options.isa;
+  lower.packWeights = false;
+  buildLowerToLLVMPipeline(pm, lower);
+}
+
 void mlir::autopar::registerAutoparPipelines() {
   PassPipelineRegistration<PlanPipelineOptions>(
       "autopar-plan-pipeline",
@@ -40,4 +53,9 @@ void mlir::autopar::registerAutoparPipelines() {
       "partition an annotated module into the SPMD device program",
       buildPartitionPipeline);
   registerLowerToLLVMPipeline();
+  PassPipelineRegistration<AutoparPipelineOptions>(
+      "autopar-pipeline",
+      "plan, partition and lower an imported module to the LLVM dialect "
+      "(the autopar-plan, -partition and -lower-to-llvm pipelines in order)",
+      buildAutoparPipeline);
 }

@@ -7,6 +7,7 @@
 #include "autopar/Conversion/Passes.h"
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
 #include "autopar/Pipelines/Pipelines.h"
+#include "autopar/Transforms/Lowering/Passes.h"
 #include "autopar/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -20,6 +21,7 @@ int main(int argc, char **argv) {
   mlir::autopar::registerAutoparTransformsPasses();
   mlir::autopar::registerAutoparPipelines();
   mlir::autopar::registerAutoparConversionPasses();
+  mlir::autopar::registerAutoparLoweringPasses();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

@@ -146,6 +146,9 @@ struct RunOptions {
   unsigned timeoutSeconds = 300;
   /// Passes `--profile` to the runner.
   bool profile = false;
+  /// Threads per rank (`--threads`); 0: the runner's default,
+  /// floor(usable cores / ranks on the host).
+  unsigned threads = 0;
   /// Receives the measurements of a profiled run (may be null).
   ProfileMeasurement *measured = nullptr;
 };

@@ -14,7 +14,8 @@
 //     --autopar-lower-to-llvm-pipeline--> LLVM dialect, `autopar_main()` calling
 //                                      the runtime ABI (RuntimeABI.h)
 //
-// and the code generation of the final module into a shared object.
+// and `autopar-pipeline`, all three in order. The code generation of the
+// final module into a shared object is separate (autopar/Target/Target.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,7 +47,37 @@ struct PartitionPipelineOptions
 
 /// Options of the lowering stage.
 struct LowerToLLVMPipelineOptions
-    : public PassPipelineOptions<LowerToLLVMPipelineOptions> {};
+    : public PassPipelineOptions<LowerToLLVMPipelineOptions> {
+  Option<std::string> isa{
+      *this, "isa",
+      llvm::cl::desc("vector ISA the kernels are generated for: auto (the "
+                     "host CPU), avx512, avx2 or generic"),
+      llvm::cl::init("auto")};
+  Option<bool> packWeights{
+      *this, "pack-weights",
+      llvm::cl::desc("weights that only feed data-tiled contractions take "
+                     "the packed layout, so the weight files must be written "
+                     "packed (the compiler driver does); otherwise they are "
+                     "packed on every call"),
+      llvm::cl::init(false)};
+};
+
+/// Options of the whole pipeline: the options of every stage.
+struct AutoparPipelineOptions
+    : public PassPipelineOptions<AutoparPipelineOptions> {
+  Option<std::string> grid{*this, "grid",
+                           llvm::cl::desc("device grid, e.g. 4 or 2x2"),
+                           llvm::cl::init("1")};
+  Option<std::string> plan{
+      *this, "plan",
+      llvm::cl::desc("replicated, data, tensor, or a plan.json path"),
+      llvm::cl::init("replicated")};
+  Option<std::string> isa{
+      *this, "isa",
+      llvm::cl::desc("vector ISA the kernels are generated for: auto (the "
+                     "host CPU), avx512, avx2 or generic"),
+      llvm::cl::init("auto")};
+};
 
 /// Adds the grid, then annotates every value with a sharding
 /// (autopar-apply-plan), then checks the plan contract
@@ -58,11 +89,30 @@ void buildPlanPipeline(OpPassManager &pm, const PlanPipelineOptions &options);
 void buildPartitionPipeline(OpPassManager &pm,
                             const PartitionPipelineOptions &options);
 
-/// Lowers a device program to the LLVM dialect: weights and graph I/O and
-/// collectives to runtime calls, autopar ops to linalg, bufferization, loops,
-/// LLVM. The result exports `autopar_main`.
+/// Lowers a device program to the LLVM dialect: data tiling
+/// (`buildDataTilingPipeline`), then `buildLowerDataTiledPipeline`. The
+/// result exports `autopar_main`.
 void buildLowerToLLVMPipeline(OpPassManager &pm,
                               const LowerToLLVMPipelineOptions &options);
+
+/// The first part of the lowering, on the device program: contractions become
+/// pack + mmt4d + unpack with the register tile of `options.isa`, and with
+/// `options.packWeights` their weights take the packed layout (the driver
+/// writes the weight files between this part and the next).
+void buildDataTilingPipeline(OpPassManager &pm,
+                             const LowerToLLVMPipelineOptions &options);
+
+/// The rest of the lowering: weights and graph I/O and collectives to runtime
+/// calls, autopar ops to linalg, register tiles vectorized, bufferization,
+/// loops, LLVM.
+void buildLowerDataTiledPipeline(OpPassManager &pm,
+                                 const LowerToLLVMPipelineOptions &options);
+
+/// The whole compiler after import: plan, partition and lower to the LLVM
+/// dialect (`autopar-pipeline`). The driver runs the same stages one by one
+/// (it writes the plan files and weights in between, and can search a plan).
+void buildAutoparPipeline(OpPassManager &pm,
+                          const AutoparPipelineOptions &options);
 
 /// Registers the pipelines above with the pass registry (for autopar-opt).
 void registerAutoparPipelines();
@@ -70,11 +120,6 @@ void registerAutoparPipelines();
 /// Registers `autopar-lower-to-llvm-pipeline` (buildLowerToLLVMPipeline) with
 /// the pass registry.
 void registerLowerToLLVMPipeline();
-
-/// Translates an LLVM-dialect `module` to LLVM IR, compiles it for the host
-/// (in process, LLVM TargetMachine, -O2) and links it into the shared object
-/// `soPath` with the system C compiler. Errors are emitted on `module`.
-LogicalResult emitSharedLibrary(ModuleOp module, StringRef soPath);
 
 } // namespace mlir::autopar
 

@@ -5,7 +5,7 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: autopar-opt %s --autopar-lower-to-llvm-pipeline | mlir-translate --mlir-to-llvmir -o %t/program.ll
 // RUN: llc -O2 -filetype=obj -relocation-model=pic %t/program.ll -o %t/program.o
-// RUN: cc -shared -o %t/program.so %t/program.o
+// RUN: cc -shared -o %t/program.so %t/program.o %omp_libs
 // RUN: %python %S/Inputs/device_data.py gen grid2 %t
 // RUN: mpirun --allow-run-as-root --oversubscribe -np 2 autopar-runner --program %t/program.so --grid 2 --weights %t/weights --inputs %t/inputs --outputs %t/outputs
 // RUN: %python %S/Inputs/device_data.py check grid2 %t | FileCheck %s

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "autopar/Conversion/Passes.h"
+#include "autopar/Transforms/Lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -19,7 +19,7 @@
 
 namespace mlir::autopar {
 #define GEN_PASS_DEF_LOWERSTRIDEDCOPIESPASS
-#include "autopar/Conversion/Passes.h.inc"
+#include "autopar/Transforms/Lowering/Passes.h.inc"
 } // namespace mlir::autopar
 
 using namespace mlir;

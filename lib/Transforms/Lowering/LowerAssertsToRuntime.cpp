@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "autopar/Conversion/Passes.h"
+#include "autopar/Transforms/Lowering/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -23,7 +23,7 @@
 
 namespace mlir::autopar {
 #define GEN_PASS_DEF_LOWERASSERTSTORUNTIMEPASS
-#include "autopar/Conversion/Passes.h.inc"
+#include "autopar/Transforms/Lowering/Passes.h.inc"
 } // namespace mlir::autopar
 
 using namespace mlir;

@@ -1,5 +1,4 @@
-//===- Codegen.cpp - LLVM-dialect module to a shared object ------*- C++
-//-*-===//
+//===- SharedLibrary.cpp - LLVM-dialect module to a shared object -*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -11,11 +10,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "autopar/Pipelines/Pipelines.h"
+#include "autopar/Target/Target.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -25,6 +25,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -131,10 +132,17 @@ static LogicalResult linkSharedObject(ModuleOp module, StringRef objPath,
                                 << soPath << "' (set AUTOPAR_CC)";
     compiler = *found;
   }
-  // libm: math ops without an LLVM intrinsic (erf) and the intrinsics LLVM
-  // expands to library calls (expf, tanhf, powf).
-  llvm::SmallVector<llvm::StringRef> args = {compiler, "-shared", "-o",
-                                             soPath,   objPath,   "-lm"};
+  // libm: math ops without an LLVM intrinsic and the intrinsics LLVM
+  // expands to library calls (powf, f64 functions). libomp: the parallel
+  // loops (OpenMP dialect), found at run time through the rpath; linked even
+  // when no loop is parallel, so that the runner can always set the thread
+  // count.
+  llvm::StringRef libomp = AUTOPAR_LIBOMP_PATH;
+  std::string rpath =
+      ("-Wl,-rpath," + llvm::sys::path::parent_path(libomp)).str();
+  llvm::SmallVector<llvm::StringRef> args = {
+      compiler, "-shared", "-o", soPath, objPath, "-lm",
+      "-Wl,--no-as-needed", libomp, rpath};
   std::string error;
   int rc = llvm::sys::ExecuteAndWait(compiler, args, /*Env=*/std::nullopt,
                                      /*Redirects=*/{}, /*SecondsToWait=*/0,
@@ -151,6 +159,7 @@ LogicalResult mlir::autopar::emitSharedLibrary(ModuleOp module,
   MLIRContext *ctx = module.getContext();
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
+  registerOpenMPDialectTranslation(*ctx);
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Kernel and model benchmark of autopar's generated code.
+
+Prints the CPU model, then
+- per matmul shape: GFLOP/s of autopar (one MatMul with a weight, compiled at
+  --grid 1, run with 1 thread: pack of the activation, mmt4d, unpack) against
+  OpenBLAS and oneDNN (bench/gemm_ref.c, 1 thread), measured in this run;
+- per model: step time of autopar (1 rank with the default threads, 1 rank
+  with 1 thread, 2 ranks with the tensor plan) against ONNX Runtime
+  (onnxruntime-node) with 1 and 2 intra-op threads.
+
+    /usr/bin/python3 bench/kernels.py [--autopar build/bin/autopar]
+        [--ort-modules DIR] [--quick]
+
+--ort-modules: a folder whose node_modules holds onnxruntime-node@1.30.0
+(`ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0`); without
+it the ONNX Runtime columns are skipped (and said so). Exit code 1 when any
+measurement fails. Not part of CI: it takes minutes and needs a quiet machine.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+MATMUL_SHAPES = [  # (M, N, K)
+    (256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048),
+    (128, 3072, 768), (128, 768, 3072), (128, 2304, 768), (128, 768, 768),
+]
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def cpu_flags():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags = line.split(":", 1)[1].split()
+                return " ".join(f for f in flags
+                                if f.startswith(("avx", "fma", "amx")))
+    return ""
+
+
+def run(cmd, env=None, timeout=1800):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env,
+                          timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError("%s failed (exit %d): %s" % (
+            " ".join(cmd[:3]), proc.returncode, (proc.stderr or proc.stdout)[-800:]))
+    return proc.stdout
+
+
+def matmul_model(path, m, n, k):
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "matmul",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])],
+        [numpy_helper.from_array(w, "w")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def write_input(path, shape):
+    tensor = numpy_helper.from_array(
+        np.random.default_rng(1).uniform(-1, 1, shape).astype(np.float32), "x")
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "input_0.pb"), "wb") as f:
+        f.write(tensor.SerializeToString())
+
+
+def autopar_step(autopar, model, work, name, grid, plan, threads, input_dir):
+    out = os.path.join(work, name)
+    run([autopar, "compile", model, "--grid", str(grid), "--plan", plan, "-o", out])
+    cmd = [autopar, "run", out, "--inputs", input_dir, "--outputs",
+           os.path.join(work, name + "-out"), "--profile"]
+    if threads:
+        cmd += ["--threads", str(threads)]
+    text = run(cmd)
+    match = re.search(r"step_time_s=([0-9.eE+-]+)", text)
+    if not match:
+        raise RuntimeError("no step_time_s in the output of " + name)
+    seconds = float(match.group(1))
+    if seconds <= 0:
+        raise RuntimeError("non-positive step time for " + name)
+    return seconds
+
+
+def ort_step(ort_modules, model, threads, repeats):
+    text = run(["node", os.path.join(HERE, "ort_step.js"), model, str(threads),
+                str(repeats)],
+               env={"NODE_PATH": os.path.join(ort_modules, "node_modules")})
+    match = re.search(r"ort_step_s=([0-9.eE+-]+)", text)
+    if not match or float(match.group(1)) <= 0:
+        raise RuntimeError("no ONNX Runtime step time for " + model)
+    return float(match.group(1))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--autopar", default=os.path.join(ROOT, "build", "bin", "autopar"))
+    parser.add_argument("--ort-modules", default="")
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer shapes and a smaller MLP")
+    args = parser.parse_args()
+    failures = []
+    print("cpu: %s" % cpu_model())
+    print("cpu flags: %s" % cpu_flags())
+    print("cores: %d" % os.cpu_count())
+    work = tempfile.mkdtemp(prefix="autopar-bench-")
+    try:
+        ref = os.path.join(work, "gemm_ref")
+        run(["cc", "-O2", "-o", ref, os.path.join(HERE, "gemm_ref.c"),
+             "-lopenblas", "-ldnnl"])
+        one = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+        shapes = MATMUL_SHAPES[:2] + MATMUL_SHAPES[4:5] if args.quick else MATMUL_SHAPES
+        print()
+        print("| matmul M x N x K | autopar 1 thread | OpenBLAS 1 thread | oneDNN 1 thread | autopar / OpenBLAS |")
+        print("|---|---|---|---|---|")
+        for m, n, k in shapes:
+            name = "mm_%d_%d_%d" % (m, n, k)
+            try:
+                model = os.path.join(work, name + ".onnx")
+                matmul_model(model, m, n, k)
+                inputs = os.path.join(work, name + "-in")
+                write_input(inputs, (m, k))
+                seconds = autopar_step(args.autopar, model, work, name, 1,
+                                       "replicated", 1, inputs)
+                gflops = 2.0 * m * n * k / seconds / 1e9
+                text = run([ref, str(m), str(n), str(k), "7"], env=one)
+                lib = dict(line.split() for line in text.strip().splitlines())
+                blas, dnnl = float(lib["openblas"]), float(lib["onednn"])
+                print("| %dx%dx%d | %.1f | %.1f | %.1f | %.2f |" % (
+                    m, n, k, gflops, blas, dnnl, gflops / blas))
+            except Exception as error:  # noqa: BLE001 - reported, exit 1
+                failures.append("%s: %s" % (name, error))
+                print("| %dx%dx%d | FAILED | | | |" % (m, n, k))
+            sys.stdout.flush()
+
+        print()
+        batch, hidden, ffn, layers = (16, 256, 1024, 2) if args.quick else (64, 1024, 4096, 4)
+        model = os.path.join(work, "mlp.onnx")
+        run([sys.executable, os.path.join(ROOT, "test", "Driver", "Inputs", "make_mlp.py"),
+             model, str(batch), str(hidden), str(ffn), str(layers)])
+        inputs = os.path.join(work, "mlp-in")
+        write_input(inputs, (batch, hidden))
+        # The input is named "input" in make_mlp.py.
+        tensor = onnx.TensorProto()
+        with open(os.path.join(inputs, "input_0.pb"), "rb") as f:
+            tensor.ParseFromString(f.read())
+        tensor.name = "input"
+        with open(os.path.join(inputs, "input_0.pb"), "wb") as f:
+            f.write(tensor.SerializeToString())
+        flops = 2.0 * batch * hidden * ffn * 2 * layers
+        print("MLP %d x (%d -> %d -> %d), batch %d: %.2f GFLOP per step" % (
+            layers, hidden, ffn, hidden, batch, flops / 1e9))
+        print("| configuration | step time (ms) | GFLOP/s |")
+        print("|---|---|---|")
+        configs = [("autopar grid 1, default threads", 1, "replicated", 0),
+                   ("autopar grid 1, 1 thread", 1, "replicated", 1),
+                   ("autopar grid 2 (tensor), 1 thread per rank", 2, "tensor", 1)]
+        for label, grid, plan, threads in configs:
+            try:
+                seconds = autopar_step(args.autopar, model, work,
+                                       "mlp-%d-%s-%d" % (grid, plan, threads),
+                                       grid, plan, threads, inputs)
+                print("| %s | %.2f | %.1f |" % (label, seconds * 1e3, flops / seconds / 1e9))
+            except Exception as error:  # noqa: BLE001
+                failures.append("%s: %s" % (label, error))
+                print("| %s | FAILED | |" % label)
+            sys.stdout.flush()
+        if args.ort_modules:
+            for threads in (1, 2):
+                label = "ONNX Runtime 1.30, %d thread%s" % (threads, "s" if threads > 1 else "")
+                try:
+                    seconds = ort_step(args.ort_modules, model, threads, 20)
+                    print("| %s | %.2f | %.1f |" % (label, seconds * 1e3, flops / seconds / 1e9))
+                except Exception as error:  # noqa: BLE001
+                    failures.append("%s: %s" % (label, error))
+                    print("| %s | FAILED | |" % label)
+        else:
+            print("| ONNX Runtime | not measured (no --ort-modules) | |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if failures:
+        print()
+        for failure in failures:
+            print("FAILED: " + failure)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+// Median step time of an ONNX model in ONNX Runtime (onnxruntime-node) with
+// T intra-op threads on random float inputs of the model's static shapes:
+//   NODE_PATH=<dir with node_modules> node ort_step.js MODEL.onnx T REPEATS
+// prints "ort_step_s=<seconds>".
+const ort = require('onnxruntime-node');
+
+async function main() {
+  const [model, threads, repeats] = process.argv.slice(2);
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: Number(threads), interOpNumThreads: 1,
+    executionMode: 'sequential'});
+  const feeds = {};
+  for (const name of session.inputNames) {
+    const meta = session.inputMetadata.find((m) => m.name === name);
+    const shape = meta.shape.map((d) => (typeof d === 'number' ? d : 1));
+    const size = shape.reduce((a, b) => a * b, 1);
+    const data = new Float32Array(size).map(() => Math.random() * 2 - 1);
+    feeds[name] = new ort.Tensor('float32', data, shape);
+  }
+  await session.run(feeds);
+  const times = [];
+  for (let i = 0; i < Number(repeats); ++i) {
+    const start = process.hrtime.bigint();
+    await session.run(feeds);
+    times.push(Number(process.hrtime.bigint() - start) / 1e9);
+  }
+  times.sort((a, b) => a - b);
+  console.log(`ort_step_s=${times[Math.floor(times.length / 2)]}`);
+}
+main().catch((e) => { console.error(e); process.exit(1); });

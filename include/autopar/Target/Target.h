@@ -1,0 +1,63 @@
+//===- Target.h - host target description and code generation ----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Target code generation, separate from pipeline assembly: the vector ISA of
+// the host CPU (from which the lowering chooses its register tiles), and the
+// translation of an LLVM-dialect module into a host shared object
+// (LLVM IR -> optimized object in process -> `cc -shared`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_TARGET_TARGET_H
+#define AUTOPAR_TARGET_TARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <optional>
+
+namespace mlir::autopar {
+
+/// The vector instruction sets the code generator distinguishes. Each one
+/// implies its register tile for contractions (see `getContractionTile`).
+enum class CpuIsa {
+  /// No AVX2/FMA assumed: 128-bit vectors (SSE2 on x86-64, or any other CPU).
+  Generic,
+  /// AVX2 + FMA: 16 ymm registers of 8 floats.
+  Avx2,
+  /// AVX-512F: 32 zmm registers of 16 floats.
+  Avx512,
+};
+
+/// The ISA of the CPU this process runs on (LLVM's host feature list).
+CpuIsa getHostIsa();
+
+/// Parses `auto` (the host), `generic`, `avx2` or `avx512`; nullopt otherwise.
+std::optional<CpuIsa> parseCpuIsa(StringRef name);
+
+/// The lowercase name of `isa` as `parseCpuIsa` accepts it.
+StringRef stringifyCpuIsa(CpuIsa isa);
+
+/// Register tile of a single-precision contraction on `isa`: `m0` rows of
+/// the left operand times `n0` columns of the right one, accumulated in
+/// `m0 * n0 / lanes` vector registers, fewer than the ISA's register file
+/// holds (a 16x32 tile on AVX-512 spills).
+struct ContractionTile {
+  int64_t m0;
+  int64_t n0;
+  int64_t k0;
+};
+ContractionTile getContractionTile(CpuIsa isa);
+
+/// Translates an LLVM-dialect `module` to LLVM IR, compiles it for the host
+/// (in process, LLVM TargetMachine, -O2) and links it into the shared object
+/// `soPath` with the system C compiler (`cc`, or `$AUTOPAR_CC`). Errors are
+/// emitted on `module`.
+LogicalResult emitSharedLibrary(ModuleOp module, StringRef soPath);
+
+} // namespace mlir::autopar
+
+#endif // AUTOPAR_TARGET_TARGET_H

@@ -1,0 +1,283 @@
+//===- Passes.td - autopar lowering transforms -------------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Transforms of the lowering stage that are not conversions of autopar ops:
+// buffer placement and copies after bufferization, runtime checks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_TRANSFORMS_LOWERING_PASSES_TD
+#define AUTOPAR_TRANSFORMS_LOWERING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def PackContractionsPass
+    : Pass<"autopar-pack-contractions", "mlir::ModuleOp"> {
+  let summary = "data-tile f32 matmuls and gemms into pack, mmt4d and unpack";
+  let description = [{
+    Input contract: a device program (after `autopar-partition`, before
+    `autopar-lower-program-to-runtime`) with static types. Each f32
+    `autopar.matmul` whose right operand is a matrix and whose left operand has
+    rank >= 2 (batch dimensions are folded into the rows), and each f32
+    `autopar.gemm` without `trans_a`, becomes MLIR's data-tiled form:
+
+    - the left operand (M x K) is packed per call by `linalg.pack` into
+      `M1 x K1 x m0 x k0` tiles, padded with zeros;
+    - the right operand becomes `N1 x K1 x n0 x k0` tiles. When it is an
+      `autopar.weight` used only by such contractions and `pack-weights` is
+      set, the weight itself takes the packed type (attributes
+      `autopar.packed_tiles`, `autopar.packed_source_type`,
+      `autopar.packed_transposed`, see
+      autopar/Transforms/Lowering/PackedWeights.h) and the compiler driver
+      writes its file packed, so that no step re-lays it out (only when the
+      tiles divide N and K: the file is then a permutation of the shard, of
+      the size the plan accounts for); otherwise it is packed per call by
+      `linalg.pack`;
+    - `linalg.mmt4d` accumulates into a zero-filled `M1 x N1 x m0 x n0`
+      tensor, `linalg.unpack` drops the padding, and a gemm's
+      `alpha`, `beta` and bias apply in one elementwise `linalg.generic`.
+
+    The register tile `m0 x n0 x k0` comes from the ISA (`isa`: `auto` for
+    the host CPU, `avx512` 8x32x1, `avx2` 6x16x1, `generic` 4x8x1).
+    `autopar-tile-contractions` then tiles and vectorizes the `linalg.mmt4d`.
+    Other contractions are left alone.
+
+    Before:
+    ```mlir
+    %w = autopar.weight "fc.weight" : tensor<64x96xf32>
+    %y = autopar.matmul %x, %w : (tensor<16x64xf32>, tensor<64x96xf32>) -> tensor<16x96xf32>
+    ```
+    After (`isa=avx2 pack-weights=true`):
+    ```mlir
+    %w = autopar.weight "fc.weight" {autopar.packed_source_type = tensor<64x96xf32>,
+        autopar.packed_tiles = array<i64: 16, 1>} : tensor<6x64x16x1xf32>
+    %xp = linalg.pack %x padding_value(%zero : f32) inner_dims_pos = [0, 1]
+        inner_tiles = [6, 1] into %e0 : tensor<16x64xf32> -> tensor<3x64x6x1xf32>
+    %c = linalg.mmt4d ins(%xp, %w : ...) outs(%filled : tensor<3x6x6x16xf32>)
+    %y = linalg.unpack %c inner_dims_pos = [0, 1] inner_tiles = [6, 16]
+        into %e1 : tensor<3x6x6x16xf32> -> tensor<16x96xf32>
+    ```
+  }];
+  let options = [
+    Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
+           "vector ISA of the register tile: auto, avx512, avx2 or generic">,
+    Option<"packWeights", "pack-weights", "bool", /*default=*/"false",
+           "give weights the packed type (the driver then writes them "
+           "packed); otherwise weights are packed per call">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+  let statistics = [
+    Statistic<"numContractions", "contractions",
+              "number of contractions data-tiled">,
+    Statistic<"numPackedWeights", "packed-weights",
+              "number of weight ops given the packed type">,
+  ];
+}
+
+def TileContractionsPass
+    : Pass<"autopar-tile-contractions", "mlir::func::FuncOp"> {
+  let summary = "tile and vectorize linalg.mmt4d; lower linalg.pack/unpack";
+  let description = [{
+    Input contract: linalg on tensors with static shapes, as produced by
+    `autopar-pack-contractions` and `autopar-convert-to-linalg`, before
+    bufferization.
+
+    - Each `linalg.mmt4d` is tiled (`scf::tileUsingSCF`) into a parallel
+      `scf.forall` over N1 (outermost: one packed column panel of the right
+      operand stays in cache while the row tiles of the left operand stream
+      past; the pipeline runs its iterations on the rank's OpenMP threads),
+      then loops over M1 and the reduction K1, around one register tile `1x1x1 x m0 x n0 x k0`, which
+      `linalg::vectorize` turns into a `vector.contract` of `m0 x n0`
+      (canonicalized from the multi-reduction, leading unit dimensions
+      dropped). The accumulator's `vector.transfer_read` / `transfer_write`
+      are hoisted out of the reduction loop, so it lives in registers there;
+      the vector lowering turns the contraction into outer products (one
+      broadcast FMA per row).
+    - `linalg.pack` becomes `tensor.pad` + `tensor.expand_shape` +
+      `linalg.transpose`, and `linalg.unpack` `linalg.transpose` +
+      `tensor.collapse_shape` + `tensor.extract_slice` (`linalg::lowerPack`,
+      `linalg::lowerUnPack`).
+
+    Before:
+    ```mlir
+    %c = linalg.mmt4d ins(%a, %b : tensor<3x64x6x1xf32>, tensor<6x64x16x1xf32>)
+        outs(%acc : tensor<3x6x6x16xf32>) -> tensor<3x6x6x16xf32>
+    ```
+    After:
+    ```mlir
+    scf.forall (%n1) in (6) shared_outs(%o = %acc) -> (tensor<3x6x6x16xf32>) {
+      %panel = tensor.extract_slice %o[0, %n1, 0, 0] [3, 1, 6, 16] [1, 1, 1, 1]
+      scf.for %m1 = %c0 to %c3 step %c1 iter_args(%p = %panel) -> (tensor<3x1x6x16xf32>) {
+        %init = vector.transfer_read %p[%m1, %c0, %c0, %c0] ... : vector<6x16xf32>
+        %sum = scf.for %k1 = %c0 to %c64 step %c1 iter_args(%r = %init) -> (vector<6x16xf32>) {
+          %va = vector.transfer_read %a[%m1, %k1, %c0, %c0] ... : vector<6x1xf32>
+          %vb = vector.transfer_read %b[%n1, %k1, %c0, %c0] ... : vector<16x1xf32>
+          %x = vector.contract ... %va, %vb, %r : vector<6x1xf32>, vector<16x1xf32> into vector<6x16xf32>
+          scf.yield %x : vector<6x16xf32>
+        }
+        %w = vector.transfer_write %sum, %p[%m1, %c0, %c0, %c0] ...
+        ...
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
+    "mlir::vector::VectorDialect",
+  ];
+  let statistics = [
+    Statistic<"numTiled", "tiled", "number of linalg.mmt4d ops vectorized">,
+  ];
+}
+
+def ApproximateMathPass
+    : Pass<"autopar-approximate-math", "mlir::func::FuncOp"> {
+  let summary = "f32 erf, tanh, exp, log, log1p, expm1 as vectorizable polynomials";
+  let description = [{
+    Input contract: any function (typically linalg on tensors after
+    `autopar-convert-to-linalg`). `math.erf`, `math.tanh`, `math.exp`,
+    `math.log`, `math.log1p` and `math.expm1` on f32 (scalars or vectors)
+    become MLIR's polynomial approximations
+    (`populateMathPolynomialApproximationPatterns`): arith and `math.fma`
+    ops with range reduction and clamping, no library call, so the loops
+    that compute them vectorize (a scalar `erff` call per element costs ~7x
+    the vectorized polynomial over the GELUs of a GPT-2 block). Their errors
+    stay within the ONNX node tests' tolerances (rtol 1e-3, atol 1e-7),
+    which those tests check. Other math ops and f64 are left to libm.
+
+    Before:
+    ```mlir
+    %y = math.erf %x : f32
+    ```
+    After:
+    ```mlir
+    %a = math.absf %x : f32
+    ... arith.mulf / math.fma / arith.select ...   // no call
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::math::MathDialect",
+    "mlir::vector::VectorDialect",
+  ];
+}
+
+def LowerAssertsToRuntimePass
+    : Pass<"autopar-lower-asserts-to-runtime", "mlir::ModuleOp"> {
+  let summary = "turn cf.assert into a call of the runtime's autopar_rt_fail";
+  let description = [{
+    Input contract: any module (typically right after
+    `autopar-convert-to-linalg`, whose gather lowering checks indices with
+    `cf.assert`). `cf.assert` would lower to a bare `abort()` of one rank;
+    instead each one becomes an `scf.if` on the negated condition calling
+    `autopar_rt_fail(const char *)` (autopar/Runtime/RuntimeABI.h), which
+    prints the message with the rank and aborts the whole job. Messages
+    become private constant LLVM globals (one per distinct message); the
+    runtime function is declared when missing.
+
+    Before:
+    ```mlir
+    cf.assert %ok, "gather: index out of range"
+    ```
+    After:
+    ```mlir
+    llvm.mlir.global internal constant @autopar_assert_message("gather: index out of range\00")
+    func.func private @autopar_rt_fail(!llvm.ptr)
+    ...
+    %bad = arith.xori %ok, %true : i1
+    scf.if %bad {
+      %m = llvm.mlir.addressof @autopar_assert_message : !llvm.ptr
+      func.call @autopar_rt_fail(%m) : (!llvm.ptr) -> ()
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::func::FuncDialect",
+    "mlir::LLVM::LLVMDialect",
+    "mlir::scf::SCFDialect",
+  ];
+  let statistics = [
+    Statistic<"numAsserts", "asserts", "number of cf.assert ops lowered">,
+  ];
+}
+
+def LowerStridedCopiesPass
+    : Pass<"autopar-lower-strided-copies", "mlir::func::FuncOp"> {
+  let summary = "rewrite memref.copy of non-identity layouts into linalg.copy";
+  let description = [{
+    Input contract: bufferized IR. `finalize-memref-to-llvm` lowers a
+    `memref.copy` between identity-layout (contiguous) memrefs to `memcpy`,
+    but any other copy to a call of `memrefCopy` from MLIR's C runner
+    utilities, a library the device program is not linked with. This pass
+    rewrites those copies (e.g. of a column block produced by
+    `shard.all_slice`, copied by One-Shot Bufferize to hand the runtime an
+    identity-layout buffer) into `linalg.copy`, which `convert-linalg-to-loops`
+    turns into loops. Copies of identity layouts are left alone.
+
+    Before:
+    ```mlir
+    memref.copy %sv, %buf : memref<8x2xf32, strided<[4, 1], offset: ?>> to memref<8x2xf32>
+    ```
+    After:
+    ```mlir
+    linalg.copy ins(%sv : memref<8x2xf32, strided<[4, 1], offset: ?>>) outs(%buf : memref<8x2xf32>)
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def FreeBuffersEarlyPass
+    : Pass<"autopar-free-buffers-early", "mlir::func::FuncOp"> {
+  let summary = "move each buffer's dealloc right after its last use";
+  let description = [{
+    Input contract: bufferized IR after `buffer-deallocation-pipeline`, where
+    every `memref.dealloc` of a straight-line device program sits at the end
+    of the function. A program then holds every intermediate buffer until it
+    returns, so its peak memory is the sum of all of them instead of what is
+    live at once. This pass moves each unconditional `memref.dealloc` of a
+    buffer allocated in the same block to just after the last op of that
+    block that uses the buffer or any of its aliases (views, casts, reshapes:
+    `BufferViewFlowAnalysis`), with uses inside nested regions counting as
+    their enclosing op. A buffer with a use outside the block, or one not
+    allocated by `memref.alloc`, is left alone, and so are the buffers of
+    weights and runtime inputs (filled by `autopar_rt_load_weight_*` and
+    `autopar_rt_read_input_*`), which stay resident for the whole step. The device program is single
+    threaded and the runtime's calls are synchronous, so freeing after the
+    last use is safe; the cost model's liveness-based peak memory then
+    describes what runs.
+
+    Before:
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    linalg.exp ins(%x : memref<4xf32>) outs(%a : memref<4xf32>)
+    %b = memref.alloc() : memref<4xf32>
+    linalg.exp ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
+    ...
+    memref.dealloc %a : memref<4xf32>
+    memref.dealloc %b : memref<4xf32>
+    ```
+    After:
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    linalg.exp ins(%x : memref<4xf32>) outs(%a : memref<4xf32>)
+    %b = memref.alloc() : memref<4xf32>
+    linalg.exp ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
+    memref.dealloc %a : memref<4xf32>
+    ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numMoved", "moved", "number of deallocs moved earlier">,
+  ];
+}
+
+#endif // AUTOPAR_TRANSFORMS_LOWERING_PASSES_TD

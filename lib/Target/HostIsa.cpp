@@ -1,0 +1,67 @@
+//===- HostIsa.cpp - vector ISA of the host and its register tiles -------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements the choice of the vector ISA from LLVM's host feature
+// list and the register tile each ISA implies for contractions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Target/Target.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+CpuIsa mlir::autopar::getHostIsa() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto has = [&](StringRef name) { return features.lookup(name); };
+  if (has("avx512f"))
+    return CpuIsa::Avx512;
+  if (has("avx2") && has("fma"))
+    return CpuIsa::Avx2;
+  return CpuIsa::Generic;
+}
+
+std::optional<CpuIsa> mlir::autopar::parseCpuIsa(StringRef name) {
+  if (name == "auto")
+    return getHostIsa();
+  return llvm::StringSwitch<std::optional<CpuIsa>>(name)
+      .Case("generic", CpuIsa::Generic)
+      .Case("avx2", CpuIsa::Avx2)
+      .Case("avx512", CpuIsa::Avx512)
+      .Default(std::nullopt);
+}
+
+StringRef mlir::autopar::stringifyCpuIsa(CpuIsa isa) {
+  switch (isa) {
+  case CpuIsa::Generic:
+    return "generic";
+  case CpuIsa::Avx2:
+    return "avx2";
+  case CpuIsa::Avx512:
+    return "avx512";
+  }
+  llvm_unreachable("unknown CpuIsa");
+}
+
+ContractionTile mlir::autopar::getContractionTile(CpuIsa isa) {
+  switch (isa) {
+  case CpuIsa::Avx512:
+    // 8 rows x 2 zmm = 16 accumulators of 32; the broadcasts of A and the two
+    // B vectors fit in the rest.
+    return {8, 32, 1};
+  case CpuIsa::Avx2:
+    // 6 rows x 2 ymm = 12 accumulators of 16 registers.
+    return {6, 16, 1};
+  case CpuIsa::Generic:
+    // 4 rows x 2 xmm = 8 accumulators of 16 (SSE2, or 128-bit elsewhere).
+    return {4, 8, 1};
+  }
+  llvm_unreachable("unknown CpuIsa");
+}

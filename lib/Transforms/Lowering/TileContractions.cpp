@@ -1,0 +1,170 @@
+//===- TileContractions.cpp - tile and vectorize linalg.mmt4d ----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements autopar-tile-contractions: each linalg.mmt4d on tensors
+// becomes loops over its outer tiles around one vector.contract of the
+// register tile whose accumulator stays in registers across the reduction
+// loop; linalg.pack and linalg.unpack become pad/reshape/transpose.
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Transforms/Lowering/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+namespace mlir::autopar {
+#define GEN_PASS_DEF_TILECONTRACTIONSPASS
+#include "autopar/Transforms/Lowering/Passes.h.inc"
+} // namespace mlir::autopar
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+namespace {
+
+/// Tiles `op` to one register tile per iteration: a parallel `scf.forall`
+/// over N1 (outermost, so that one packed column panel of B stays in cache
+/// while the rows of A stream past it; its iterations become threads), then
+/// loops over M1 and the reduction K1. Returns the tiled mmt4d.
+FailureOr<Operation *> tileMmt4d(RewriterBase &rewriter, linalg::Mmt4DOp op) {
+  MLIRContext *ctx = rewriter.getContext();
+  scf::SCFTilingOptions panels;
+  panels.setTileSizes(getAsIndexOpFoldResult(ctx, {0, 1, 0, 0, 0, 0}));
+  panels.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> outer = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), panels);
+  if (failed(outer) || outer->tiledOps.size() != 1)
+    return failure();
+  rewriter.replaceOp(op, outer->replacements);
+
+  auto panel = cast<TilingInterface>(outer->tiledOps.front());
+  scf::SCFTilingOptions tiles;
+  tiles.setTileSizes(getAsIndexOpFoldResult(ctx, {1, 0, 1, 0, 0, 0}));
+  rewriter.setInsertionPoint(panel);
+  FailureOr<scf::SCFTilingResult> inner =
+      scf::tileUsingSCF(rewriter, panel, tiles);
+  if (failed(inner) || inner->tiledOps.size() != 1)
+    return failure();
+  rewriter.replaceOp(panel, inner->replacements);
+  return inner->tiledOps.front();
+}
+
+/// Folds slices into vector transfers and drops the unit dimensions of the
+/// vectorized register tiles.
+LogicalResult simplifyVectors(func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  RewritePatternSet patterns(ctx);
+  vector::populateVectorReductionToContractPatterns(patterns);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+  vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+  vector::populateDropUnitDimWithShapeCastPatterns(patterns);
+  tensor::populateFoldTensorSubsetOpPatterns(patterns);
+  for (RegisteredOperationName name : ctx->getRegisteredOperations())
+    if (isa<vector::VectorDialect, tensor::TensorDialect, scf::SCFDialect>(
+            name.getDialect()))
+      name.getCanonicalizationPatterns(patterns, ctx);
+  return applyPatternsGreedily(func, std::move(patterns));
+}
+
+struct TileContractionsPass
+    : public autopar::impl::TileContractionsPassBase<TileContractionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    MLIRContext *ctx = &getContext();
+    IRRewriter rewriter(ctx);
+
+    // Packs and unpacks: pad + expand_shape + transpose, and transpose +
+    // collapse_shape + extract_slice.
+    SmallVector<linalg::PackOp> packs;
+    SmallVector<linalg::UnPackOp> unpacks;
+    func.walk([&](Operation *op) {
+      if (auto pack = dyn_cast<linalg::PackOp>(op))
+        packs.push_back(pack);
+      else if (auto unpack = dyn_cast<linalg::UnPackOp>(op))
+        unpacks.push_back(unpack);
+    });
+    for (linalg::PackOp pack : packs) {
+      rewriter.setInsertionPoint(pack);
+      if (failed(linalg::lowerPack(rewriter, pack))) {
+        pack.emitOpError() << "cannot be lowered to pad, reshape and transpose";
+        return signalPassFailure();
+      }
+    }
+    for (linalg::UnPackOp unpack : unpacks) {
+      rewriter.setInsertionPoint(unpack);
+      if (failed(linalg::lowerUnPack(rewriter, unpack))) {
+        unpack.emitOpError()
+            << "cannot be lowered to transpose, reshape and slice";
+        return signalPassFailure();
+      }
+    }
+
+    // Register tiles, vectorized.
+    SmallVector<linalg::Mmt4DOp> contractions;
+    func.walk([&](linalg::Mmt4DOp op) { contractions.push_back(op); });
+    for (linalg::Mmt4DOp op : contractions) {
+      if (!op.hasPureTensorSemantics() ||
+          !llvm::all_of(op->getOperandTypes(), [](Type type) {
+            return cast<ShapedType>(type).hasStaticShape();
+          }))
+        continue;
+      FailureOr<Operation *> tile = tileMmt4d(rewriter, op);
+      if (failed(tile)) {
+        op.emitOpError() << "cannot be tiled to its register tile";
+        return signalPassFailure();
+      }
+      rewriter.setInsertionPoint(*tile);
+      FailureOr<linalg::VectorizationResult> vectorized =
+          linalg::vectorize(rewriter, *tile, /*inputVectorSizes=*/{},
+                            /*inputScalableVecDims=*/{},
+                            /*vectorizeNDExtract=*/false,
+                            /*flatten1DDepthwiseConv=*/false,
+                            /*assumeDynamicDimsMatchVecSizes=*/false,
+                            /*createNamedContraction=*/true);
+      if (failed(vectorized)) {
+        (*tile)->emitOpError() << "cannot be vectorized";
+        return signalPassFailure();
+      }
+      rewriter.replaceOp(*tile, vectorized->replacements);
+      ++numTiled;
+    }
+
+    // Reading through slices folds into the transfers; the accumulator's
+    // read and write leave the reduction loop (it is carried in registers
+    // there); then unit dimensions go, so that the contraction is
+    // m0 x n0 x k0 and lowers to outer products (one broadcast FMA per row).
+    if (failed(simplifyVectors(func)))
+      return signalPassFailure();
+    SmallVector<scf::ForOp> loops;
+    func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops) {
+      rewriter.setInsertionPoint(loop);
+      (void)hoistLoopInvariantSubsets(rewriter,
+                                      cast<LoopLikeOpInterface>(*loop));
+    }
+    if (failed(simplifyVectors(func)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,37 @@
+// The whole pipeline after import runs in autopar-opt: plan (tensor
+// parallel on 2 devices), partition, lower to the LLVM dialect.
+// RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor" | FileCheck %s
+// RUN: autopar-opt %s --autopar-pipeline="grid=1 plan=replicated" | FileCheck %s --check-prefix=GRID1
+// The matmuls' column panels (2 with the generic ISA's 8 columns) are an
+// OpenMP work-sharing loop.
+// RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor isa=generic" | FileCheck %s --check-prefix=OMP
+// RUN: not autopar-opt %s --autopar-pipeline="isa=avx9" 2>&1 | FileCheck %s --check-prefix=BADISA
+
+// CHECK-NOT: autopar.
+// CHECK-NOT: shard.
+// CHECK-DAG: llvm.func @autopar_rt_load_weight_f32(i64, i64, !llvm.ptr)
+// CHECK-DAG: llvm.func @autopar_rt_all_reduce_f32(
+// CHECK-DAG: llvm.func @autopar_rt_read_input_f32(
+// CHECK-DAG: llvm.func @autopar_rt_write_output_f32(
+// CHECK: llvm.func @autopar_main()
+// CHECK: llvm.call @autopar_rt_all_reduce_f32
+
+// OMP: llvm.func @autopar_main()
+// OMP: omp.parallel {
+// OMP-NEXT: omp.wsloop {
+// OMP-NEXT: omp.loop_nest
+
+// BADISA: unknown isa 'avx9' (expected auto, avx512, avx2 or generic)
+
+// GRID1-NOT: all_reduce
+// GRID1: llvm.func @autopar_main()
+// GRID1-NOT: all_reduce
+
+func.func @main(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %w1 = autopar.weight "fc1.weight" : tensor<16x32xf32>
+  %h = autopar.matmul %x, %w1 : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %r = autopar.relu %h : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  %w2 = autopar.weight "fc2.weight" : tensor<32x16xf32>
+  %y = autopar.matmul %r, %w2 : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}

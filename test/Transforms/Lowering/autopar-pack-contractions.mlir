@@ -1,0 +1,86 @@
+// RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=avx512 pack-weights=true" | FileCheck %s --check-prefix=AVX512
+// RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=avx2 pack-weights=true" | FileCheck %s --check-prefix=AVX2
+// RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=generic" | FileCheck %s --check-prefix=PERCALL
+// RUN: not autopar-opt %s -split-input-file --autopar-pack-contractions="isa=sse9" 2>&1 | FileCheck %s --check-prefix=BADISA
+
+// BADISA: autopar-pack-contractions: unknown isa 'sse9' (expected auto, avx512, avx2 or generic)
+
+// A weight that only feeds a matmul: packed at compile time (its type is the
+// mmt4d right-hand side layout); the activation is packed per call, padded
+// (20 rows do not divide into 8 or 6). Batch dimensions fold into the rows.
+
+shard.grid @grid(shape = 1)
+// AVX512-LABEL: func.func @matmul_weight
+// AVX512: %[[W:.*]] = autopar.weight "fc.weight" {autopar.packed_source_type = tensor<64x96xf32>, autopar.packed_tiles = array<i64: 32, 1>} : tensor<3x64x32x1xf32>
+// AVX512: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x10x64xf32> into tensor<20x64xf32>
+// AVX512: %[[XP:.*]] = linalg.pack %[[X]] padding_value(%{{.*}} : f32) inner_dims_pos = [0, 1] inner_tiles = [8, 1] into %{{.*}} : tensor<20x64xf32> -> tensor<3x64x8x1xf32>
+// AVX512: %[[ACC:.*]] = linalg.fill {{.*}} -> tensor<3x3x8x32xf32>
+// AVX512: %[[C:.*]] = linalg.mmt4d ins(%[[XP]], %[[W]] : tensor<3x64x8x1xf32>, tensor<3x64x32x1xf32>) outs(%[[ACC]] : tensor<3x3x8x32xf32>)
+// AVX512: %[[Y:.*]] = linalg.unpack %[[C]] inner_dims_pos = [0, 1] inner_tiles = [8, 32] into %{{.*}} : tensor<3x3x8x32xf32> -> tensor<20x96xf32>
+// AVX512: tensor.expand_shape %[[Y]] {{\[\[}}0, 1], [2]] output_shape [2, 10, 96] : tensor<20x96xf32> into tensor<2x10x96xf32>
+// AVX512-NOT: autopar.matmul
+
+// AVX2-LABEL: func.func @matmul_weight
+// AVX2: autopar.weight "fc.weight" {autopar.packed_source_type = tensor<64x96xf32>, autopar.packed_tiles = array<i64: 16, 1>} : tensor<6x64x16x1xf32>
+// AVX2: linalg.pack {{.*}} inner_tiles = [6, 1] {{.*}} : tensor<20x64xf32> -> tensor<4x64x6x1xf32>
+// AVX2: linalg.mmt4d {{.*}} outs(%{{.*}} : tensor<4x6x6x16xf32>)
+
+// PERCALL-LABEL: func.func @matmul_weight
+// PERCALL: %[[W:.*]] = autopar.weight "fc.weight" : tensor<64x96xf32>
+// PERCALL: linalg.pack %{{.*}} inner_dims_pos = [0, 1] inner_tiles = [4, 1]
+// PERCALL: %[[WP:.*]] = linalg.pack %[[W]] outer_dims_perm = [1, 0] inner_dims_pos = [1, 0] inner_tiles = [8, 1] into %{{.*}} : tensor<64x96xf32> -> tensor<12x64x8x1xf32>
+// PERCALL: linalg.mmt4d ins(%{{.*}}, %[[WP]] : tensor<5x64x4x1xf32>, tensor<12x64x8x1xf32>)
+func.func @matmul_weight(%x: tensor<2x10x64xf32>) -> tensor<2x10x96xf32> {
+  %w = autopar.weight "fc.weight" : tensor<64x96xf32>
+  %y = autopar.matmul %x, %w : (tensor<2x10x64xf32>, tensor<64x96xf32>) -> tensor<2x10x96xf32>
+  return %y : tensor<2x10x96xf32>
+}
+
+// -----
+
+// Gemm with trans_b: the weight is stored N x K and packed without the outer
+// transposition; alpha, beta and the broadcast bias apply after the unpack.
+
+shard.grid @grid(shape = 1)
+// AVX512-LABEL: func.func @gemm_trans_b
+// AVX512: %[[W:.*]] = autopar.weight "fc.weight" {autopar.packed_source_type = tensor<64x16xf32>, autopar.packed_tiles = array<i64: 32, 1>, autopar.packed_transposed} : tensor<2x16x32x1xf32>
+// AVX512: linalg.mmt4d ins(%{{.*}}, %[[W]] : tensor<1x16x8x1xf32>, tensor<2x16x32x1xf32>)
+// AVX512: %[[Y:.*]] = linalg.unpack
+// AVX512: linalg.generic {{.*}} ins(%[[Y]], %{{.*}} : tensor<8x64xf32>, tensor<64xf32>)
+// AVX512: arith.mulf
+// AVX512: arith.mulf
+// AVX512: arith.addf
+
+// PERCALL-LABEL: func.func @gemm_trans_b
+// PERCALL: linalg.pack %{{.*}} inner_dims_pos = [0, 1] inner_tiles = [8, 1] into %{{.*}} : tensor<64x16xf32> -> tensor<8x16x8x1xf32>
+func.func @gemm_trans_b(%x: tensor<8x16xf32>) -> tensor<8x64xf32> {
+  %w = autopar.weight "fc.weight" : tensor<64x16xf32>
+  %b = autopar.weight "fc.bias" : tensor<64xf32>
+  %y = autopar.gemm %x, %w, %b {alpha = 2.0 : f32, beta = 0.5 : f32, trans_b = true} : (tensor<8x16xf32>, tensor<64x16xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}
+
+// -----
+
+// A weight with another use (here as an activation) stays unpacked and is
+// packed per call, and so is one whose columns (40) do not divide into the
+// tile (32: padding would grow its file); a matrix-vector product and a batched matmul of two
+// activations are left alone.
+
+shard.grid @grid(shape = 1)
+// AVX512-LABEL: func.func @not_packed
+// AVX512: %[[W:.*]] = autopar.weight "w" : tensor<16x16xf32>
+// AVX512: linalg.pack %[[W]] {{.*}}outer_dims_perm = [1, 0]
+// AVX512: %[[W40:.*]] = autopar.weight "w40" : tensor<16x40xf32>
+// AVX512: linalg.pack %[[W40]] padding_value({{.*}}) outer_dims_perm = [1, 0] inner_dims_pos = [1, 0] inner_tiles = [32, 1] {{.*}} : tensor<16x40xf32> -> tensor<2x16x32x1xf32>
+// AVX512: autopar.matmul %{{.*}}, %{{.*}} : (tensor<16xf32>, tensor<16x16xf32>) -> tensor<16xf32>
+// AVX512: autopar.matmul %{{.*}}, %{{.*}} : (tensor<2x4x16xf32>, tensor<2x16x4xf32>) -> tensor<2x4x4xf32>
+func.func @not_packed(%x: tensor<4x16xf32>, %v: tensor<16xf32>, %p: tensor<2x4x16xf32>, %q: tensor<2x16x4xf32>) -> (tensor<4x16xf32>, tensor<4x40xf32>, tensor<16xf32>, tensor<2x4x4xf32>) {
+  %w = autopar.weight "w" : tensor<16x16xf32>
+  %y = autopar.matmul %x, %w : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %w40 = autopar.weight "w40" : tensor<16x40xf32>
+  %y40 = autopar.matmul %x, %w40 : (tensor<4x16xf32>, tensor<16x40xf32>) -> tensor<4x40xf32>
+  %z = autopar.matmul %v, %w : (tensor<16xf32>, tensor<16x16xf32>) -> tensor<16xf32>
+  %b = autopar.matmul %p, %q : (tensor<2x4x16xf32>, tensor<2x16x4xf32>) -> tensor<2x4x4xf32>
+  return %y, %y40, %z, %b : tensor<4x16xf32>, tensor<4x40xf32>, tensor<16xf32>, tensor<2x4x4xf32>
+}
