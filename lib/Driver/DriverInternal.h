@@ -194,6 +194,7 @@ struct PlanSearchOptions {
   double timeLimitSeconds = 600;
   PlanPrecision precision = PlanPrecision::Model;
   bool shardOptimizer = false;
+  int64_t microbatches = 1;
 };
 
 LogicalResult planModule(MLIRContext &ctx, ModuleOp module,

@@ -20,6 +20,7 @@
 #include "autopar/Transforms/Planning/PlanReport.h"
 #include "autopar/Transforms/Planning/TrainingLoss.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -142,6 +143,7 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
   options.timeLimitSeconds = search.timeLimitSeconds;
   options.precision = search.precision;
   options.shardOptimizerState = search.shardOptimizer;
+  options.microbatches = search.microbatches;
   if (search.precision != PlanPrecision::Model)
     meta.extra["precision"] = stringifyPlanPrecision(search.precision);
   if (search.shardOptimizer)
@@ -259,6 +261,13 @@ int driver::planCommand(int argc, char **argv) {
                      "or output (the output is the scalar loss); appended for "
                      "planning, so no output is gathered"),
       llvm::cl::value_desc("kind"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> microbatches(
+      "microbatches",
+      llvm::cl::desc("training: microbatches accumulated per step (default "
+                     "1); the batch (--batch or the model's) is the global "
+                     "batch B, the model is planned at B/m, and each weight's "
+                     "gradient is reduced once per step"),
+      llvm::cl::value_desc("m"), llvm::cl::init("1"), llvm::cl::cat(category));
   static llvm::cl::opt<bool> distributedOptimizer(
       "distributed-optimizer",
       llvm::cl::desc("training: shard fp32 master weights and Adam states "
@@ -317,6 +326,18 @@ int driver::planCommand(int argc, char **argv) {
       return kErrorExitCode;
     }
   }
+  FailureOr<uint64_t> microbatchCount =
+      parseUnsignedOption("microbatches", microbatches);
+  if (failed(microbatchCount))
+    return kErrorExitCode;
+  if (*microbatchCount == 0) {
+    printError("--microbatches must be at least 1");
+    return kErrorExitCode;
+  }
+  if (*microbatchCount > 1 && *planMode != PlanMode::Training) {
+    printError("--microbatches needs --mode training");
+    return kErrorExitCode;
+  }
   if (distributedOptimizer && *planMode != PlanMode::Training) {
     printError("--distributed-optimizer needs --mode training");
     return kErrorExitCode;
@@ -349,6 +370,35 @@ int driver::planCommand(int argc, char **argv) {
 
   PlanMetadata meta;
   meta.modelSha256 = model->sha256;
+  if (*microbatchCount > 1) {
+    // The global batch is dimension 0 of the first runtime input; the model
+    // is planned at one microbatch of it.
+    auto main = model->module->lookupSymbol<func::FuncOp>("main");
+    auto first = main && main.getNumArguments() > 0
+                     ? dyn_cast<RankedTensorType>(main.getArgument(0).getType())
+                     : RankedTensorType();
+    if (!first || first.getRank() == 0) {
+      printError("--microbatches needs a runtime input with a batch "
+                 "dimension");
+      return kErrorExitCode;
+    }
+    int64_t global = first.getDimSize(0);
+    int64_t m = int64_t(*microbatchCount);
+    if (global % m != 0) {
+      printError("--microbatches " + std::to_string(m) +
+                 " does not divide the global batch " + std::to_string(global));
+      return kErrorExitCode;
+    }
+    InputShapes microShapes = *inputShapes;
+    microShapes.batch = global / m;
+    model = importModel(ctx, common.model, microShapes,
+                        /*requireWeightData=*/false);
+    if (failed(model))
+      return kErrorExitCode;
+    meta.extra["batch"] = json::Object{{"global", global},
+                                       {"microbatches", m},
+                                       {"per_microbatch", global / m}};
+  }
   OwningOpRef<ModuleOp> module = model->module->clone();
   if (lossKind) {
     if (failed(appendTrainingLoss(*module, *lossKind)))
@@ -360,6 +410,7 @@ int driver::planCommand(int argc, char **argv) {
   search.timeLimitSeconds = double(*seconds);
   search.precision = *planPrecision;
   search.shardOptimizer = distributedOptimizer;
+  search.microbatches = int64_t(*microbatchCount);
   if (failed(planModule(ctx, *module, *grid, plan, *spec, *planMode, quiet,
                         meta, search)))
     return kErrorExitCode;

@@ -36,7 +36,9 @@ def AppendLossPass : Pass<"autopar-append-loss", "mlir::ModuleOp"> {
       %y = autopar.relu %x : (tensor<8x4xf32>) -> tensor<8x4xf32>
       %d = autopar.sub %y, %target : ...
       %s = autopar.mul %d, %d : ...
-      %l = autopar.reduce_mean %s {axes = array<i64: 0, 1>, keepdims = false} : ...
+      %t = autopar.reduce_sum %s {axes = array<i64: 0, 1>, keepdims = false} : ...
+      %f = autopar.constant dense<3.125000e-02> : tensor<f32>
+      %l = autopar.mul %t, %f : (tensor<f32>, tensor<f32>) -> tensor<f32>
       return %l : tensor<f32>
     }
     ```
@@ -153,6 +155,9 @@ def AutoPlanPass : Pass<"autopar-auto-plan", "mlir::ModuleOp"> {
     Option<"shardOptimizer", "shard-optimizer", "bool", /*default=*/"false",
            "training: shard fp32 master weights and Adam states over each "
            "weight's replicas (ZeRO-1)">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "training: microbatches accumulated per step (the module holds "
+           "one)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"600",
            "seconds the solver may take; on expiry without a solution the "
            "search fails saying so">,

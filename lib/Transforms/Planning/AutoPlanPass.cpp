@@ -65,6 +65,14 @@ void AutoPlanPass::runOnOperation() {
   }
   options.precision = *planPrecision;
   options.shardOptimizerState = shardOptimizer;
+  if (microbatches < 1 ||
+      (microbatches > 1 && options.mode != PlanMode::Training)) {
+    module.emitError() << "microbatches must be at least 1, and above 1 only "
+                          "in training, got "
+                       << static_cast<int64_t>(microbatches);
+    return signalPassFailure();
+  }
+  options.microbatches = microbatches;
   if (!(timeLimit > 0)) {
     module.emitError() << "time-limit must be a positive number of seconds";
     return signalPassFailure();

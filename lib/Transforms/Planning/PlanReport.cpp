@@ -342,6 +342,12 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
                ? " (master weights, gradients and Adam states fp32)"
                : "")
        << "\n";
+  if (const json::Object *batch = root->getObject("batch"))
+    os << llvm::formatv("  batch:     {0} = {1} microbatches of {2}, "
+                        "gradients reduced once per step\n",
+                        batch->getInteger("global").value_or(0),
+                        batch->getInteger("microbatches").value_or(0),
+                        batch->getInteger("per_microbatch").value_or(0));
   if (std::optional<StringRef> loss = root->getString("loss"))
     os << "  loss:      " << *loss << "\n";
   if (std::optional<StringRef> optimizer = root->getString("optimizer"))

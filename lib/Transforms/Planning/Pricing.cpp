@@ -36,8 +36,10 @@ const ReshardCost &PlanPricer::reshard(RankedTensorType type, ShardingAttr from,
 
 double PlanPricer::nodeCost(unsigned n, unsigned s) const {
   double c = graph.nodes[n].strategies[s].compute;
-  return options.mode == PlanMode::Training ? c * (1 + kBackwardComputeFactor)
-                                            : c;
+  if (options.mode != PlanMode::Training)
+    return c;
+  // Forward and backward of every microbatch.
+  return c * (1 + kBackwardComputeFactor) * double(options.microbatches);
 }
 
 double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t) const {
@@ -49,13 +51,24 @@ double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t) const {
   double cost = reshard(type, have, cs.operands[e.operand]).time;
   if (options.mode != PlanMode::Training)
     return cost;
+  double m = double(options.microbatches);
   if (p.kind == NodeKind::Weight)
     cost *= 2; // gathered again for the backward pass (FSDP)
+  cost *= m;   // every microbatch
   if (p.kind == NodeKind::Input || p.kind == NodeKind::Constant ||
       c.kind == NodeKind::Output)
     return cost;
-  cost += reshard(type, cs.grads[e.operand], have.withoutPartial()).time;
-  return cost;
+  ShardingAttr grad = cs.grads[e.operand];
+  double gradient = reshard(type, grad, have.withoutPartial()).time;
+  // A weight's gradient accumulates over the microbatches in the layout the
+  // consumer produces it in and is reduced once per step, when that buffer is
+  // no larger than the stored layout the memory rows count for it;
+  // otherwise (a weight stored sharded, FSDP) it is reduced every microbatch.
+  bool oncePerStep =
+      p.kind == NodeKind::Weight &&
+      getLocalBytes(type, grad.withoutPartial(), graph.gridShape) <=
+          getLocalBytes(type, have, graph.gridShape);
+  return cost + gradient * (oncePerStep ? 1 : m);
 }
 
 double PlanPricer::valueBytes(unsigned n, unsigned r,

@@ -9,7 +9,8 @@
 //   cross_entropy: log_softmax(logits) * onehot(labels), summed over all
 //     elements and scaled by -1/positions (onehot = cast(equal(labels
 //     reshaped to [..., 1], iota [V])));
-//   mse: reduce_mean((output - target)^2) over all elements.
+//   mse: (output - target)^2 summed over all elements, scaled by
+//     1/elements.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,6 +84,15 @@ LogicalResult mlir::autopar::appendTrainingLoss(ModuleOp module,
   OpBuilder b(ret);
   Type f32 = b.getF32Type();
   auto scalar = RankedTensorType::get({}, type.getElementType());
+  // A scalar constant of the output's element type.
+  auto scaleBy = [&](double factor) -> Value {
+    DenseElementsAttr value =
+        type.getElementType() == f32
+            ? DenseElementsAttr::get(scalar, float(factor))
+            : DenseElementsAttr::get(
+                  scalar, FloatAttr::get(type.getElementType(), factor));
+    return ConstantOp::create(b, loc("scale"), scalar, value);
+  };
   Value loss;
   switch (kind) {
   case LossKind::Output:
@@ -126,14 +136,8 @@ LogicalResult mlir::autopar::appendTrainingLoss(ModuleOp module,
                                       b.getDenseI64ArrayAttr(allAxes(rank)),
                                       b.getBoolAttr(false));
     double positions = double(type.getNumElements() / vocab);
-    DenseElementsAttr factor;
-    if (type.getElementType() == f32)
-      factor = DenseElementsAttr::get(scalar, float(-1.0 / positions));
-    else
-      factor = DenseElementsAttr::get(
-          scalar, FloatAttr::get(type.getElementType(), -1.0 / positions));
-    Value scale = ConstantOp::create(b, loc("scale"), scalar, factor);
-    loss = MulOp::create(b, loc("mean"), scalar, total, scale);
+    loss =
+        MulOp::create(b, loc("mean"), scalar, total, scaleBy(-1.0 / positions));
     break;
   }
   case LossKind::MeanSquaredError: {
@@ -146,9 +150,13 @@ LogicalResult mlir::autopar::appendTrainingLoss(ModuleOp module,
     BlockArgument target = func.getArguments().back();
     Value diff = SubOp::create(b, loc("diff"), type, output, target);
     Value square = MulOp::create(b, loc("square"), type, diff, diff);
-    loss = ReduceMeanOp::create(b, loc("mean"), scalar, square,
-                                b.getDenseI64ArrayAttr(allAxes(type.getRank())),
-                                b.getBoolAttr(false));
+    // A sum scaled afterwards, not reduce_mean: a split sum stays a pending
+    // sum, so the squares need not be gathered.
+    Value total = ReduceSumOp::create(
+        b, loc("sum"), scalar, square,
+        b.getDenseI64ArrayAttr(allAxes(type.getRank())), b.getBoolAttr(false));
+    loss = MulOp::create(b, loc("mean"), scalar, total,
+                         scaleBy(1.0 / double(type.getNumElements())));
     break;
   }
   }

@@ -30,7 +30,9 @@
 // MSE: %[[Y:.*]] = autopar.matmul
 // MSE: %[[D:.*]] = autopar.sub %[[Y]], %[[TARGET]]
 // MSE: %[[S:.*]] = autopar.mul %[[D]], %[[D]]
-// MSE: %[[L:.*]] = autopar.reduce_mean %[[S]] {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<8x16x128xf32>) -> tensor<f32>
+// MSE: %[[T:.*]] = autopar.reduce_sum %[[S]] {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<8x16x128xf32>) -> tensor<f32>
+// MSE: %[[F:.*]] = autopar.constant dense<6.10351563E-5> : tensor<f32>
+// MSE: %[[L:.*]] = autopar.mul %[[T]], %[[F]]
 // MSE: return %[[L]] : tensor<f32>
 
 // NOTSCALAR: error: an 'output' loss needs a scalar model output, got 'tensor<8x16x128xf32>'

@@ -61,6 +61,11 @@ struct AutoPlanOptions {
   /// gradient all-reduce becomes a reduce-scatter plus an all-gather of the
   /// same volume.
   bool shardOptimizerState = false;
+  /// Training: microbatches accumulated per step. The module's batch is one
+  /// microbatch over all data-parallel devices; compute and activation
+  /// traffic repeat per microbatch, a weight's gradient reduction and the
+  /// optimizer update happen once per step.
+  int64_t microbatches = 1;
   /// Share one strategy among repeated blocks (off: solve the unrolled
   /// problem, for tests and for checking the folding).
   bool foldRepeatedBlocks = true;
