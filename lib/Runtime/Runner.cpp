@@ -249,21 +249,22 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
 
   int threads = chooseThreads(options.threads);
   // The program's parallel loops run on LLVM's OpenMP runtime, which
-  // program.so links.
+  // autopar's program.so links. A program without it (built by hand, without
+  // parallel loops) runs on one thread.
   using SetThreadsFn = void (*)(int);
   auto *setThreads =
       reinterpret_cast<SetThreadsFn>(dlsym(handle, "omp_set_num_threads"));
-  if (!setThreads)
-    fail("program '" + options.program +
-         "' does not link an OpenMP runtime (omp_set_num_threads)");
-  setThreads(threads);
+  if (setThreads)
+    setThreads(threads);
+  else
+    threads = 1;
   // Idle OpenMP threads sleep at once instead of spinning for 200 ms (libomp's
   // default): spinning threads take the cores from the other ranks of the
   // host and from the MPI progress of collectives. Measured on a busy 2-core
   // machine, the MLP step at 2 threads took 76 ms spinning, 60 ms sleeping.
   // `KMP_BLOCKTIME` in the environment overrides this.
   using SetBlocktimeFn = void (*)(int);
-  if (!std::getenv("KMP_BLOCKTIME"))
+  if (setThreads && !std::getenv("KMP_BLOCKTIME"))
     if (auto *setBlocktime = reinterpret_cast<SetBlocktimeFn>(
             dlsym(handle, "kmp_set_blocktime")))
       setBlocktime(0);

@@ -252,6 +252,82 @@ void rewriteContraction(const Contraction &c, Value packedRhs,
   c.op->erase();
 }
 
+/// A matmul of two activations with the same batch dimensions (attention's
+/// `Q K^T` and `P V`): both operands rank >= 3, f32, static, no broadcast.
+bool isBatchedMatmul(MatMulOp op) {
+  if (!isStaticF32(op.getA(), 3, 8) || !isStaticF32(op.getB(), 3, 8) ||
+      !isStaticF32(op.getResult(), 3, 8))
+    return false;
+  auto aType = cast<RankedTensorType>(op.getA().getType());
+  auto bType = cast<RankedTensorType>(op.getB().getType());
+  return aType.getRank() == bType.getRank() &&
+         aType.getShape().drop_back(2) == bType.getShape().drop_back(2);
+}
+
+/// Collapses the batch dimensions of a rank >= 3 tensor into one.
+Value collapseBatch(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  if (rank == 3)
+    return value;
+  SmallVector<ReassociationIndices> reassociation(1);
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    reassociation[0].push_back(i);
+  reassociation.push_back({rank - 2});
+  reassociation.push_back({rank - 1});
+  return tensor::CollapseShapeOp::create(b, loc, value, reassociation);
+}
+
+/// Replaces a batched matmul by per-call packs of both operands,
+/// `linalg.batch_mmt4d` and an unpack.
+void rewriteBatchedMatmul(MatMulOp op, ContractionTile tile) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto resultType = cast<RankedTensorType>(op.getType());
+  Type f32 = resultType.getElementType();
+  Value a = collapseBatch(b, loc, op.getA());
+  Value rhs = collapseBatch(b, loc, op.getB());
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(rhs.getType());
+  int64_t batch = aType.getDimSize(0), m = aType.getDimSize(1),
+          k = aType.getDimSize(2), n = bType.getDimSize(2);
+  int64_t m1 = ceilDiv(m, tile.m0), n1 = ceilDiv(n, tile.n0),
+          k1 = ceilDiv(k, tile.k0);
+  Value packedLhs =
+      createPack(b, loc, a, {batch, m1, k1, tile.m0, tile.k0}, {1, 2},
+                 {tile.m0, tile.k0}, {});
+  Value packedRhs =
+      createPack(b, loc, rhs, {batch, n1, k1, tile.n0, tile.k0}, {2, 1},
+                 {tile.n0, tile.k0}, {0, 2, 1});
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+  Value accEmpty = tensor::EmptyOp::create(
+      b, loc, {batch, m1, n1, tile.m0, tile.n0}, f32);
+  Value acc = linalg::FillOp::create(b, loc, ValueRange{zero},
+                                     ValueRange{accEmpty})
+                  .getResult(0);
+  acc = linalg::BatchMmt4DOp::create(b, loc, TypeRange{acc.getType()},
+                                     ValueRange{packedLhs, packedRhs},
+                                     ValueRange{acc})
+            .getResult(0);
+  Value out = tensor::EmptyOp::create(b, loc, {batch, m, n}, f32);
+  Value result =
+      linalg::UnPackOp::create(b, loc, acc, out, {1, 2},
+                               getAsIndexOpFoldResult(b.getContext(),
+                                                      {tile.m0, tile.n0}))
+          .getResult();
+  if (resultType.getRank() > 3) {
+    SmallVector<ReassociationIndices> reassociation(1);
+    for (int64_t i = 0; i + 2 < resultType.getRank(); ++i)
+      reassociation[0].push_back(i);
+    reassociation.push_back({resultType.getRank() - 2});
+    reassociation.push_back({resultType.getRank() - 1});
+    result = tensor::ExpandShapeOp::create(b, loc, resultType, result,
+                                           reassociation);
+  }
+  op.getResult().replaceAllUsesWith(result);
+  op.erase();
+}
+
 struct PackContractionsPass
     : public autopar::impl::PackContractionsPassBase<PackContractionsPass> {
   using Base::Base;
@@ -267,10 +343,18 @@ struct PackContractionsPass
     ContractionTile tile = getContractionTile(*target);
 
     llvm::MapVector<Operation *, Contraction> contractions;
+    SmallVector<MatMulOp> batched;
     getOperation().walk([&](Operation *op) {
       if (std::optional<Contraction> c = matchContraction(op))
         contractions.insert({op, *c});
+      else if (auto matmul = dyn_cast<MatMulOp>(op);
+               matmul && isBatchedMatmul(matmul))
+        batched.push_back(matmul);
     });
+    for (MatMulOp matmul : batched) {
+      rewriteBatchedMatmul(matmul, tile);
+      ++numContractions;
+    }
 
     // Weights whose every use (of every op of the name) is the right operand
     // of a data-tiled contraction, with one orientation, take the packed type.

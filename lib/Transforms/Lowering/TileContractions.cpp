@@ -39,14 +39,22 @@ using namespace mlir::autopar;
 
 namespace {
 
-/// Tiles `op` to one register tile per iteration: a parallel `scf.forall`
-/// over N1 (outermost, so that one packed column panel of B stays in cache
-/// while the rows of A stream past it; its iterations become threads), then
-/// loops over M1 and the reduction K1. Returns the tiled mmt4d.
-FailureOr<Operation *> tileMmt4d(RewriterBase &rewriter, linalg::Mmt4DOp op) {
+/// Tiles a (batch_)mmt4d to one register tile per iteration: a parallel
+/// `scf.forall` over the batch and N1 (outermost, so that one packed column
+/// panel of B stays in cache while the rows of A stream past it; its
+/// iterations become threads), then loops over M1 and the reduction K1.
+/// `batched`: the op has a leading batch dimension. Returns the tiled op.
+FailureOr<Operation *> tileMmt4d(RewriterBase &rewriter, linalg::LinalgOp op,
+                                 bool batched) {
   MLIRContext *ctx = rewriter.getContext();
+  SmallVector<int64_t> panelSizes = {0, 1, 0, 0, 0, 0};
+  SmallVector<int64_t> tileSizes = {1, 0, 1, 0, 0, 0};
+  if (batched) {
+    panelSizes.insert(panelSizes.begin(), 1);
+    tileSizes.insert(tileSizes.begin(), 0);
+  }
   scf::SCFTilingOptions panels;
-  panels.setTileSizes(getAsIndexOpFoldResult(ctx, {0, 1, 0, 0, 0, 0}));
+  panels.setTileSizes(getAsIndexOpFoldResult(ctx, panelSizes));
   panels.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> outer = scf::tileUsingSCF(
@@ -57,7 +65,7 @@ FailureOr<Operation *> tileMmt4d(RewriterBase &rewriter, linalg::Mmt4DOp op) {
 
   auto panel = cast<TilingInterface>(outer->tiledOps.front());
   scf::SCFTilingOptions tiles;
-  tiles.setTileSizes(getAsIndexOpFoldResult(ctx, {1, 0, 1, 0, 0, 0}));
+  tiles.setTileSizes(getAsIndexOpFoldResult(ctx, tileSizes));
   rewriter.setInsertionPoint(panel);
   FailureOr<scf::SCFTilingResult> inner =
       scf::tileUsingSCF(rewriter, panel, tiles);
@@ -120,15 +128,19 @@ struct TileContractionsPass
     }
 
     // Register tiles, vectorized.
-    SmallVector<linalg::Mmt4DOp> contractions;
-    func.walk([&](linalg::Mmt4DOp op) { contractions.push_back(op); });
-    for (linalg::Mmt4DOp op : contractions) {
+    SmallVector<linalg::LinalgOp> contractions;
+    func.walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::Mmt4DOp, linalg::BatchMmt4DOp>(op.getOperation()))
+        contractions.push_back(op);
+    });
+    for (linalg::LinalgOp op : contractions) {
       if (!op.hasPureTensorSemantics() ||
           !llvm::all_of(op->getOperandTypes(), [](Type type) {
             return cast<ShapedType>(type).hasStaticShape();
           }))
         continue;
-      FailureOr<Operation *> tile = tileMmt4d(rewriter, op);
+      FailureOr<Operation *> tile =
+          tileMmt4d(rewriter, op, isa<linalg::BatchMmt4DOp>(op.getOperation()));
       if (failed(tile)) {
         op.emitOpError() << "cannot be tiled to its register tile";
         return signalPassFailure();

@@ -74,13 +74,31 @@ shard.grid @grid(shape = 1)
 // AVX512: %[[W40:.*]] = autopar.weight "w40" : tensor<16x40xf32>
 // AVX512: linalg.pack %[[W40]] padding_value({{.*}}) outer_dims_perm = [1, 0] inner_dims_pos = [1, 0] inner_tiles = [32, 1] {{.*}} : tensor<16x40xf32> -> tensor<2x16x32x1xf32>
 // AVX512: autopar.matmul %{{.*}}, %{{.*}} : (tensor<16xf32>, tensor<16x16xf32>) -> tensor<16xf32>
-// AVX512: autopar.matmul %{{.*}}, %{{.*}} : (tensor<2x4x16xf32>, tensor<2x16x4xf32>) -> tensor<2x4x4xf32>
-func.func @not_packed(%x: tensor<4x16xf32>, %v: tensor<16xf32>, %p: tensor<2x4x16xf32>, %q: tensor<2x16x4xf32>) -> (tensor<4x16xf32>, tensor<4x40xf32>, tensor<16xf32>, tensor<2x4x4xf32>) {
+// AVX512: autopar.matmul %{{.*}}, %{{.*}} : (tensor<1x4x16xf32>, tensor<2x16x4xf32>) -> tensor<2x4x4xf32>
+func.func @not_packed(%x: tensor<4x16xf32>, %v: tensor<16xf32>, %p: tensor<1x4x16xf32>, %q: tensor<2x16x4xf32>) -> (tensor<4x16xf32>, tensor<4x40xf32>, tensor<16xf32>, tensor<2x4x4xf32>) {
   %w = autopar.weight "w" : tensor<16x16xf32>
   %y = autopar.matmul %x, %w : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
   %w40 = autopar.weight "w40" : tensor<16x40xf32>
   %y40 = autopar.matmul %x, %w40 : (tensor<4x16xf32>, tensor<16x40xf32>) -> tensor<4x40xf32>
   %z = autopar.matmul %v, %w : (tensor<16xf32>, tensor<16x16xf32>) -> tensor<16xf32>
-  %b = autopar.matmul %p, %q : (tensor<2x4x16xf32>, tensor<2x16x4xf32>) -> tensor<2x4x4xf32>
+  %b = autopar.matmul %p, %q : (tensor<1x4x16xf32>, tensor<2x16x4xf32>) -> tensor<2x4x4xf32>
   return %y, %y40, %z, %b : tensor<4x16xf32>, tensor<4x40xf32>, tensor<16xf32>, tensor<2x4x4xf32>
+}
+
+// -----
+
+// A batched matmul of two activations (attention): both packed per call,
+// batch dimensions collapsed, linalg.batch_mmt4d.
+
+// AVX2-LABEL: func.func @batched
+// AVX2: %[[Q:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] : tensor<2x3x20x16xf32> into tensor<6x20x16xf32>
+// AVX2: %[[K:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] : tensor<2x3x16x40xf32> into tensor<6x16x40xf32>
+// AVX2: %[[QP:.*]] = linalg.pack %[[Q]] padding_value({{.*}}) inner_dims_pos = [1, 2] inner_tiles = [6, 1] {{.*}} -> tensor<6x4x16x6x1xf32>
+// AVX2: %[[KP:.*]] = linalg.pack %[[K]] padding_value({{.*}}) outer_dims_perm = [0, 2, 1] inner_dims_pos = [2, 1] inner_tiles = [16, 1] {{.*}} -> tensor<6x3x16x16x1xf32>
+// AVX2: %[[C:.*]] = linalg.batch_mmt4d ins(%[[QP]], %[[KP]] : {{.*}}) outs(%{{.*}} : tensor<6x4x3x6x16xf32>)
+// AVX2: %[[Y:.*]] = linalg.unpack %[[C]] inner_dims_pos = [1, 2] inner_tiles = [6, 16] {{.*}} -> tensor<6x20x40xf32>
+// AVX2: tensor.expand_shape %[[Y]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 3, 20, 40]
+func.func @batched(%q: tensor<2x3x20x16xf32>, %k: tensor<2x3x16x40xf32>) -> tensor<2x3x20x40xf32> {
+  %y = autopar.matmul %q, %k : (tensor<2x3x20x16xf32>, tensor<2x3x16x40xf32>) -> tensor<2x3x20x40xf32>
+  return %y : tensor<2x3x20x40xf32>
 }

@@ -39,3 +39,16 @@ func.func @matmul(%x: tensor<40x64xf32>, %w: tensor<64x96xf32>) -> tensor<40x96x
   %y = autopar.matmul %x, %w : (tensor<40x64xf32>, tensor<64x96xf32>) -> tensor<40x96xf32>
   return %y : tensor<40x96xf32>
 }
+
+// A batched contraction: the parallel loop covers the batch and the column
+// panels.
+// AVX2-LABEL: func.func @batched
+// AVX2: scf.forall (%{{.*}}, %{{.*}}) in (6, 3) {{.*}} -> (tensor<6x4x3x6x16xf32>)
+// AVX2: scf.for {{.*}} -> (tensor<1x4x1x6x16xf32>)
+// AVX2: scf.for {{.*}} -> (vector<6x16xf32>)
+// AVX2: vector.contract {{.*}} : vector<6x1xf32>, vector<16x1xf32> into vector<6x16xf32>
+// AVX2: scf.forall.in_parallel
+func.func @batched(%q: tensor<2x3x20x16xf32>, %k: tensor<2x3x16x40xf32>) -> tensor<2x3x20x40xf32> {
+  %y = autopar.matmul %q, %k : (tensor<2x3x20x16xf32>, tensor<2x3x16x40xf32>) -> tensor<2x3x20x40xf32>
+  return %y : tensor<2x3x20x40xf32>
+}
