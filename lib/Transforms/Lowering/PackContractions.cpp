@@ -411,6 +411,13 @@ struct PackContractionsPass
       if (auto weight = c.b.getDefiningOp<WeightOp>())
         if (weight->hasAttr(kPackedTilesAttrName))
           packedRhs = c.b;
+      // Operands as they are now: one may be the result of a contraction
+      // rewritten before (a chain of matmuls), replaced since matching.
+      c.a = op->getOperand(0);
+      if (!packedRhs)
+        c.b = op->getOperand(1);
+      if (c.bias)
+        c.bias = op->getOperand(2);
       rewriteContraction(c, packedRhs, tile);
       ++numContractions;
     }

@@ -102,3 +102,19 @@ func.func @batched(%q: tensor<2x3x20x16xf32>, %k: tensor<2x3x16x40xf32>) -> tens
   %y = autopar.matmul %q, %k : (tensor<2x3x20x16xf32>, tensor<2x3x16x40xf32>) -> tensor<2x3x20x40xf32>
   return %y : tensor<2x3x20x40xf32>
 }
+
+// -----
+
+// A chain of contractions: the second reads the first's (rewritten) result.
+
+// AVX2-LABEL: func.func @chain
+// AVX2: %[[Y1:.*]] = linalg.unpack
+// AVX2: linalg.pack %[[Y1]]
+// AVX2: linalg.mmt4d
+// AVX2: %[[Y2:.*]] = linalg.unpack
+// AVX2: return %[[Y2]]
+func.func @chain(%x: tensor<8x16xf32>, %w1: tensor<16x16xf32>, %w2: tensor<16x16xf32>) -> tensor<8x16xf32> {
+  %h = autopar.matmul %x, %w1 : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  %y = autopar.matmul %h, %w2 : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
