@@ -59,16 +59,10 @@ std::optional<OpClass> mlir::autopar::symbolizeOpClass(StringRef name) {
 }
 
 OpClass mlir::autopar::classifyOp(Operation *op) {
-  return llvm::TypeSwitch<Operation *, OpClass>(op)
-      .Case<MatMulOp, GemmOp, EinsumOp>([](auto) { return OpClass::MatMul; })
-      .Case<ConvOp>([](auto) { return OpClass::Conv; })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LogSoftmaxOp,
-            LayerNormOp, BatchNormOp, MaxPoolOp, AveragePoolOp,
-            GlobalAveragePoolOp>([](auto) { return OpClass::Reduction; })
-      .Case<TransposeOp, ReshapeOp, ExpandOp, ConcatOp, SplitOp, SliceOp,
-            GatherOp, CastOp, WeightOp, ConstantOp, ToPartialOp,
-            SwapGridAxesOp>([](auto) { return OpClass::DataMovement; })
-      .Default([](Operation *) { return OpClass::Elementwise; });
+  // Each op declares its class in ODS (Autopar_Cost).
+  if (auto cost = dyn_cast<CostInterface>(op))
+    return cost.getCostClass();
+  return OpClass::Elementwise;
 }
 
 //===----------------------------------------------------------------------===//

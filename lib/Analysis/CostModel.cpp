@@ -15,25 +15,9 @@ using namespace mlir;
 using namespace mlir::autopar;
 
 double mlir::autopar::getFlopsPerIteration(Operation *op) {
-  // Contractions: one multiply-add per point of the loop nest.
-  if (isa<MatMulOp, GemmOp, EinsumOp, ConvOp>(op))
-    return 2;
-  // Pure data movement computes nothing.
-  if (isa<TransposeOp, ReshapeOp, ExpandOp, ConcatOp, SplitOp, SliceOp,
-          GatherOp, CastOp, WeightOp, ConstantOp, ToPartialOp, SwapGridAxesOp>(
-          op))
-    return 0;
-  // Normalizations: statistics, centring, scaling (and exp for softmax).
-  if (isa<SoftmaxOp, LogSoftmaxOp>(op))
-    return 5;
-  if (isa<LayerNormOp>(op))
-    return 8;
-  if (isa<BatchNormOp>(op))
-    return 4;
-  // Transcendentals are polynomial evaluations (or libm calls): about 20
-  // operations each.
-  if (isa<ExpOp, LogOp, SigmoidOp, TanhOp, ErfOp, GeluOp, PowOp>(op))
-    return 20;
+  // Each op declares its FLOPs per loop point in ODS (Autopar_Cost).
+  if (auto cost = dyn_cast<CostInterface>(op))
+    return cost.getFlopsPerIteration();
   return 1;
 }
 
@@ -94,9 +78,9 @@ OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
                                 const LoopAxes &loops,
                                 ArrayRef<int64_t> gridShape) {
   OpWork work;
-  // Reshape, split and slice become views of their operand's buffer: no
-  // loop nest runs and no byte moves.
-  if (isa<ReshapeOp, SplitOp, SliceOp>(op))
+  // Views of their operand's buffer (reshape, split, slice): no loop nest
+  // runs and no byte moves.
+  if (isViewOp(op))
     return work;
   SmallVector<int64_t> extents = getLoopExtents(op, rule);
   double iterations = 1;

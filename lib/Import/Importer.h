@@ -6,8 +6,9 @@
 //
 // The OnnxImporter class, shared by the translation units of AutoparImport:
 // OnnxImporter.cpp (parsing, ONNX checks, types, the graph), OpImporters.cpp
-// (one importer per ONNX operator) and ShapeFolding.cpp (host evaluation of
-// shape computations). Private to lib/Import: it includes ONNX headers.
+// (what operator importers share, the registry of importers), ops/<Family>.cpp
+// (the importers of one operator family) and ShapeFolding.cpp (host evaluation
+// of shape computations). Private to lib/Import: it includes ONNX headers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,11 +28,35 @@
 #include <climits>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::autopar::importer {
 
 /// Prints `type` without the quotes diagnostics put around types.
 std::string typeToString(Type type);
+
+/// The number of elements of a static shape.
+inline int64_t product(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// True for the element types a node may read.
+inline bool isSupportedNodeType(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::I64 || dtype == DType::I32 ||
+         dtype == DType::Bool;
+}
+
+/// Element types operator importers accept (checkInputType).
+inline constexpr DType kFloat[] = {DType::F32};
+inline constexpr DType kBool[] = {DType::Bool};
+inline constexpr DType kNumeric[] = {DType::F32, DType::I64, DType::I32};
+inline constexpr DType kIndices[] = {DType::I64, DType::I32};
+
+class OnnxImporter;
+class OpImporterRegistry;
 
 /// Imports one model. Diagnostics are emitted at the location of the model
 /// file and name the node, input or tensor concerned.
@@ -43,6 +68,10 @@ public:
         fileLoc(FileLineColLoc::get(&ctx, bufferName, 0, 0)), builder(&ctx) {}
 
   FailureOr<ImportedModel> run(StringRef bytes);
+
+  /// Registers every operator importer (each family's
+  /// register<Family>Importers, in ops/<Family>.cpp).
+  static void registerOpImporters(OpImporterRegistry &registry);
 
   /// Description of a node for diagnostics: "node 'NAME' (op OpType, opset
   /// N)", with `#index` for a node without a name.
@@ -178,9 +207,8 @@ private:
   FailureOr<const ConstTensor *> requireKnown(const NodeRef &ref,
                                               unsigned index, StringRef what);
   /// A known integer vector (or scalar) operand as int64 values.
-  FailureOr<SmallVector<int64_t>> requireKnownInts(const NodeRef &ref,
-                                                   unsigned index,
-                                                   StringRef what);
+  FailureOr<SmallVector<int64_t>>
+  requireKnownInts(const NodeRef &ref, unsigned index, StringRef what);
 
   const onnx::AttributeProto *findAttr(const NodeRef &ref, StringRef name);
   FailureOr<int64_t> intAttr(const NodeRef &ref, StringRef name,
@@ -213,7 +241,19 @@ private:
   /// Builds autopar.reshape of `value` to `shape` (no op when it matches).
   Value createReshape(Location loc, Value value, ArrayRef<int64_t> shape);
 
-  // Operator families.
+  // Operator families, one file each under ops/; each registers its
+  // importers by op type and since-version.
+  static void registerContractionImporters(OpImporterRegistry &registry);
+  static void registerConvPoolImporters(OpImporterRegistry &registry);
+  static void registerDataMovementImporters(OpImporterRegistry &registry);
+  static void registerElementwiseImporters(OpImporterRegistry &registry);
+  static void registerNormalizationImporters(OpImporterRegistry &registry);
+  static void registerReductionImporters(OpImporterRegistry &registry);
+  static void registerShapeImporters(OpImporterRegistry &registry);
+
+  LogicalResult importIdentity(const NodeRef &ref, Location loc);
+  LogicalResult importConstantNode(const NodeRef &ref, Location loc);
+  LogicalResult importMatMul(const NodeRef &ref, Location loc);
   LogicalResult importUnary(const NodeRef &ref, Location loc);
   LogicalResult importBinary(const NodeRef &ref, Location loc);
   LogicalResult importClip(const NodeRef &ref, Location loc);
@@ -224,8 +264,7 @@ private:
   /// Outputs Mean (1) and InvStdDev (2) of LayerNormalization, where used,
   /// decomposed into reduce_mean, sub, mul, add, sqrt and reciprocal.
   LogicalResult importLayerNormStatistics(const NodeRef &ref, Location loc,
-                                          Value x, int64_t axis,
-                                          float epsilon);
+                                          Value x, int64_t axis, float epsilon);
   LogicalResult importBatchNorm(const NodeRef &ref, Location loc);
   LogicalResult importGemm(const NodeRef &ref, Location loc);
   LogicalResult importConv(const NodeRef &ref, Location loc);
@@ -275,6 +314,67 @@ private:
   /// size in the model.
   SmallVector<std::pair<std::string, int64_t>> batchChanges;
   ImportedModel result;
+};
+
+// Defined here so that every family file (ops/*.cpp) instantiates it.
+template <typename OpTy>
+FailureOr<Value>
+OnnxImporter::createOp(const NodeRef &ref, Location loc, ValueRange operands,
+                       const typename OpTy::Properties &properties) {
+  assert(llvm::all_of(operands, [](Value v) { return bool(v); }) &&
+         "absent inputs are rejected by checkNode or read via hasInput");
+  // Infer first: the inferring builders abort on failure. Capture the op's
+  // message and report it with the node.
+  SmallVector<Type> types;
+  std::string message;
+  LogicalResult inferred = failure();
+  {
+    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return success();
+    });
+    auto props = properties;
+    inferred =
+        OpTy::inferReturnTypes(&ctx, loc, operands, DictionaryAttr(),
+                               OpaqueProperties(&props), RegionRange(), types);
+  }
+  if (failed(inferred)) {
+    InFlightDiagnostic diag = emitError(ref);
+    diag << (message.empty() ? "invalid operands" : message) << " (operands:";
+    for (Value operand : operands)
+      diag << " " << typeToString(operand.getType());
+    return diag << ")";
+  }
+  auto op = OpTy::create(builder, loc, types, operands, properties);
+  return op->getResult(0);
+}
+
+/// An operator importer: checks the node and builds its ops.
+using ImportFn = LogicalResult (OnnxImporter::*)(const OnnxImporter::NodeRef &,
+                                                 Location);
+
+/// The importers of the ONNX operators autopar supports (default domain), by
+/// op type and by the opset from which each applies. The supported-operator
+/// check asks this registry, so an operator is supported exactly when an
+/// importer for it is registered.
+class OpImporterRegistry {
+public:
+  /// Registers `import` for `opType` from opset `sinceVersion` on.
+  void add(StringRef opType, int64_t sinceVersion, ImportFn import);
+  /// The importer of `opType` at `opset`: the one with the greatest
+  /// since-version not above `opset`; null when there is none.
+  ImportFn lookup(StringRef opType, int64_t opset) const;
+  /// The oldest opset `opType` imports from; nullopt when unsupported.
+  std::optional<int64_t> getFirstOpset(StringRef opType) const;
+  /// Every supported op type, sorted.
+  std::vector<std::string> getOpTypes() const;
+
+  /// The registry of all operator families, built on first use.
+  static const OpImporterRegistry &get();
+
+private:
+  llvm::StringMap<SmallVector<std::pair<int64_t, ImportFn>, 1>> entries;
 };
 
 } // namespace mlir::autopar::importer

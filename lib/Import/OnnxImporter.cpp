@@ -171,35 +171,6 @@ LogicalResult OnnxImporter::parse(StringRef bytes) {
 }
 
 LogicalResult OnnxImporter::checkSupportedNodes() {
-  static const llvm::StringSet<> supported = {
-      "Abs",        "Add",
-      "And",        "AveragePool",
-      "BatchNormalization", "Cast",
-      "Clip",       "Concat",
-      "Constant",   "ConstantOfShape",
-      "Conv",       "Div",
-      "Dropout",    "Einsum",
-      "Equal",      "Erf",
-      "Exp",        "Expand",
-      "Flatten",    "Gather",
-      "Gelu",       "Gemm",
-      "GlobalAveragePool", "Greater",
-      "Identity",   "LayerNormalization",
-      "LeakyRelu",  "Less",
-      "Log",        "LogSoftmax",
-      "MatMul",     "MaxPool",
-      "Mul",        "Neg",
-      "Not",        "Pow",
-      "Range",      "Reciprocal",
-      "ReduceMax",  "ReduceMean",
-      "ReduceSum",  "Relu",
-      "Reshape",    "Shape",
-      "Sigmoid",    "Slice",
-      "Softmax",    "Split",
-      "Sqrt",       "Squeeze",
-      "Sub",        "Tanh",
-      "Transpose",  "Unsqueeze",
-      "Where"};
   // Nodes of other domains first: a model of training operators (domain
   // ai.onnx.preview.training) may import no default-domain opset at all.
   auto nodes = llvm::enumerate(*model->mutable_graph()->mutable_node());
@@ -215,9 +186,17 @@ LogicalResult OnnxImporter::checkSupportedNodes() {
   if (opset < 0)
     return emitError() << "model '" << bufferName
                        << "' imports no opset of the default ONNX domain";
-  for (auto [index, node] : nodes)
-    if (!supported.contains(node.op_type()))
+  const OpImporterRegistry &registry = OpImporterRegistry::get();
+  for (auto [index, node] : nodes) {
+    if (registry.lookup(node.op_type(), opset))
+      continue;
+    std::optional<int64_t> first = registry.getFirstOpset(node.op_type());
+    if (!first)
       return emitError(makeRef(index, node)) << "unsupported operator";
+    return emitError(makeRef(index, node))
+           << "unsupported operator at opset " << opset << ": autopar imports "
+           << node.op_type() << " from opset " << *first;
+  }
   // Attribute values that crash ONNX 1.12's own shape inference (found by the
   // importer fuzzer) are rejected before it runs.
   static const llvm::StringSet<> windowed = {"Conv", "MaxPool", "AveragePool"};

@@ -16,12 +16,17 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+namespace mlir::autopar::test {
+void registerTestShardingRulesPass();
+} // namespace mlir::autopar::test
+
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::autopar::registerAutoparTransformsPasses();
   mlir::autopar::registerAutoparPipelines();
   mlir::autopar::registerAutoparConversionPasses();
   mlir::autopar::registerAutoparLoweringPasses();
+  mlir::autopar::test::registerTestShardingRulesPass();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

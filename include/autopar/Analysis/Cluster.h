@@ -24,6 +24,8 @@
 #ifndef AUTOPAR_ANALYSIS_CLUSTER_H
 #define AUTOPAR_ANALYSIS_CLUSTER_H
 
+#include "autopar/Dialect/Autopar/IR/OpTraits.h"
+
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/JSON.h"
@@ -35,17 +37,8 @@
 
 namespace mlir::autopar {
 
-/// The op classes the cost model prices with their own FLOP rate (a
-/// calibrated machine runs a matmul and an elementwise op at very different
-/// fractions of its peak).
-enum class OpClass {
-  MatMul,       ///< matmul, gemm, einsum
-  Conv,         ///< conv
-  Elementwise,  ///< unary/binary/ternary maps
-  Reduction,    ///< reductions, softmax, normalizations, pools
-  DataMovement, ///< transpose, reshape, concat, split, slice, gather, expand
-};
-constexpr unsigned kNumOpClasses = 5;
+// OpClass and kNumOpClasses come with the ops (OpTraits.h): each op declares
+// its class in ODS.
 
 /// `matmul`, `conv`, `elementwise`, `reduction`, `data_movement`.
 StringRef stringifyOpClass(OpClass c);

@@ -28,15 +28,11 @@
 // - Operands autopar needs at compile time (Reshape/Expand shapes, Slice
 //   starts/ends/axes/steps, Clip bounds, Reduce axes, Split sizes, Squeeze and
 //   Unsqueeze axes, ConstantOfShape and Range inputs) must be known values.
-// - Supported operators (default domain, opsets 11 to 21 where they changed):
-//   Abs Add And AveragePool BatchNormalization (inference) Cast Clip Concat
-//   Constant ConstantOfShape Conv Div Dropout (inference) Einsum Equal Erf Exp
-//   Expand Flatten Gather Gelu GlobalAveragePool Greater Identity
-//   LayerNormalization LeakyRelu Less Log LogSoftmax MatMul MaxPool Mul Neg
-//   Not Pow Range Reciprocal ReduceMax ReduceMean ReduceSum Relu Reshape Shape
-//   Sigmoid Slice Softmax Split Sqrt Squeeze Sub Tanh Transpose Unsqueeze
-//   Where. Nodes read float32, int64, int32 and bool tensors. Shapes of
-//   runtime inputs must be static: symbolic dimensions are resolved by
+// - Supported operators (default domain): those with an importer registered
+//   by op type and since-version in lib/Import/ops/<Family>.cpp (the
+//   importer's OpImporterRegistry; docs/onnx-node-tests.md lists them with
+//   their node-test results). Nodes read float32, int64, int32 and bool
+//   tensors. Shapes of runtime inputs must be static: symbolic dimensions are resolved by
 //   ImportOptions::inputShapes (`--input-shape`, `--batch`) or rejected.
 //   Read optional outputs: LayerNormalization's Mean and InvStdDev
 //   (decomposed into reduce_mean, sub, mul, add, sqrt, reciprocal; Y stays

@@ -326,12 +326,6 @@ LogicalResult StrategyGraph::build() {
   return success();
 }
 
-/// Reshape, split and slice results are views of their operand's buffer
-/// once bufferized: they take no memory of their own and keep it alive.
-static bool isViewOp(Operation *op) {
-  return op && isa<ReshapeOp, SplitOp, SliceOp>(op);
-}
-
 void StrategyGraph::computeLiveness() {
   // The buffer each value lives in: itself, or the root of a chain of views.
   std::map<std::pair<unsigned, unsigned>, std::pair<unsigned, unsigned>> root;

@@ -23,6 +23,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "autopar/Dialect/Autopar/IR/OpTraits.h"
+
 #include "autopar/Dialect/Autopar/IR/AutoparOpsDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES

@@ -23,11 +23,25 @@ def Autopar_ShardingRuleInterface : OpInterface<"ShardingRuleInterface"> {
       normalized dimensions of a layer norm, the spatial windows of a
       convolution, the concatenated dimension of a concat, a max or mean
       reduction. Operands are gathered along them before the op runs.
-    Implemented for every autopar op next to its upstream interface (see
-    ShardingInterfaceImpl.cpp).
+    The rule itself (`getShardingRule`) defaults to the elementwise rule
+    with multidirectional broadcasting; an op with another rule declares the
+    method with `DeclareOpInterfaceMethods` and implements it next to the op
+    (ShardingRules.cpp). Every op with this interface gets the upstream
+    `shard::ShardingInterface` built from its rule when the dialect loads.
   }];
   let cppNamespace = "::mlir::autopar";
   let methods = [
+    InterfaceMethod<
+      /*desc=*/[{Returns the loop iterators, the indexing maps (operands then
+        results) and the loops that may be split.}],
+      /*retTy=*/"::mlir::autopar::LoopShardingRule",
+      /*methodName=*/"getShardingRule",
+      /*args=*/(ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        return ::mlir::autopar::getElementwiseShardingRule(
+            $_op.getOperation());
+      }]>,
     InterfaceMethod<
       /*desc=*/"Returns true when operand `index` is summed into the result.",
       /*retTy=*/"bool",
@@ -41,7 +55,26 @@ def Autopar_ShardingRuleInterface : OpInterface<"ShardingRuleInterface"> {
       /*methodName=*/"isLoopSplittable",
       /*args=*/(ins "unsigned":$loop),
       /*methodBody=*/"",
-      /*defaultImplementation=*/"return true;">
+      /*defaultImplementation=*/[{
+        ::mlir::autopar::LoopShardingRule rule = $_op.getShardingRule();
+        return loop < rule.splittable.size() && rule.splittable[loop];
+      }]>
+  ];
+}
+
+def Autopar_CostInterface : OpInterface<"CostInterface"> {
+  let description = [{
+    How the cost model prices an op: its class (each class has its own
+    calibrated FLOP rate and bandwidth) and its FLOPs per point of its loop
+    nest. Both come from the op's `Autopar_Cost<class, flops>` trait in ODS;
+    an op that lists this interface without that trait does not compile.
+  }];
+  let cppNamespace = "::mlir::autopar";
+  let methods = [
+    InterfaceMethod<"Returns the class the op is priced in.",
+      "::mlir::autopar::OpClass", "getCostClass", (ins)>,
+    InterfaceMethod<"Returns the FLOPs per point of the op's loop nest.",
+      "double", "getFlopsPerIteration", (ins)>
   ];
 }
 

@@ -16,10 +16,47 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 
 //===----------------------------------------------------------------------===//
+// What every op declares: sharding rule, cost class, view-ness
+//===----------------------------------------------------------------------===//
+
+/// The op's sharding rule is the elementwise rule with broadcasting (the
+/// interface's default).
+def Autopar_ElementwiseRule : TraitList<[Autopar_ShardingRuleInterface]>;
+/// The op implements `getShardingRule()` next to its definition
+/// (ShardingRules.cpp).
+def Autopar_OwnRule : DeclareOpInterfaceMethods<Autopar_ShardingRuleInterface,
+    ["getShardingRule"]>;
+/// Like Autopar_OwnRule, and some operands are summed into the result (they
+/// join a pending sum when a reduction loop is split).
+def Autopar_OwnRuleWithAdditiveOperands
+    : DeclareOpInterfaceMethods<Autopar_ShardingRuleInterface,
+        ["getShardingRule", "isAdditiveOperand"]>;
+
+/// The class the cost model prices the op in and its FLOPs per loop point.
+class Autopar_Cost<string cls, int flops>
+    : ParamNativeOpTrait<"CostTrait",
+        "::mlir::autopar::OpClass::" # cls # ", " # flops> {
+  let cppNamespace = "::mlir::autopar";
+}
+def Autopar_ElementwiseCost : Autopar_Cost<"Elementwise", 1>;
+/// exp, log, tanh, ...: polynomial evaluations or libm calls.
+def Autopar_TranscendentalCost : Autopar_Cost<"Elementwise", 20>;
+def Autopar_MatMulCost : Autopar_Cost<"MatMul", 2>;
+def Autopar_ConvCost : Autopar_Cost<"Conv", 2>;
+def Autopar_DataMovementCost : Autopar_Cost<"DataMovement", 0>;
+class Autopar_ReductionCost<int flops> : Autopar_Cost<"Reduction", flops>;
+
+/// The result is a view of the operand's buffer once bufferized.
+def Autopar_View : NativeOpTrait<"IsView"> {
+  let cppNamespace = "::mlir::autopar";
+}
+
+//===----------------------------------------------------------------------===//
 // Values without producers in the graph
 //===----------------------------------------------------------------------===//
 
-def Autopar_WeightOp : Autopar_Op<"weight", [Pure]> {
+def Autopar_WeightOp : Autopar_Op<"weight", [Pure, Autopar_OwnRule,
+    Autopar_CostInterface, Autopar_DataMovementCost]> {
   let summary = "a model weight (ONNX initializer) whose data lives outside the IR";
   let description = [{
     Names an ONNX initializer. The data is kept by the importer's weight store
@@ -38,7 +75,8 @@ def Autopar_WeightOp : Autopar_Op<"weight", [Pure]> {
 }
 
 def Autopar_ConstantOp : Autopar_Op<"constant", [ConstantLike, Pure,
-    AllTypesMatch<["value", "result"]>]> {
+    AllTypesMatch<["value", "result"]>, Autopar_OwnRule,
+    Autopar_CostInterface, Autopar_DataMovementCost]> {
   let summary = "a small constant tensor (ONNX Constant)";
   let description = [{
     A constant produced by an ONNX `Constant` node. Large constants are
@@ -55,14 +93,18 @@ def Autopar_ConstantOp : Autopar_Op<"constant", [ConstantLike, Pure,
 // ONNX compute operations
 //===----------------------------------------------------------------------===//
 
+/// An ONNX compute op. `traits` must hold its cost (Autopar_Cost) and its
+/// sharding rule (Autopar_ElementwiseRule or Autopar_OwnRule).
 class Autopar_ComputeOp<string mnemonic, list<Trait> traits = []>
     : Autopar_Op<mnemonic, !listconcat(traits, [Pure,
-        DeclareOpInterfaceMethods<InferTypeOpInterface>])> {
+        DeclareOpInterfaceMethods<InferTypeOpInterface>,
+        Autopar_CostInterface])> {
   let assemblyFormat =
     "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def Autopar_MatMulOp : Autopar_ComputeOp<"matmul"> {
+def Autopar_MatMulOp : Autopar_ComputeOp<"matmul",
+    [Autopar_OwnRule, Autopar_MatMulCost]> {
   let summary = "ONNX MatMul (numpy matmul semantics)";
   let description = [{
     `Y = A @ B` with numpy semantics: 1-D operands are promoted (a leading 1
@@ -73,7 +115,8 @@ def Autopar_MatMulOp : Autopar_ComputeOp<"matmul"> {
   let results = (outs AnyRankedTensor:$result);
 }
 
-def Autopar_GemmOp : Autopar_ComputeOp<"gemm"> {
+def Autopar_GemmOp : Autopar_ComputeOp<"gemm",
+    [Autopar_OwnRuleWithAdditiveOperands, Autopar_MatMulCost]> {
   let summary = "ONNX Gemm: Y = alpha * op(A) * op(B) + beta * C";
   let description = [{
     `A` and `B` are matrices, transposed first when `trans_a`/`trans_b` is
@@ -88,13 +131,15 @@ def Autopar_GemmOp : Autopar_ComputeOp<"gemm"> {
   let results = (outs AnyRankedTensor:$result);
 }
 
-def Autopar_AddOp : Autopar_ComputeOp<"add", [Commutative]> {
+def Autopar_AddOp : Autopar_ComputeOp<"add", [Commutative,
+    Autopar_ElementwiseRule, Autopar_ElementwiseCost]> {
   let summary = "ONNX Add with multidirectional (numpy) broadcasting";
   let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
   let results = (outs AnyRankedTensor:$result);
 }
 
-def Autopar_ReluOp : Autopar_ComputeOp<"relu"> {
+def Autopar_ReluOp : Autopar_ComputeOp<"relu",
+    [Autopar_ElementwiseRule, Autopar_ElementwiseCost]> {
   let summary = "ONNX Relu: Y = max(X, 0)";
   let arguments = (ins AnyRankedTensor:$input);
   let results = (outs AnyRankedTensor:$result);
@@ -104,8 +149,12 @@ def Autopar_ReluOp : Autopar_ComputeOp<"relu"> {
 // Elementwise operations
 //===----------------------------------------------------------------------===//
 
-class Autopar_UnaryOp<string mnemonic, list<Trait> traits = []>
-    : Autopar_ComputeOp<mnemonic, traits> {
+/// One input, elementwise rule; `cost` is Autopar_ElementwiseCost unless
+/// given.
+class Autopar_UnaryOp<string mnemonic, list<Trait> traits = [],
+                      Trait cost = Autopar_ElementwiseCost>
+    : Autopar_ComputeOp<mnemonic,
+        !listconcat(traits, [Autopar_ElementwiseRule, cost])> {
   let arguments = (ins AnyRankedTensor:$input);
   let results = (outs AnyRankedTensor:$result);
 }
@@ -116,13 +165,18 @@ def Autopar_SqrtOp : Autopar_UnaryOp<"sqrt"> { let summary = "ONNX Sqrt"; }
 def Autopar_ReciprocalOp : Autopar_UnaryOp<"reciprocal"> {
   let summary = "ONNX Reciprocal: 1 / X";
 }
-def Autopar_ExpOp : Autopar_UnaryOp<"exp"> { let summary = "ONNX Exp"; }
-def Autopar_LogOp : Autopar_UnaryOp<"log"> { let summary = "ONNX Log"; }
-def Autopar_SigmoidOp : Autopar_UnaryOp<"sigmoid"> {
+def Autopar_ExpOp : Autopar_UnaryOp<"exp", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Exp"; }
+def Autopar_LogOp : Autopar_UnaryOp<"log", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Log"; }
+def Autopar_SigmoidOp : Autopar_UnaryOp<"sigmoid", [],
+    Autopar_TranscendentalCost> {
   let summary = "ONNX Sigmoid: 1 / (1 + exp(-X))";
 }
-def Autopar_TanhOp : Autopar_UnaryOp<"tanh"> { let summary = "ONNX Tanh"; }
-def Autopar_ErfOp : Autopar_UnaryOp<"erf"> { let summary = "ONNX Erf"; }
+def Autopar_TanhOp : Autopar_UnaryOp<"tanh", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Tanh"; }
+def Autopar_ErfOp : Autopar_UnaryOp<"erf", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Erf"; }
 def Autopar_NotOp : Autopar_UnaryOp<"not"> {
   let summary = "ONNX Not (boolean)";
 }
@@ -131,7 +185,8 @@ def Autopar_LeakyReluOp : Autopar_UnaryOp<"leaky_relu"> {
   let arguments = (ins AnyRankedTensor:$input,
     DefaultValuedAttr<F32Attr, "0.01">:$alpha);
 }
-def Autopar_GeluOp : Autopar_UnaryOp<"gelu"> {
+def Autopar_GeluOp : Autopar_UnaryOp<"gelu", [],
+    Autopar_TranscendentalCost> {
   let summary = "ONNX Gelu (opset 20): exact (erf) or tanh approximation";
   let arguments = (ins AnyRankedTensor:$input,
     DefaultValuedAttr<StrAttr, "\"none\"">:$approximate);
@@ -142,7 +197,8 @@ def Autopar_ClipOp : Autopar_UnaryOp<"clip"> {
     OptionalAttr<F64Attr>:$max);
 }
 
-def Autopar_CastOp : Autopar_Op<"cast", [Pure]> {
+def Autopar_CastOp : Autopar_Op<"cast", [Pure, Autopar_ElementwiseRule,
+    Autopar_CostInterface, Autopar_DataMovementCost]> {
   let summary = "ONNX Cast: the result's element type is the `to` type";
   let description = [{
     Float to integer conversion truncates toward zero, as ONNX (and C) do;
@@ -155,8 +211,11 @@ def Autopar_CastOp : Autopar_Op<"cast", [Pure]> {
   let hasVerifier = 1;
 }
 
-class Autopar_BinaryOp<string mnemonic, list<Trait> traits = []>
-    : Autopar_ComputeOp<mnemonic, traits> {
+/// Two inputs with multidirectional broadcasting, elementwise rule.
+class Autopar_BinaryOp<string mnemonic, list<Trait> traits = [],
+                       Trait cost = Autopar_ElementwiseCost>
+    : Autopar_ComputeOp<mnemonic,
+        !listconcat(traits, [Autopar_ElementwiseRule, cost])> {
   let summary = "ONNX " # mnemonic # " with multidirectional broadcasting";
   let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
   let results = (outs AnyRankedTensor:$result);
@@ -165,7 +224,7 @@ class Autopar_BinaryOp<string mnemonic, list<Trait> traits = []>
 def Autopar_SubOp : Autopar_BinaryOp<"sub">;
 def Autopar_MulOp : Autopar_BinaryOp<"mul", [Commutative]>;
 def Autopar_DivOp : Autopar_BinaryOp<"div">;
-def Autopar_PowOp : Autopar_BinaryOp<"pow">;
+def Autopar_PowOp : Autopar_BinaryOp<"pow", [], Autopar_TranscendentalCost>;
 def Autopar_AndOp : Autopar_BinaryOp<"and", [Commutative]>;
 def Autopar_EqualOp : Autopar_BinaryOp<"equal", [Commutative]> {
   let description = "The result is a boolean (i1) tensor.";
@@ -177,7 +236,8 @@ def Autopar_GreaterOp : Autopar_BinaryOp<"greater"> {
   let description = "The result is a boolean (i1) tensor.";
 }
 
-def Autopar_WhereOp : Autopar_ComputeOp<"where"> {
+def Autopar_WhereOp : Autopar_ComputeOp<"where",
+    [Autopar_ElementwiseRule, Autopar_ElementwiseCost]> {
   let summary = "ONNX Where: condition ? X : Y, broadcasting all three";
   let arguments = (ins AnyRankedTensor:$condition, AnyRankedTensor:$x,
     AnyRankedTensor:$y);
@@ -188,17 +248,20 @@ def Autopar_WhereOp : Autopar_ComputeOp<"where"> {
 // Normalizations
 //===----------------------------------------------------------------------===//
 
-def Autopar_SoftmaxOp : Autopar_ComputeOp<"softmax"> {
+def Autopar_SoftmaxOp : Autopar_ComputeOp<"softmax",
+    [Autopar_OwnRule, Autopar_ReductionCost<5>]> {
   let summary = "ONNX Softmax (opset 13 semantics) along `axis`";
   let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis);
   let results = (outs AnyRankedTensor:$result);
 }
-def Autopar_LogSoftmaxOp : Autopar_ComputeOp<"log_softmax"> {
+def Autopar_LogSoftmaxOp : Autopar_ComputeOp<"log_softmax",
+    [Autopar_OwnRule, Autopar_ReductionCost<5>]> {
   let summary = "ONNX LogSoftmax (opset 13 semantics) along `axis`";
   let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis);
   let results = (outs AnyRankedTensor:$result);
 }
-def Autopar_LayerNormOp : Autopar_ComputeOp<"layer_norm"> {
+def Autopar_LayerNormOp : Autopar_ComputeOp<"layer_norm",
+    [Autopar_OwnRule, Autopar_ReductionCost<8>]> {
   let summary = "ONNX LayerNormalization over the dimensions from `axis` on";
   let description = [{
     Y = (X - mean) / sqrt(var + epsilon) * scale + bias, with mean and variance
@@ -210,7 +273,8 @@ def Autopar_LayerNormOp : Autopar_ComputeOp<"layer_norm"> {
     DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
   let results = (outs AnyRankedTensor:$result);
 }
-def Autopar_BatchNormOp : Autopar_ComputeOp<"batch_norm"> {
+def Autopar_BatchNormOp : Autopar_ComputeOp<"batch_norm",
+    [Autopar_OwnRule, Autopar_ReductionCost<4>]> {
   let summary = "ONNX BatchNormalization in inference mode";
   let description = [{
     Y = (X - mean) / sqrt(var + epsilon) * scale + bias per channel (dimension
@@ -226,7 +290,8 @@ def Autopar_BatchNormOp : Autopar_ComputeOp<"batch_norm"> {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-class Autopar_ReduceOp<string mnemonic> : Autopar_ComputeOp<mnemonic> {
+class Autopar_ReduceOp<string mnemonic> : Autopar_ComputeOp<mnemonic,
+    [Autopar_OwnRule, Autopar_ReductionCost<1>]> {
   let summary = "ONNX " # mnemonic # " over constant `axes`";
   let description = [{
     `axes` are non-negative, sorted and unique (the importer normalizes them;
@@ -245,13 +310,15 @@ def Autopar_ReduceMaxOp : Autopar_ReduceOp<"reduce_max">;
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Autopar_TransposeOp : Autopar_ComputeOp<"transpose"> {
+def Autopar_TransposeOp : Autopar_ComputeOp<"transpose",
+    [Autopar_OwnRule, Autopar_DataMovementCost]> {
   let summary = "ONNX Transpose: result dimension i is input dimension perm[i]";
   let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs AnyRankedTensor:$result);
 }
 
-def Autopar_ReshapeOp : Autopar_Op<"reshape", [Pure]> {
+def Autopar_ReshapeOp : Autopar_Op<"reshape", [Pure, Autopar_OwnRule,
+    Autopar_CostInterface, Autopar_DataMovementCost, Autopar_View]> {
   let summary = "reshape to the static result type (ONNX Reshape, Flatten, "
                 "Squeeze, Unsqueeze)";
   let description = [{
@@ -266,7 +333,8 @@ def Autopar_ReshapeOp : Autopar_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Autopar_ExpandOp : Autopar_Op<"expand", [Pure]> {
+def Autopar_ExpandOp : Autopar_Op<"expand", [Pure, Autopar_OwnRule,
+    Autopar_CostInterface, Autopar_DataMovementCost]> {
   let summary = "ONNX Expand to the static result type";
   let description = [{
     Broadcasts the input to the result shape (which the importer resolves,
@@ -279,13 +347,15 @@ def Autopar_ExpandOp : Autopar_Op<"expand", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Autopar_ConcatOp : Autopar_ComputeOp<"concat"> {
+def Autopar_ConcatOp : Autopar_ComputeOp<"concat",
+    [Autopar_OwnRule, Autopar_DataMovementCost]> {
   let summary = "ONNX Concat along `axis` (non-negative)";
   let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I64Attr:$axis);
   let results = (outs AnyRankedTensor:$result);
 }
 
-def Autopar_SplitOp : Autopar_Op<"split", [Pure]> {
+def Autopar_SplitOp : Autopar_Op<"split", [Pure, Autopar_OwnRule,
+    Autopar_CostInterface, Autopar_DataMovementCost, Autopar_View]> {
   let summary = "ONNX Split along `axis`; piece sizes are the result types'";
   let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis);
   let results = (outs Variadic<AnyRankedTensor>:$results);
@@ -294,7 +364,8 @@ def Autopar_SplitOp : Autopar_Op<"split", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Autopar_SliceOp : Autopar_Op<"slice", [Pure]> {
+def Autopar_SliceOp : Autopar_Op<"slice", [Pure, Autopar_OwnRule,
+    Autopar_CostInterface, Autopar_DataMovementCost, Autopar_View]> {
   let summary = "ONNX Slice with constant, normalized starts and steps";
   let description = [{
     Result element i along dimension d is input element
@@ -310,7 +381,8 @@ def Autopar_SliceOp : Autopar_Op<"slice", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Autopar_GatherOp : Autopar_ComputeOp<"gather"> {
+def Autopar_GatherOp : Autopar_ComputeOp<"gather",
+    [Autopar_OwnRule, Autopar_DataMovementCost]> {
   let summary = "ONNX Gather along `axis` (non-negative)";
   let description = [{
     Result shape is data[:axis] ++ indices ++ data[axis+1:]. Negative indices
@@ -325,7 +397,8 @@ def Autopar_GatherOp : Autopar_ComputeOp<"gather"> {
 // Convolution and pooling (NCHW..., any number of spatial dimensions)
 //===----------------------------------------------------------------------===//
 
-def Autopar_ConvOp : Autopar_ComputeOp<"conv"> {
+def Autopar_ConvOp : Autopar_ComputeOp<"conv",
+    [Autopar_OwnRuleWithAdditiveOperands, Autopar_ConvCost]> {
   let summary = "ONNX Conv with explicit pads (auto_pad resolved at import)";
   let description = [{
     X: [N, C, D1...], W: [M, C/group, K1...], optional B: [M].
@@ -338,7 +411,8 @@ def Autopar_ConvOp : Autopar_ComputeOp<"conv"> {
   let results = (outs AnyRankedTensor:$result);
 }
 
-class Autopar_PoolOp<string mnemonic> : Autopar_ComputeOp<mnemonic> {
+class Autopar_PoolOp<string mnemonic> : Autopar_ComputeOp<mnemonic,
+    [Autopar_OwnRule, Autopar_ReductionCost<1>]> {
   let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$kernel_shape,
     DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
     DenseI64ArrayAttr:$dilations,
@@ -352,15 +426,19 @@ def Autopar_MaxPoolOp : Autopar_PoolOp<"max_pool"> {
 def Autopar_AveragePoolOp : Autopar_PoolOp<"average_pool"> {
   let summary = "ONNX AveragePool (explicit pads)";
 }
-def Autopar_GlobalAveragePoolOp : Autopar_UnaryOp<"global_average_pool"> {
+def Autopar_GlobalAveragePoolOp : Autopar_ComputeOp<"global_average_pool",
+    [Autopar_OwnRule, Autopar_ReductionCost<1>]> {
   let summary = "ONNX GlobalAveragePool: mean over all spatial dimensions";
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
 }
 
 //===----------------------------------------------------------------------===//
 // Einsum
 //===----------------------------------------------------------------------===//
 
-def Autopar_EinsumOp : Autopar_ComputeOp<"einsum"> {
+def Autopar_EinsumOp : Autopar_ComputeOp<"einsum",
+    [Autopar_OwnRule, Autopar_MatMulCost]> {
   let summary = "ONNX Einsum with an explicit output (`ij,jk->ik`)";
   let description = [{
     Lowercase letters only, no ellipsis, an explicit `->` output (the importer
@@ -375,6 +453,7 @@ def Autopar_EinsumOp : Autopar_ComputeOp<"einsum"> {
 //===----------------------------------------------------------------------===//
 
 def Autopar_ToPartialOp : Autopar_Op<"to_partial", [Pure,
+    Autopar_CostInterface, Autopar_DataMovementCost,
     AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "turn a replicated value into a pending sum over grid axes";
@@ -398,6 +477,7 @@ def Autopar_ToPartialOp : Autopar_Op<"to_partial", [Pure,
 }
 
 def Autopar_SwapGridAxesOp : Autopar_Op<"swap_grid_axes", [Pure,
+    Autopar_CostInterface, Autopar_DataMovementCost,
     AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "point-to-point exchange between devices with swapped coordinates";
