@@ -200,6 +200,19 @@ LogicalResult OnnxImporter::checkSupportedNodes() {
   // Attribute values that crash ONNX 1.12's own shape inference (found by the
   // importer fuzzer) are rejected before it runs.
   static const llvm::StringSet<> windowed = {"Conv", "MaxPool", "AveragePool"};
+  // Ranks the model declares (graph inputs and outputs, value_info,
+  // initializers): ONNX 1.12's Conv shape inference reads past its dilations
+  // when X and W differ in rank (found by the importer fuzzer).
+  llvm::StringMap<int> declaredRanks;
+  const onnx::GraphProto &graph = model->graph();
+  for (const auto *infos : {&graph.input(), &graph.output(), &graph.value_info()})
+    for (const onnx::ValueInfoProto &info : *infos)
+      if (info.type().has_tensor_type() &&
+          info.type().tensor_type().has_shape())
+        declaredRanks[info.name()] =
+            info.type().tensor_type().shape().dim_size();
+  for (const onnx::TensorProto &init : graph.initializer())
+    declaredRanks[init.name()] = init.dims_size();
   for (auto [index, node] : nodes) {
     if (node.op_type() == "Einsum") {
       for (const onnx::AttributeProto &attr : node.attribute())
@@ -224,6 +237,16 @@ LogicalResult OnnxImporter::checkSupportedNodes() {
         if (v <= 0)
           return emitError(makeRef(index, node))
                  << name << " must be positive, got " << v;
+    }
+    if (node.op_type() == "Conv" && node.input_size() >= 2) {
+      auto x = declaredRanks.find(node.input(0));
+      auto w = declaredRanks.find(node.input(1));
+      if (x != declaredRanks.end() && w != declaredRanks.end() &&
+          x->second != w->second)
+        return emitError(makeRef(index, node))
+               << "input 'X' ('" << node.input(0) << "') has rank "
+               << x->second << " but weight 'W' ('" << node.input(1)
+               << "') has rank " << w->second << "; they must be equal";
     }
   }
   return success();
