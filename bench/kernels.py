@@ -5,8 +5,10 @@ Prints the CPU model, then
 - per matmul shape: GFLOP/s of autopar (one MatMul with a weight, compiled at
   --grid 1, run with 1 thread: pack of the activation, mmt4d, unpack) against
   OpenBLAS and oneDNN (bench/gemm_ref.c, 1 thread), measured in this run;
-- per model: step time of autopar (1 rank with the default threads, 1 rank
-  with 1 thread, 2 ranks with the tensor plan) against ONNX Runtime
+- per model (the MLP 4 x (1024 -> 4096 -> 1024) at batch 64, GPT-2 small at
+  128 tokens, resnet18, mobilenet_v2 and a ViT-S/16 at 224x224, exported by
+  the model zoo): step time of autopar (1 rank with the default threads, 1
+  rank with 1 thread, 2 ranks with the tensor plan) against ONNX Runtime
   (onnxruntime-node) with 1 and 2 intra-op threads.
 
     /usr/bin/python3 bench/kernels.py [--autopar build/bin/autopar]
@@ -113,12 +115,80 @@ def ort_step(ort_modules, model, threads, repeats):
     return float(match.group(1))
 
 
+# Published-size models (python/autopar_models/model_zoo.py LARGE_MODELS):
+# (zoo name, label).
+BENCH_MODELS = [
+    ("gpt2_124m", "GPT-2 small (124M), 128 tokens"),
+    ("resnet18_224", "resnet18, 1x3x224x224"),
+    ("mobilenet_v2_224", "mobilenet_v2, 1x3x224x224"),
+    ("vit_s16_224", "ViT-S/16, 1x3x224x224"),
+]
+
+
+def count_flops(model_path):
+    """2 x the multiply-adds of the model's MatMul, Gemm and Conv nodes,
+    from ONNX's inferred shapes."""
+    model = onnx.shape_inference.infer_shapes(onnx.load(model_path, load_external_data=False))
+    shapes = {}
+    for value in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output):
+        dims = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        shapes[value.name] = dims
+    for init in model.graph.initializer:
+        shapes[init.name] = list(init.dims)
+    flops = 0
+    for node in model.graph.node:
+        out = shapes.get(node.output[0])
+        if not out:
+            continue
+        if node.op_type == "MatMul":
+            flops += 2 * int(np.prod(out)) * shapes[node.input[0]][-1]
+        elif node.op_type == "Gemm":
+            trans_a = any(a.name == "transA" and a.i for a in node.attribute)
+            a = shapes[node.input[0]]
+            flops += 2 * int(np.prod(out)) * (a[0] if trans_a else a[1])
+        elif node.op_type == "Conv":
+            w = shapes[node.input[1]]
+            flops += 2 * int(np.prod(out)) * int(np.prod(w[1:]))
+    return flops
+
+
+def mlp_case(work, quick):
+    """The MLP of the issue: 4 x (1024 -> 4096 -> 1024), batch 64."""
+    batch, hidden, ffn, layers = (16, 256, 1024, 2) if quick else (64, 1024, 4096, 4)
+    model = os.path.join(work, "mlp", "model.onnx")
+    os.makedirs(os.path.dirname(model), exist_ok=True)
+    run([sys.executable, os.path.join(ROOT, "test", "Driver", "Inputs", "make_mlp.py"),
+         model, str(batch), str(hidden), str(ffn), str(layers)])
+    inputs = os.path.join(work, "mlp-in")
+    write_input(inputs, (batch, hidden))
+    # The input is named "input" in make_mlp.py.
+    tensor = onnx.TensorProto()
+    with open(os.path.join(inputs, "input_0.pb"), "rb") as f:
+        tensor.ParseFromString(f.read())
+    tensor.name = "input"
+    with open(os.path.join(inputs, "input_0.pb"), "wb") as f:
+        f.write(tensor.SerializeToString())
+    label = "MLP %d x (%d -> %d -> %d), batch %d" % (layers, hidden, ffn, hidden, batch)
+    return label, model, inputs, 2.0 * batch * hidden * ffn * 2 * layers, "tensor"
+
+
+def zoo_case(cache, name, label):
+    """A model exported by the model zoo, with its PyTorch test inputs."""
+    run([sys.executable, os.path.join(ROOT, "python", "autopar_models", "model_zoo.py"),
+         "--cache", cache, "--models", name], timeout=3600)
+    folder = os.path.join(cache, name)
+    model = os.path.join(folder, "model.onnx")
+    return label, model, os.path.join(folder, "test_data_set_0"), count_flops(model), "tensor"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--autopar", default=os.path.join(ROOT, "build", "bin", "autopar"))
     parser.add_argument("--ort-modules", default="")
     parser.add_argument("--quick", action="store_true",
-                        help="fewer shapes and a smaller MLP")
+                        help="fewer shapes, a smaller MLP and no zoo models")
+    parser.add_argument("--model-cache", default=os.path.join(ROOT, "build", "models"),
+                        help="where the model zoo exports the benchmark models")
     args = parser.parse_args()
     failures = []
     print("cpu: %s" % cpu_model())
@@ -155,48 +225,56 @@ def main():
             sys.stdout.flush()
 
         print()
-        batch, hidden, ffn, layers = (16, 256, 1024, 2) if args.quick else (64, 1024, 4096, 4)
-        model = os.path.join(work, "mlp.onnx")
-        run([sys.executable, os.path.join(ROOT, "test", "Driver", "Inputs", "make_mlp.py"),
-             model, str(batch), str(hidden), str(ffn), str(layers)])
-        inputs = os.path.join(work, "mlp-in")
-        write_input(inputs, (batch, hidden))
-        # The input is named "input" in make_mlp.py.
-        tensor = onnx.TensorProto()
-        with open(os.path.join(inputs, "input_0.pb"), "rb") as f:
-            tensor.ParseFromString(f.read())
-        tensor.name = "input"
-        with open(os.path.join(inputs, "input_0.pb"), "wb") as f:
-            f.write(tensor.SerializeToString())
-        flops = 2.0 * batch * hidden * ffn * 2 * layers
-        print("MLP %d x (%d -> %d -> %d), batch %d: %.2f GFLOP per step" % (
-            layers, hidden, ffn, hidden, batch, flops / 1e9))
-        print("| configuration | step time (ms) | GFLOP/s |")
-        print("|---|---|---|")
-        configs = [("autopar grid 1, default threads", 1, "replicated", 0),
-                   ("autopar grid 1, 1 thread", 1, "replicated", 1),
-                   ("autopar grid 2 (tensor), 1 thread per rank", 2, "tensor", 1)]
-        for label, grid, plan, threads in configs:
-            try:
-                seconds = autopar_step(args.autopar, model, work,
-                                       "mlp-%d-%s-%d" % (grid, plan, threads),
-                                       grid, plan, threads, inputs)
-                print("| %s | %.2f | %.1f |" % (label, seconds * 1e3, flops / seconds / 1e9))
-            except Exception as error:  # noqa: BLE001
-                failures.append("%s: %s" % (label, error))
-                print("| %s | FAILED | |" % label)
-            sys.stdout.flush()
-        if args.ort_modules:
-            for threads in (1, 2):
-                label = "ONNX Runtime 1.30, %d thread%s" % (threads, "s" if threads > 1 else "")
+        models = [mlp_case(work, args.quick)]
+        if not args.quick:
+            for name, label in BENCH_MODELS:
                 try:
-                    seconds = ort_step(args.ort_modules, model, threads, 20)
-                    print("| %s | %.2f | %.1f |" % (label, seconds * 1e3, flops / seconds / 1e9))
+                    models.append(zoo_case(args.model_cache, name, label))
+                except Exception as error:  # noqa: BLE001 - reported, exit 1
+                    failures.append("export %s: %s" % (name, error))
+        print("Step time in ms (median of warm repeats; autopar: `run --profile`'s"
+              " step_time_s, ONNX Runtime: ort_step.js). Ratios > 1: autopar faster.")
+        print("| model | GFLOP | autopar 1 rank | autopar 1 rank, 1 thread | "
+              "autopar 2 ranks (tensor), 1 thread each | ORT 1 thread | ORT 2 threads | "
+              "ORT 2 threads / autopar 1 rank | ORT 1 thread / autopar 1 thread |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for label, model, inputs, flops, two_rank_plan in models:
+            cells = {}
+            configs = [("default", 1, "replicated", 0), ("one", 1, "replicated", 1)]
+            if two_rank_plan:
+                configs.append(("two", 2, two_rank_plan, 1))
+            for key, grid, plan, threads in configs:
+                try:
+                    cells[key] = autopar_step(
+                        args.autopar, model, work,
+                        "%s-%d-%s-%d" % (os.path.basename(os.path.dirname(model)) or "m",
+                                         grid, plan, threads),
+                        grid, plan, threads, inputs)
                 except Exception as error:  # noqa: BLE001
-                    failures.append("%s: %s" % (label, error))
-                    print("| %s | FAILED | |" % label)
-        else:
-            print("| ONNX Runtime | not measured (no --ort-modules) | |")
+                    failures.append("%s, %s: %s" % (label, key, error))
+            if args.ort_modules:
+                for threads in (1, 2):
+                    try:
+                        cells["ort%d" % threads] = ort_step(args.ort_modules, model,
+                                                            threads, 10)
+                    except Exception as error:  # noqa: BLE001
+                        failures.append("%s, ORT %d: %s" % (label, threads, error))
+
+            def ms(key):
+                if key == "two" and not two_rank_plan:
+                    return "not run"
+                if key.startswith("ort") and not args.ort_modules:
+                    return "not measured"
+                return "%.2f" % (cells[key] * 1e3) if key in cells else "FAILED"
+
+            def ratio(num, den):
+                if num in cells and den in cells:
+                    return "%.2f" % (cells[num] / cells[den])
+                return "-"
+            print("| %s | %.2f | %s | %s | %s | %s | %s | %s | %s |" % (
+                label, flops / 1e9, ms("default"), ms("one"), ms("two"), ms("ort1"),
+                ms("ort2"), ratio("ort2", "default"), ratio("ort1", "one")))
+            sys.stdout.flush()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if failures:

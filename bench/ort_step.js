@@ -1,5 +1,6 @@
 // Median step time of an ONNX model in ONNX Runtime (onnxruntime-node) with
-// T intra-op threads on random float inputs of the model's static shapes:
+// T intra-op threads on random inputs of the model's static shapes (floats in
+// [-1, 1), integers in [0, 100): token ids):
 //   NODE_PATH=<dir with node_modules> node ort_step.js MODEL.onnx T REPEATS
 // prints "ort_step_s=<seconds>".
 const ort = require('onnxruntime-node');
@@ -14,8 +15,14 @@ async function main() {
     const meta = session.inputMetadata.find((m) => m.name === name);
     const shape = meta.shape.map((d) => (typeof d === 'number' ? d : 1));
     const size = shape.reduce((a, b) => a * b, 1);
-    const data = new Float32Array(size).map(() => Math.random() * 2 - 1);
-    feeds[name] = new ort.Tensor('float32', data, shape);
+    if (meta.type === 'int64') {
+      const data = new BigInt64Array(size).map(
+          () => BigInt(Math.floor(Math.random() * 100)));
+      feeds[name] = new ort.Tensor('int64', data, shape);
+    } else {
+      const data = new Float32Array(size).map(() => Math.random() * 2 - 1);
+      feeds[name] = new ort.Tensor('float32', data, shape);
+    }
   }
   await session.run(feeds);
   const times = [];

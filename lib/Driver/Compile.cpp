@@ -297,10 +297,13 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
       auto source = op->getAttrOfType<TypeAttr>(kPackedSourceTypeAttrName);
       auto sourceType =
           source ? dyn_cast<RankedTensorType>(source.getValue()) : nullptr;
-      if (!sourceType || sourceType.getRank() != 2 ||
+      if (!sourceType || sourceType.getRank() < 2 ||
+          (sourceType.getRank() > 2 &&
+           !op->hasAttr(kPackedTransposedAttrName)) ||
           packedTiles.size() != 2) {
         op.emitError() << "packed weight '" << name
-                       << "' needs a 2-d '" << kPackedSourceTypeAttrName
+                       << "' needs a 2-d (or transposed n-d) '"
+                       << kPackedSourceTypeAttrName
                        << "' and two '" << kPackedTilesAttrName << "'";
         return failure();
       }
@@ -386,7 +389,10 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
       llvm::sys::path::append(path, "rank" + std::to_string(rank),
                               "w" + std::to_string(id) + ".bin");
       if (packedTiles) {
-        int64_t rows = (*localShape)[0], cols = (*localShape)[1];
+        // An n-d source (a convolution's weight) is rows x (the rest).
+        int64_t rows = (*localShape)[0], cols = 1;
+        for (int64_t size : ArrayRef<int64_t>(*localShape).drop_front())
+          cols *= size;
         packWeightForMmt4d(shard.data(), transposed ? cols : rows,
                            transposed ? rows : cols, transposed,
                            packedTiles[0], packedTiles[1], elementSize,

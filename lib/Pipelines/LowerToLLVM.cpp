@@ -57,15 +57,21 @@ void mlir::autopar::buildLowerToLLVMPipeline(
 }
 
 void mlir::autopar::buildLowerDataTiledPipeline(
-    OpPassManager &pm, const LowerToLLVMPipelineOptions &) {
+    OpPassManager &pm, const LowerToLLVMPipelineOptions &options) {
   // Device program -> autopar_main() on tensors calling the runtime.
   pm.addPass(createLowerProgramToRuntimePass());
   pm.addNestedPass<func::FuncOp>(createConvertAutoparToLinalgPass());
   // Runtime checks (gather indices) report through autopar_rt_fail.
   pm.addPass(createLowerAssertsToRuntimePass());
   pm.addPass(createCanonicalizerPass());
+  // Chains of elementwise generics become one loop nest.
+  pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
   // Register tiles of the data-tiled contractions, vectorized.
   pm.addNestedPass<func::FuncOp>(createTileContractionsPass());
+  // Elementwise ops, transposes and copies in vectors of the ISA's width.
+  VectorizeElementwisePassOptions vectorize;
+  vectorize.isa = options.isa;
+  pm.addNestedPass<func::FuncOp>(createVectorizeElementwisePass(vectorize));
   // Transcendentals as polynomials, so that their loops vectorize.
   pm.addNestedPass<func::FuncOp>(createApproximateMathPass());
 

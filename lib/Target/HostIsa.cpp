@@ -50,6 +50,18 @@ StringRef mlir::autopar::stringifyCpuIsa(CpuIsa isa) {
   llvm_unreachable("unknown CpuIsa");
 }
 
+int64_t mlir::autopar::getF32VectorLanes(CpuIsa isa) {
+  switch (isa) {
+  case CpuIsa::Avx512:
+    return 16;
+  case CpuIsa::Avx2:
+    return 8;
+  case CpuIsa::Generic:
+    return 4;
+  }
+  llvm_unreachable("unknown CpuIsa");
+}
+
 ContractionTile mlir::autopar::getContractionTile(CpuIsa isa) {
   switch (isa) {
   case CpuIsa::Avx512:

@@ -155,6 +155,29 @@ def build_gpt2_124m():
     return model, (torch.randint(0, 50257, (1, 128), dtype=torch.long),)
 
 
+def build_resnet18_224():
+    """torchvision resnet18 as published: 1000 classes, one 224x224 image."""
+    import torchvision
+    model = torchvision.models.resnet18()
+    return model, (torch.randn(1, 3, 224, 224),)
+
+
+def build_mobilenet_v2_224():
+    """torchvision mobilenet_v2 as published: 1000 classes, one 224x224 image."""
+    import torchvision
+    model = torchvision.models.mobilenet_v2()
+    return model, (torch.randn(1, 3, 224, 224),)
+
+
+def build_vit_s16_224():
+    """A ViT-S/16 (22M parameters: 12 layers, hidden 384, 6 heads), one image."""
+    import torchvision
+    model = torchvision.models.VisionTransformer(
+        image_size=224, patch_size=16, num_layers=12, num_heads=6,
+        hidden_dim=384, mlp_dim=1536, num_classes=1000)
+    return model, (torch.randn(1, 3, 224, 224),)
+
+
 MODELS = {
     "mlp": build_mlp,
     "gpt2_block": build_gpt2_block,
@@ -164,10 +187,13 @@ MODELS = {
     "vit": build_vit,
 }
 
-# Exported only on request (--models gpt2_124m): used to measure compile time
-# and memory at GPT-2 scale, not run by the test suite.
+# Exported only on request (--models NAME): the benchmark's published-size
+# models (bench/kernels.py), not run by the test suite.
 LARGE_MODELS = {
     "gpt2_124m": build_gpt2_124m,
+    "resnet18_224": build_resnet18_224,
+    "mobilenet_v2_224": build_mobilenet_v2_224,
+    "vit_s16_224": build_vit_s16_224,
 }
 
 

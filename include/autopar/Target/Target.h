@@ -52,6 +52,9 @@ struct ContractionTile {
 };
 ContractionTile getContractionTile(CpuIsa isa);
 
+/// The f32 lanes of one vector register on `isa` (4, 8 or 16).
+int64_t getF32VectorLanes(CpuIsa isa);
+
 /// Translates an LLVM-dialect `module` to LLVM IR, compiles it for the host
 /// (in process, LLVM TargetMachine, -O2) and links it into the shared object
 /// `soPath` with the system C compiler (`cc`, or `$AUTOPAR_CC`). Errors are

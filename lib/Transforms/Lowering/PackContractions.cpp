@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// This file implements autopar-pack-contractions: f32 matmuls and gemms of a
-// device program become linalg.pack + linalg.mmt4d + linalg.unpack with the
-// register tile of the target ISA, and weights that only feed such
-// contractions take the packed layout (written packed by the driver), and
-// packWeightForMmt4d, the driver's side of that contract.
+// This file implements autopar-pack-contractions: f32 matmuls, gemms and
+// ungrouped convolutions (as an im2col product) of a device program become
+// linalg.pack + linalg.mmt4d + linalg.unpack with the register tile of the
+// target ISA, and weights that only feed such contractions take the packed
+// layout (written packed by the driver), and packWeightForMmt4d, the driver's
+// side of that contract.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,7 +64,9 @@ namespace {
 
 /// A contraction `alpha * A * op(B) (+ beta * bias)` that data tiling covers:
 /// A is M x K after folding its batch dimensions into the rows, B is K x N
-/// (N x K when `transposedB`).
+/// (N x K when `transposedB`). For a convolution, A is the im2col matrix of
+/// the input (one row per output position, one column per (channel, kernel
+/// offset)) and B the weight [M, C, kernel...] viewed as N x K.
 struct Contraction {
   Operation *op;
   Value a, b, bias;
@@ -72,6 +75,17 @@ struct Contraction {
   bool transposedB = false;
   double alpha = 1.0, beta = 1.0;
 };
+
+/// K and N of the right operand `type`: K x N, or N x K... when `transposed`
+/// (the dimensions after the first are K, as in a convolution's weight).
+std::pair<int64_t, int64_t> getRhsKN(RankedTensorType type, bool transposed) {
+  if (!transposed)
+    return {type.getDimSize(0), type.getDimSize(1)};
+  int64_t k = 1;
+  for (int64_t size : type.getShape().drop_front())
+    k *= size;
+  return {k, type.getDimSize(0)};
+}
 
 bool isStaticF32(Value value, int64_t minRank, int64_t maxRank) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -98,6 +112,19 @@ std::optional<Contraction> matchContraction(Operation *op) {
     c.transposedB = gemm.getTransB();
     c.alpha = gemm.getAlpha().convertToDouble();
     c.beta = gemm.getBeta().convertToDouble();
+    return c;
+  }
+  if (auto conv = dyn_cast<ConvOp>(op)) {
+    // Grouped (depthwise) convolutions are not one product; they keep the
+    // direct lowering.
+    if (conv.getGroup() != 1 || !isStaticF32(conv.getInput(), 3, 8) ||
+        !isStaticF32(conv.getResult(), 3, 8) ||
+        !isStaticF32(conv.getWeight(), 3, 8) ||
+        (conv.getBias() && !isStaticF32(conv.getBias(), 1, 1)))
+      return std::nullopt;
+    Contraction c{op, conv.getInput(), conv.getWeight(), conv.getBias(),
+                  cast<RankedTensorType>(conv.getWeight().getType())};
+    c.transposedB = true;
     return c;
   }
   return std::nullopt;
@@ -127,8 +154,7 @@ Value createPack(OpBuilder &b, Location loc, Value source,
 /// The packed type of the right operand: N1 x K1 x n0 x k0.
 RankedTensorType getPackedRhsType(RankedTensorType bType, bool transposed,
                                   ContractionTile tile) {
-  int64_t k = bType.getDimSize(transposed ? 1 : 0);
-  int64_t n = bType.getDimSize(transposed ? 0 : 1);
+  auto [k, n] = getRhsKN(bType, transposed);
   return RankedTensorType::get(
       {ceilDiv(n, tile.n0), ceilDiv(k, tile.k0), tile.n0, tile.k0},
       bType.getElementType());
@@ -138,6 +164,15 @@ RankedTensorType getPackedRhsType(RankedTensorType bType, bool transposed,
 Value packRhs(OpBuilder &b, Location loc, Value rhs, bool transposed,
               ContractionTile tile) {
   auto type = cast<RankedTensorType>(rhs.getType());
+  if (type.getRank() > 2) {
+    // A convolution's weight [N, C, kernel...] is N x K.
+    assert(transposed && "only an N x K... right operand has rank > 2");
+    SmallVector<ReassociationIndices> reassociation = {{0}, {}};
+    for (int64_t i = 1; i < type.getRank(); ++i)
+      reassociation[1].push_back(i);
+    rhs = tensor::CollapseShapeOp::create(b, loc, rhs, reassociation);
+    type = cast<RankedTensorType>(rhs.getType());
+  }
   RankedTensorType packed = getPackedRhsType(type, transposed, tile);
   if (transposed)
     return createPack(b, loc, rhs, packed.getShape(), {0, 1},
@@ -192,7 +227,41 @@ Value createGemmEpilogue(OpBuilder &b, Location loc, Value acc,
   return generic.getResult(0);
 }
 
-/// Replaces the contraction by pack + mmt4d + unpack; `packedRhs` is the
+/// `linalg.mmt4d` of the packed operands (M1 x K1 x m0 x k0 and
+/// N1 x K1 x n0 x k0) into a zero-filled M1 x N1 x m0 x n0 accumulator.
+Value buildMmt4d(OpBuilder &b, Location loc, Value packedLhs, Value packedRhs) {
+  auto lhsType = cast<RankedTensorType>(packedLhs.getType());
+  auto rhsType = cast<RankedTensorType>(packedRhs.getType());
+  Type f32 = lhsType.getElementType();
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+  Value accEmpty = tensor::EmptyOp::create(
+      b, loc,
+      {lhsType.getDimSize(0), rhsType.getDimSize(0), lhsType.getDimSize(2),
+       rhsType.getDimSize(2)},
+      f32);
+  Value acc = linalg::FillOp::create(b, loc, ValueRange{zero},
+                                     ValueRange{accEmpty})
+                  .getResult(0);
+  return linalg::Mmt4DOp::create(b, loc, TypeRange{acc.getType()},
+                                 ValueRange{packedLhs, packedRhs},
+                                 ValueRange{acc})
+      .getResult(0);
+}
+
+/// `linalg.mmt4d` of the packed operands, unpacked to M x N.
+Value buildPackedProduct(OpBuilder &b, Location loc, Value packedLhs,
+                         Value packedRhs, int64_t m, int64_t n,
+                         ContractionTile tile) {
+  Value acc = buildMmt4d(b, loc, packedLhs, packedRhs);
+  Type f32 = cast<RankedTensorType>(acc.getType()).getElementType();
+  Value out = tensor::EmptyOp::create(b, loc, {m, n}, f32);
+  return linalg::UnPackOp::create(b, loc, acc, out, {0, 1},
+                                  getAsIndexOpFoldResult(b.getContext(),
+                                                         {tile.m0, tile.n0}))
+      .getResult();
+}
+
+/// Replaces the matmul or gemm by pack + mmt4d + unpack; `packedRhs` is the
 /// right operand already packed (a packed weight), or null.
 void rewriteContraction(const Contraction &c, Value packedRhs,
                         ContractionTile tile) {
@@ -200,7 +269,6 @@ void rewriteContraction(const Contraction &c, Value packedRhs,
   Location loc = c.op->getLoc();
   auto resultType = cast<RankedTensorType>(c.op->getResult(0).getType());
   auto aType = cast<RankedTensorType>(c.a.getType());
-  Type f32 = aType.getElementType();
 
   // Batch dimensions of A fold into the rows.
   Value a = c.a;
@@ -213,31 +281,14 @@ void rewriteContraction(const Contraction &c, Value packedRhs,
   }
   auto a2Type = cast<RankedTensorType>(a.getType());
   int64_t m = a2Type.getDimSize(0), k = a2Type.getDimSize(1);
-  int64_t n = c.bType.getDimSize(c.transposedB ? 0 : 1);
-  int64_t m1 = ceilDiv(m, tile.m0), n1 = ceilDiv(n, tile.n0),
-          k1 = ceilDiv(k, tile.k0);
-
-  Value packedLhs = createPack(b, loc, a, {m1, k1, tile.m0, tile.k0}, {0, 1},
-                               {tile.m0, tile.k0}, {});
+  int64_t n = getRhsKN(c.bType, c.transposedB).second;
+  Value packedLhs =
+      createPack(b, loc, a, {ceilDiv(m, tile.m0), ceilDiv(k, tile.k0),
+                             tile.m0, tile.k0},
+                 {0, 1}, {tile.m0, tile.k0}, {});
   if (!packedRhs)
     packedRhs = packRhs(b, loc, c.b, c.transposedB, tile);
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
-  Value accEmpty =
-      tensor::EmptyOp::create(b, loc, {m1, n1, tile.m0, tile.n0}, f32);
-  Value acc = linalg::FillOp::create(b, loc, ValueRange{zero},
-                                     ValueRange{accEmpty})
-                  .getResult(0);
-  auto accType = cast<RankedTensorType>(acc.getType());
-  acc = linalg::Mmt4DOp::create(b, loc, TypeRange{accType},
-                                ValueRange{packedLhs, packedRhs},
-                                ValueRange{acc})
-            .getResult(0);
-  Value out = tensor::EmptyOp::create(b, loc, {m, n}, f32);
-  Value result =
-      linalg::UnPackOp::create(b, loc, acc, out, {0, 1},
-                               getAsIndexOpFoldResult(b.getContext(),
-                                                      {tile.m0, tile.n0}))
-          .getResult();
+  Value result = buildPackedProduct(b, loc, packedLhs, packedRhs, m, n, tile);
   if (isa<GemmOp>(c.op) && (c.bias || c.alpha != 1.0))
     result = createGemmEpilogue(b, loc, result, c);
   if (resultType.getRank() > 2) {
@@ -250,6 +301,270 @@ void rewriteContraction(const Contraction &c, Value packedRhs,
   }
   c.op->getResult(0).replaceAllUsesWith(result);
   c.op->erase();
+}
+
+/// How the output positions of a convolution become the rows of its packed
+/// im2col matrix (P1 x K x m0 x 1: tiles of m0 rows, one column per
+/// (channel, kernel offset)).
+enum class ConvRows {
+  /// One image of a 1x1 convolution with unit strides and no padding: row p
+  /// is position p of X [C, positions], read directly.
+  Pointwise,
+  /// Each line of the output's last spatial dimension is padded to a
+  /// multiple of m0, so that a tile never spans two lines: the reads are
+  /// affine without division, and contiguous at unit stride. The padded
+  /// rows read zeros and are never stored.
+  PaddedLines,
+  /// The positions (n, out...) flattened, padded at the end only.
+  Flat,
+};
+
+/// The shapes of a convolution's im2col product.
+struct ConvGeometry {
+  ConvRows rows;
+  int64_t batch, channels, spatial;
+  SmallVector<int64_t> in, out, kernel, strides, dilations, padsLow;
+  /// Tiles of m0 per output line (PaddedLines).
+  int64_t lineTiles = 0;
+  /// Row tiles of the packed matrix.
+  int64_t rowTiles = 0;
+};
+
+ConvGeometry getConvGeometry(ConvOp conv, ContractionTile tile) {
+  auto xType = cast<RankedTensorType>(conv.getInput().getType());
+  auto wType = cast<RankedTensorType>(conv.getWeight().getType());
+  auto yType = cast<RankedTensorType>(conv.getType());
+  ConvGeometry g;
+  g.batch = xType.getDimSize(0);
+  g.channels = xType.getDimSize(1);
+  g.spatial = xType.getRank() - 2;
+  g.in = llvm::to_vector(xType.getShape().drop_front(2));
+  g.out = llvm::to_vector(yType.getShape().drop_front(2));
+  g.kernel = llvm::to_vector(wType.getShape().drop_front(2));
+  g.strides = llvm::to_vector(conv.getStrides());
+  g.dilations = llvm::to_vector(conv.getDilations());
+  g.padsLow = llvm::to_vector(conv.getPads().take_front(g.spatial));
+  int64_t positions = 1;
+  for (int64_t size : g.out)
+    positions *= size;
+  bool pointwise =
+      llvm::all_of(g.kernel, [](int64_t v) { return v == 1; }) &&
+      llvm::all_of(g.strides, [](int64_t v) { return v == 1; }) &&
+      llvm::all_of(conv.getPads(), [](int64_t v) { return v == 0; });
+  int64_t line = g.out.back();
+  int64_t lineTiles = ceilDiv(line, tile.m0);
+  if (pointwise && g.batch == 1) {
+    g.rows = ConvRows::Pointwise;
+    g.rowTiles = ceilDiv(positions, tile.m0);
+  } else if ((lineTiles * tile.m0 - line) * 4 <= line) {
+    // At most a quarter more rows than positions.
+    g.rows = ConvRows::PaddedLines;
+    g.lineTiles = lineTiles;
+    g.rowTiles = g.batch * (positions / line) * lineTiles;
+  } else {
+    g.rows = ConvRows::Flat;
+    g.rowTiles = ceilDiv(g.batch * positions, tile.m0);
+  }
+  return g;
+}
+
+/// Zero-pads `x` by `low` and `high` per dimension, when any is non-zero.
+Value padWithZeros(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
+                   ArrayRef<int64_t> high) {
+  if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
+      llvm::all_of(high, [](int64_t v) { return v == 0; }))
+    return x;
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  for (size_t i = 0; i < shape.size(); ++i)
+    shape[i] += low[i] + high[i];
+  MLIRContext *ctx = b.getContext();
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+  return tensor::PadOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), x,
+      getAsIndexOpFoldResult(ctx, low), getAsIndexOpFoldResult(ctx, high),
+      zero);
+}
+
+/// A copy `linalg.generic` over the loops of `resultShape` (identity output
+/// map) reading `source` through `sourceMap`.
+Value buildCopy(OpBuilder &b, Location loc, Value source, AffineMap sourceMap,
+                ArrayRef<int64_t> resultShape) {
+  Type f32 = cast<RankedTensorType>(source.getType()).getElementType();
+  Value init = tensor::EmptyOp::create(b, loc, resultShape, f32);
+  SmallVector<utils::IteratorType> iterators(resultShape.size(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{source},
+             ValueRange{init},
+             ArrayRef<AffineMap>{
+                 sourceMap, b.getMultiDimIdentityMap(resultShape.size())},
+             iterators,
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(nb, nloc, args[0]);
+             })
+      .getResult(0);
+}
+
+/// Collapses `value` by `groups` of consecutive dimensions.
+Value collapseGroups(OpBuilder &b, Location loc, Value value,
+                     ArrayRef<int64_t> groupSizes) {
+  SmallVector<ReassociationIndices> reassociation;
+  int64_t next = 0;
+  for (int64_t size : groupSizes) {
+    reassociation.emplace_back();
+    for (int64_t i = 0; i < size; ++i)
+      reassociation.back().push_back(next++);
+  }
+  return tensor::CollapseShapeOp::create(b, loc, value, reassociation);
+}
+
+/// The packed im2col matrix of a convolution's input, P1 x K x m0 x 1 (the
+/// register tiles have k0 = 1), written by one copy `linalg.generic` from
+/// the zero-padded input: no unpacked im2col matrix is materialized.
+Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
+                    const ConvGeometry &g, ContractionTile tile) {
+  MLIRContext *ctx = b.getContext();
+  Value x = conv.getInput();
+  int64_t m0 = tile.m0, s = g.spatial;
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+
+  if (g.rows == ConvRows::Pointwise) {
+    // X [C, positions], padded to rowTiles * m0 positions.
+    SmallVector<ReassociationIndices> reassociation = {{0, 1}, {}};
+    for (int64_t i = 0; i < s; ++i)
+      reassociation[1].push_back(2 + i);
+    Value flat = tensor::CollapseShapeOp::create(b, loc, x, reassociation);
+    int64_t positions = cast<RankedTensorType>(flat.getType()).getDimSize(1);
+    flat = padWithZeros(b, loc, flat, {0, 0},
+                        {0, g.rowTiles * m0 - positions});
+    // Loops: p1, c, i, j.
+    AffineMap map = AffineMap::get(4, 0, {dim(1), dim(0) * m0 + dim(2)}, ctx);
+    return buildCopy(b, loc, flat, map, {g.rowTiles, g.channels, m0, 1});
+  }
+
+  // Spatial padding: the begin pads, and at the end what the last window
+  // (of the padded lines) reads.
+  SmallVector<int64_t> low = {0, 0}, high = {0, 0};
+  for (int64_t i = 0; i < s; ++i) {
+    int64_t outSize = g.out[i];
+    if (g.rows == ConvRows::PaddedLines && i == s - 1)
+      outSize = g.lineTiles * m0;
+    int64_t needed =
+        (outSize - 1) * g.strides[i] + (g.kernel[i] - 1) * g.dilations[i] + 1;
+    low.push_back(g.padsLow[i]);
+    high.push_back(std::max<int64_t>(needed - g.in[i] - g.padsLow[i], 0));
+  }
+
+  if (g.rows == ConvRows::PaddedLines) {
+    x = padWithZeros(b, loc, x, low, high);
+    // Loops: n, out[0..s-2], line tile, c, kernel..., i, j.
+    int64_t numLoops = 2 * s + 4;
+    int64_t cLoop = s + 1, iLoop = 2 * s + 2;
+    SmallVector<AffineExpr> exprs = {dim(0), dim(cLoop)};
+    for (int64_t t = 0; t < s; ++t) {
+      AffineExpr o = t + 1 < s ? dim(1 + t) : dim(s) * m0 + dim(iLoop);
+      exprs.push_back(o * g.strides[t] + dim(cLoop + 1 + t) * g.dilations[t]);
+    }
+    SmallVector<int64_t> shape = {g.batch};
+    llvm::append_range(shape, ArrayRef<int64_t>(g.out).drop_back());
+    shape.push_back(g.lineTiles);
+    shape.push_back(g.channels);
+    llvm::append_range(shape, g.kernel);
+    shape.push_back(m0);
+    shape.push_back(1);
+    Value packed = buildCopy(
+        b, loc, x, AffineMap::get(numLoops, 0, exprs, ctx), shape);
+    return collapseGroups(b, loc, packed, {s + 1, s + 1, 1, 1});
+  }
+
+  // Flat: row p = p1 * m0 + i is position (n, out...) in row-major order.
+  // Rows past the last position read images past the end: zeros.
+  int64_t positions = 1;
+  for (int64_t size : g.out)
+    positions *= size;
+  int64_t extraRows = g.rowTiles * m0 - g.batch * positions;
+  high[0] = ceilDiv(extraRows, positions);
+  x = padWithZeros(b, loc, x, low, high);
+  // Loops: p1, c, kernel..., i, j.
+  int64_t numLoops = s + 4;
+  AffineExpr p = dim(0) * m0 + dim(s + 2);
+  SmallVector<AffineExpr> exprs = {p.floorDiv(positions), dim(1)};
+  int64_t stride = positions;
+  for (int64_t t = 0; t < s; ++t) {
+    stride /= g.out[t];
+    AffineExpr o = p.floorDiv(stride) % g.out[t];
+    exprs.push_back(o * g.strides[t] + dim(2 + t) * g.dilations[t]);
+  }
+  SmallVector<int64_t> shape = {g.rowTiles, g.channels};
+  llvm::append_range(shape, g.kernel);
+  shape.push_back(m0);
+  shape.push_back(1);
+  Value packed =
+      buildCopy(b, loc, x, AffineMap::get(numLoops, 0, exprs, ctx), shape);
+  return collapseGroups(b, loc, packed, {1, s + 1, 1, 1});
+}
+
+/// Replaces an ungrouped convolution by the im2col product
+/// `cols (P x K) * W^T (K x M)`: the packed im2col matrix, `linalg.mmt4d`
+/// with the packed weight, then one `linalg.generic` that reads the
+/// accumulator tiles in NCHW... order and adds the bias (no unpack).
+void rewriteConvolution(const Contraction &c, Value packedRhs,
+                        ContractionTile tile) {
+  auto conv = cast<ConvOp>(c.op);
+  OpBuilder b(conv);
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto yType = cast<RankedTensorType>(conv.getType());
+  Type f32 = yType.getElementType();
+  int64_t rank = yType.getRank(), s = rank - 2;
+  ConvGeometry g = getConvGeometry(conv, tile);
+
+  Value packedLhs = packConvInput(b, loc, conv, g, tile);
+  if (!packedRhs)
+    packedRhs = packRhs(b, loc, c.b, /*transposed=*/true, tile);
+  Value acc = buildMmt4d(b, loc, packedLhs, packedRhs);
+
+  // Loops: n, m, out...; the accumulator is [row tiles, N1, m0, n0].
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+  AffineExpr rowTile, rowInTile;
+  if (g.rows == ConvRows::PaddedLines) {
+    AffineExpr line = dim(0);
+    for (int64_t t = 0; t + 1 < s; ++t)
+      line = line * g.out[t] + dim(2 + t);
+    rowTile = line * g.lineTiles + dim(rank - 1).floorDiv(tile.m0);
+    rowInTile = dim(rank - 1) % tile.m0;
+  } else {
+    AffineExpr p = dim(0);
+    for (int64_t t = 0; t < s; ++t)
+      p = p * g.out[t] + dim(2 + t);
+    rowTile = p.floorDiv(tile.m0);
+    rowInTile = p % tile.m0;
+  }
+  SmallVector<Value> inputs = {acc};
+  SmallVector<AffineMap> maps = {AffineMap::get(
+      rank, 0,
+      {rowTile, dim(1).floorDiv(tile.n0), rowInTile, dim(1) % tile.n0}, ctx)};
+  if (c.bias) {
+    inputs.push_back(conv.getBias());
+    maps.push_back(AffineMap::get(rank, 0, {dim(1)}, ctx));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value init = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  bool hasBias = static_cast<bool>(c.bias);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{yType}, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value result = args[0];
+        if (hasBias)
+          result = arith::AddFOp::create(nb, nloc, result, args[1]);
+        linalg::YieldOp::create(nb, nloc, result);
+      });
+  conv.getResult().replaceAllUsesWith(generic.getResult(0));
+  conv.erase();
 }
 
 /// A matmul of two activations with the same batch dimensions (attention's
@@ -345,7 +660,10 @@ struct PackContractionsPass
     llvm::MapVector<Operation *, Contraction> contractions;
     SmallVector<MatMulOp> batched;
     getOperation().walk([&](Operation *op) {
-      if (std::optional<Contraction> c = matchContraction(op))
+      std::optional<Contraction> c = matchContraction(op);
+      // The packed im2col copy writes tiles of one column (k0 = 1, as every
+      // ISA's register tile has).
+      if (c && (!llvm::isa<ConvOp>(op) || tile.k0 == 1))
         contractions.insert({op, *c});
       else if (auto matmul = dyn_cast<MatMulOp>(op);
                matmul && isBatchedMatmul(matmul))
@@ -382,9 +700,9 @@ struct PackContractionsPass
         // the tiles divide it; padding would grow the weight file beyond the
         // shard that the plan accounts for, so such a weight is packed per
         // call.
-        auto type = cast<RankedTensorType>(ops.front().getType());
-        if (type.getDimSize(*transposed ? 0 : 1) % tile.n0 != 0 ||
-            type.getDimSize(*transposed ? 1 : 0) % tile.k0 != 0)
+        auto [k, n] = getRhsKN(cast<RankedTensorType>(ops.front().getType()),
+                               *transposed);
+        if (n % tile.n0 != 0 || k % tile.k0 != 0)
           continue;
         for (WeightOp op : ops) {
           auto type = cast<RankedTensorType>(op.getType());
@@ -418,7 +736,10 @@ struct PackContractionsPass
         c.b = op->getOperand(1);
       if (c.bias)
         c.bias = op->getOperand(2);
-      rewriteContraction(c, packedRhs, tile);
+      if (llvm::isa<ConvOp>(op))
+        rewriteConvolution(c, packedRhs, tile);
+      else
+        rewriteContraction(c, packedRhs, tile);
       ++numContractions;
     }
     // The unpacked weight ops have no uses left.

@@ -16,7 +16,7 @@ include "mlir/Pass/PassBase.td"
 
 def PackContractionsPass
     : Pass<"autopar-pack-contractions", "mlir::ModuleOp"> {
-  let summary = "data-tile f32 matmuls and gemms into pack, mmt4d and unpack";
+  let summary = "data-tile f32 matmuls, gemms and convolutions into mmt4d";
   let description = [{
     Input contract: a device program (after `autopar-partition`, before
     `autopar-lower-program-to-runtime`) with static types. Each f32
@@ -43,7 +43,17 @@ def PackContractionsPass
     The register tile `m0 x n0 x k0` comes from the ISA (`isa`: `auto` for
     the host CPU, `avx512` 8x32x1, `avx2` 6x16x1, `generic` 4x8x1).
     `autopar-tile-contractions` then tiles and vectorizes the `linalg.mmt4d`.
-    Other contractions are left alone.
+    An ungrouped f32 `autopar.conv` (any number of spatial dimensions) is the
+    same product in im2col form: the input is zero-padded and copied into its
+    im2col matrix, P x K with one row per output position (n, out...) and one
+    column per (c, kernel...), packed like a left operand (a 1x1 convolution
+    of one image with unit strides and no padding packs X [C, positions]
+    directly, without the copy); the weight [M, C, kernel...] is the right
+    operand N x K (packed at compile time like a transposed gemm weight); after
+    the unpack, one `linalg.generic` moves the output channels back in front
+    of the positions (NCHW...) and adds the bias. Grouped and depthwise
+    convolutions keep their direct lowering. Other contractions are left
+    alone.
 
     Before:
     ```mlir
@@ -78,6 +88,48 @@ def PackContractionsPass
               "number of contractions data-tiled">,
     Statistic<"numPackedWeights", "packed-weights",
               "number of weight ops given the packed type">,
+  ];
+}
+
+def FuseElementwisePass
+    : Pass<"autopar-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "compute single-use elementwise linalg.generics in their consumer";
+  let description = [{
+    Input contract: linalg on tensors (after `autopar-convert-to-linalg` and
+    `autopar-pack-contractions`), before bufferization.
+
+    An elementwise `linalg.generic` (all loops parallel) whose result has one
+    use, an input of another `linalg.generic` that reads it through a
+    permutation map, is fused into that consumer
+    (`linalg::populateElementwiseOpsFusionPatterns`): the consumer computes
+    the producer's body per element, and the intermediate tensor is never
+    materialized. A chain (a convolution's bias epilogue, then Relu, then the
+    residual Add; GELU's polynomial; the scale and shift of a normalization)
+    becomes one loop nest and one memory pass. A producer with several uses,
+    or read through a broadcast (which would recompute it per copy), is left
+    alone, as are named ops (`linalg.mmt4d`, `linalg.pack`).
+
+    Before:
+    ```mlir
+    %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+      ^bb0(%a: f32, %o: f32):
+        %s = arith.addf %a, %a : f32
+        linalg.yield %s : f32
+    } -> tensor<8xf32>
+    %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%t : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+      ^bb0(%a: f32, %o: f32):
+        %r = arith.maximumf %a, %zero : f32
+        linalg.yield %r : f32
+    } -> tensor<8xf32>
+    ```
+    After: one `linalg.generic` over `%x` whose body adds, then takes the
+    maximum.
+  }];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect",
+    "mlir::linalg::LinalgDialect",
   ];
 }
 
@@ -135,6 +187,65 @@ def TileContractionsPass
   ];
   let statistics = [
     Statistic<"numTiled", "tiled", "number of linalg.mmt4d ops vectorized">,
+  ];
+}
+
+def VectorizeElementwisePass
+    : Pass<"autopar-vectorize-elementwise", "mlir::func::FuncOp"> {
+  let summary = "vectorize all-parallel linalg ops by the target's vector width";
+  let description = [{
+    Input contract: linalg on tensors with static shapes, before
+    bufferization (after `autopar-fuse-elementwise` and
+    `autopar-tile-contractions`, whose pack/unpack lowering leaves
+    `linalg.transpose` ops).
+
+    Each `linalg.generic`, `linalg.transpose` and `linalg.copy` whose loops
+    are all parallel and which MLIR's vectorizer accepts (projected
+    permutation maps, vectorizable body):
+
+    - has the run of innermost loops that is contiguous in every operand
+      (as one dimension or absent, e.g. a bias read per channel) collapsed
+      into one loop (`linalg::collapseOpIterationDims`, generics and copies
+      only): an elementwise op
+      on `[N, C, H, W]` becomes one loop over `N*C*H*W`;
+    - is tiled (`scf::tileUsingSCF`) by `1 x ... x 1 x lanes`, with lanes
+      the f32 vector width of `isa` (`avx512` 16, `avx2` 8, `generic` 4);
+    - is vectorized (`linalg::vectorize`) with that vector size.
+
+    Ops whose innermost loop the lanes do not divide (no masked vectors),
+    reductions, and maps with divisions (the packed im2col copies) are left
+    to the scalar loops.
+
+    Before (`isa=avx2`):
+    ```mlir
+    %y = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = [4 x "parallel"]}
+        ins(%x : tensor<1x8x4x4xf32>) outs(%e : tensor<1x8x4x4xf32>) { maximumf }
+    ```
+    After:
+    ```mlir
+    %c = tensor.collapse_shape %x [[0], [1], [2, 3]] ...   // 1x8x16
+    %r = scf.for %i = 0 to 1 ... scf.for %j = 0 to 8 ... scf.for %k = 0 to 16 step 8 ... {
+      %v = vector.transfer_read %slice ... : vector<1x1x8xf32>
+      %m = arith.maximumf %v, %zero : vector<1x1x8xf32>
+      vector.transfer_write %m, ...
+    }
+    %y = tensor.expand_shape %r [[0], [1], [2, 3]] ...
+    ```
+  }];
+  let options = [
+    Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
+           "vector width: auto (the host CPU), avx512, avx2 or generic">,
+  ];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect",
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
+    "mlir::vector::VectorDialect",
+  ];
+  let statistics = [
+    Statistic<"numVectorized", "vectorized", "number of linalg ops vectorized">,
   ];
 }
 

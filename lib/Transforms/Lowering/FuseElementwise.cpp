@@ -1,0 +1,57 @@
+//===- FuseElementwise.cpp - fuse elementwise producers into consumers ----===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// This file implements autopar-fuse-elementwise: an elementwise
+// `linalg.generic` whose only use is an operand of another `linalg.generic`
+// read without broadcast is computed inside that consumer, so that the
+// intermediate tensor is never written to memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Transforms/Lowering/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::autopar {
+#define GEN_PASS_DEF_FUSEELEMENTWISEPASS
+#include "autopar/Transforms/Lowering/Passes.h.inc"
+} // namespace mlir::autopar
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+namespace {
+
+/// Fuses when the producer has no other use (nothing is computed twice, and
+/// no tensor stays live for another reader) and the consumer reads it with a
+/// permutation (each producer element once: fusing into a broadcasting read
+/// would recompute the producer for every broadcast copy).
+bool shouldFuse(OpOperand *fused) {
+  Operation *producer = fused->get().getDefiningOp();
+  if (!producer || !producer->hasOneUse())
+    return false;
+  auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
+  if (!consumer)
+    return false;
+  return consumer.getMatchingIndexingMap(fused).isPermutation();
+}
+
+struct FuseElementwisePass
+    : public autopar::impl::FuseElementwisePassBase<FuseElementwisePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
