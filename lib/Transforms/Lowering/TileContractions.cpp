@@ -13,6 +13,8 @@
 
 #include "autopar/Transforms/Lowering/Passes.h"
 
+#include "VectorCleanup.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -73,23 +75,6 @@ FailureOr<Operation *> tileMmt4d(RewriterBase &rewriter, linalg::LinalgOp op,
     return failure();
   rewriter.replaceOp(panel, inner->replacements);
   return inner->tiledOps.front();
-}
-
-/// Folds slices into vector transfers and drops the unit dimensions of the
-/// vectorized register tiles.
-LogicalResult simplifyVectors(func::FuncOp func) {
-  MLIRContext *ctx = func.getContext();
-  RewritePatternSet patterns(ctx);
-  vector::populateVectorReductionToContractPatterns(patterns);
-  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-  vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-  vector::populateDropUnitDimWithShapeCastPatterns(patterns);
-  tensor::populateFoldTensorSubsetOpPatterns(patterns);
-  for (RegisteredOperationName name : ctx->getRegisteredOperations())
-    if (isa<vector::VectorDialect, tensor::TensorDialect, scf::SCFDialect>(
-            name.getDialect()))
-      name.getCanonicalizationPatterns(patterns, ctx);
-  return applyPatternsGreedily(func, std::move(patterns));
 }
 
 struct TileContractionsPass

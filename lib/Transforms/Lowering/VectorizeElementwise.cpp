@@ -15,6 +15,8 @@
 
 #include "autopar/Target/Target.h"
 
+#include "VectorCleanup.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -96,6 +98,7 @@ struct VectorizeElementwisePass
       if (isCandidate(op))
         candidates.push_back(op);
     });
+    bool vectorizedAny = false;
     for (linalg::LinalgOp op : candidates) {
       // One loop over the contiguous innermost elements.
       ReassociationIndices inner = getInnerContiguousLoops(op);
@@ -136,14 +139,44 @@ struct VectorizeElementwisePass
         continue;
       rewriter.replaceOp(op, tiled->replacements);
       Operation *tile = tiled->tiledOps.front();
+      // One-dimensional vectors: the tile's unit loops are dropped through
+      // rank-reducing slices (n-D transfers of leading unit dimensions are
+      // not reliably unrolled by the vector lowering).
+      if (ranges.size() > 1) {
+        auto generic = dyn_cast<linalg::GenericOp>(tile);
+        if (!generic) {
+          rewriter.setInsertionPoint(tile);
+          FailureOr<linalg::GenericOp> generalized = linalg::generalizeNamedOp(
+              rewriter, cast<linalg::LinalgOp>(tile));
+          if (failed(generalized))
+            continue;
+          generic = *generalized;
+        }
+        linalg::ControlDropUnitDims control;
+        control.rankReductionStrategy = linalg::ControlDropUnitDims::
+            RankReductionStrategy::ExtractInsertSlice;
+        rewriter.setInsertionPoint(generic);
+        FailureOr<linalg::DropUnitDimsResult> dropped =
+            linalg::dropUnitDims(rewriter, generic, control);
+        if (failed(dropped))
+          continue;
+        rewriter.replaceOp(generic, dropped->replacements);
+        tile = dropped->resultOp.getOperation();
+        if (cast<linalg::LinalgOp>(tile).getNumLoops() != 1)
+          continue;
+      }
       rewriter.setInsertionPoint(tile);
       FailureOr<linalg::VectorizationResult> vectorized =
-          linalg::vectorize(rewriter, tile, tileSizes);
+          linalg::vectorize(rewriter, tile, {lanes});
       if (failed(vectorized))
         continue;
       rewriter.replaceOp(tile, vectorized->replacements);
+      vectorizedAny = true;
       ++numVectorized;
     }
+    // 1-D transfers (the vector lowering unrolls n-D ones only partially).
+    if (vectorizedAny && failed(simplifyVectors(getOperation())))
+      return signalPassFailure();
   }
 };
 

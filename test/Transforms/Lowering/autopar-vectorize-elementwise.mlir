@@ -10,9 +10,9 @@
 // AVX2-LABEL: func.func @relu
 // AVX2: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2, 3]] : tensor<2x4x4x4xf32> into tensor<128xf32>
 // AVX2: scf.for %{{.*}} = %c0 to %c128 step %c8
-// AVX2: vector.transfer_read {{.*}} : tensor<8xf32>, vector<8xf32>
+// AVX2: vector.transfer_read {{.*}} : tensor<128xf32>, vector<8xf32>
 // AVX2: arith.maximumf {{.*}} : vector<8xf32>
-// AVX2: vector.transfer_write {{.*}} : vector<8xf32>, tensor<8xf32>
+// AVX2: vector.transfer_write {{.*}} : vector<8xf32>, tensor<128xf32>
 // AVX2: tensor.expand_shape {{.*}} output_shape [2, 4, 4, 4] : tensor<128xf32> into tensor<2x4x4x4xf32>
 // AVX512-LABEL: func.func @relu
 // AVX512: arith.maximumf {{.*}} : vector<16xf32>
@@ -29,10 +29,11 @@ func.func @relu(%x: tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32> {
 // AVX2-LABEL: func.func @broadcast
 // AVX2: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<1x3x4x4xf32> into tensor<1x3x16xf32>
 // AVX2: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<4x4xf32> into tensor<16xf32>
-// AVX2: scf.for
-// AVX2: scf.for
-// AVX2: scf.for %{{.*}} = %c0{{.*}} to %c16 step %c8
-// AVX2: arith.addf {{.*}} : vector<1x1x8xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c3 step %c1
+// AVX2: scf.for %{{.*}} = %c0 to %c16 step %c8
+// AVX2: vector.transfer_read {{.*}} : tensor<1x3x16xf32>, vector<8xf32>
+// AVX2: vector.transfer_read {{.*}} : tensor<16xf32>, vector<8xf32>
+// AVX2: arith.addf {{.*}} : vector<8xf32>
 func.func @broadcast(%x: tensor<1x3x4x4xf32>, %b: tensor<4x4xf32>) -> tensor<1x3x4x4xf32> {
   %y = autopar.add %x, %b : (tensor<1x3x4x4xf32>, tensor<4x4xf32>) -> tensor<1x3x4x4xf32>
   return %y : tensor<1x3x4x4xf32>
