@@ -157,10 +157,6 @@ mlir::autopar::planAutomatically(ModuleOp module,
   double limit = options.cluster.memoryBytes > 0
                      ? double(options.cluster.memoryBytes)
                      : -1;
-  if (log)
-    *log << llvm::formatv("autopar: [{0:f1} s] solving for the fastest plan "
-                          "(memory unconstrained)\n",
-                          elapsed());
   std::string space = describeSearchSpace(options);
   auto searchFailed = [&](const SolvedProgram &solved, StringRef what) {
     InFlightDiagnostic diag = emitError(func.getLoc());
@@ -215,10 +211,13 @@ mlir::autopar::planAutomatically(ModuleOp module,
       }
       lastApplied = spec;
     }
-    if (log && training)
-      *log << llvm::formatv("autopar: [{0:f1} s] recomputation {1}: solving "
-                            "for the fastest plan (memory unconstrained)\n",
-                            elapsed(), stringifyRecomputeSpec(spec));
+    if (log)
+      *log << llvm::formatv("autopar: [{0:f1} s] {1}solving for the fastest "
+                            "plan (memory unconstrained)\n",
+                            elapsed(),
+                            training ? "recomputation " +
+                                           stringifyRecomputeSpec(spec) + ": "
+                                     : std::string());
     Outcome outcome;
     outcome.recompute = spec;
     outcome.solved = solve(-1, false);
@@ -374,7 +373,12 @@ mlir::autopar::planAutomatically(ModuleOp module,
                           result.searchTimeSeconds, result.predicted.stepTime,
                           formatByteSize(result.predicted.peakMemoryBytes),
                           chosen.status == IlpSolution::Status::Optimal
-                              ? " (proven optimal among the " + space + ")"
+                              ? " (proven optimal among the " + space +
+                                    (training && candidates.size() > 1
+                                         ? " and recomputation none, "
+                                           "selective or full"
+                                         : "") +
+                                    ")"
                               : llvm::formatv(" (NOT proven optimal: the "
                                               "solver stopped at its time "
                                               "limit, gap {0:p})",
