@@ -256,6 +256,26 @@ priceBaselines(MLIRContext &ctx, ModuleOp module,
   return baselines;
 }
 
+/// The planner's options for `autopar plan`'s flags.
+static AutoPlanOptions
+makePlanOptions(ArrayRef<int64_t> grid,
+                const std::optional<ClusterSpec> &cluster, PlanMode mode,
+                const PlanSearchOptions &search) {
+  AutoPlanOptions options;
+  options.gridShape.assign(grid.begin(), grid.end());
+  options.mode = mode;
+  options.foldRepeatedBlocks = search.fold;
+  options.timeLimitSeconds = search.timeLimitSeconds;
+  options.precision = search.precision;
+  options.shardOptimizerState = search.shardOptimizer;
+  options.microbatches = search.microbatches;
+  options.recompute = search.recompute;
+  options.searchRecompute = search.searchRecompute;
+  if (cluster)
+    options.cluster = *cluster;
+  return options;
+}
+
 LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
                                  ArrayRef<int64_t> grid, StringRef plan,
                                  const std::optional<ClusterSpec> &cluster,
@@ -274,22 +294,12 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     return failure();
   });
   PassManager pm(&ctx, ModuleOp::getOperationName());
-  AutoPlanOptions options;
-  options.gridShape.assign(grid.begin(), grid.end());
-  options.mode = mode;
-  options.foldRepeatedBlocks = search.fold;
-  options.timeLimitSeconds = search.timeLimitSeconds;
-  options.precision = search.precision;
-  options.shardOptimizerState = search.shardOptimizer;
-  options.microbatches = search.microbatches;
-  options.recompute = search.recompute;
+  AutoPlanOptions options = makePlanOptions(grid, cluster, mode, search);
   options.searchRecompute = search.searchRecompute && plan == "auto";
   if (search.precision != PlanPrecision::Model)
     meta.extra["precision"] = stringifyPlanPrecision(search.precision);
   if (search.shardOptimizer)
     meta.extra["optimizer"] = "sharded over each weight's replicas";
-  if (cluster)
-    options.cluster = *cluster;
   if (plan == "auto") {
     assert(cluster && "automatic planning needs a cluster");
     options.progress = quiet ? nullptr : &llvm::errs();
@@ -416,7 +426,9 @@ int driver::planCommand(int argc, char **argv) {
       llvm::cl::desc("training: microbatches accumulated per step (default "
                      "1); the batch (--batch or the model's) is the global "
                      "batch B, the model is planned at B/m, and each weight's "
-                     "gradient is reduced once per step"),
+                     "gradient is reduced once per step; auto: every power "
+                     "of two dividing the batch is planned and the fastest "
+                     "fitting plan wins"),
       llvm::cl::value_desc("m"), llvm::cl::init("1"), llvm::cl::cat(category));
   static llvm::cl::opt<std::string> recompute(
       "recompute",
@@ -492,10 +504,21 @@ int driver::planCommand(int argc, char **argv) {
       return kErrorExitCode;
     }
   }
+  // `--microbatches auto` searches the count (powers of two dividing the
+  // batch); the count is 1 until the batch is known.
+  bool searchMicrobatches = microbatches == "auto";
   FailureOr<uint64_t> microbatchCount =
-      parseUnsignedOption("microbatches", microbatches);
+      searchMicrobatches ? FailureOr<uint64_t>(1)
+                         : parseUnsignedOption("microbatches", microbatches);
   if (failed(microbatchCount))
     return kErrorExitCode;
+  if (searchMicrobatches &&
+      (*planMode != PlanMode::Training ||
+       (common.plan.getNumOccurrences() && common.plan != "auto"))) {
+    printError("--microbatches auto searches, and needs --mode training and "
+               "--plan auto");
+    return kErrorExitCode;
+  }
   if (*microbatchCount == 0) {
     printError("--microbatches must be at least 1");
     return kErrorExitCode;
@@ -623,6 +646,7 @@ int driver::planCommand(int argc, char **argv) {
       return kErrorExitCode;
     }
     m = global / perStep;
+    searchMicrobatches = false;
     if (m > 1 && *planMode != PlanMode::Training) {
       printError(llvm::formatv("--fixed: micro_batch={0} with dp={1} makes "
                                "{2} microbatches of the batch {3}, and "
@@ -637,6 +661,77 @@ int driver::planCommand(int argc, char **argv) {
     plan = fixedConfig->tp == 1 ? "data" : "tensor";
     search.recompute = fixedConfig->recompute;
     search.searchRecompute = false;
+  }
+  search.fold = !noFold;
+  search.timeLimitSeconds = double(*seconds);
+  search.precision = *planPrecision;
+  search.shardOptimizer = distributedOptimizer;
+  json::Array microbatchesTried;
+  if (searchMicrobatches) {
+    // Every power of two m dividing the batch, each planned in full; the
+    // fastest plan that fits wins.
+    int64_t global = globalBatch();
+    if (global <= 0) {
+      printError("--microbatches needs a runtime input with a batch "
+                 "dimension");
+      return kErrorExitCode;
+    }
+    double bestStep = std::numeric_limits<double>::infinity();
+    int64_t best = -1;
+    std::string lastError;
+    for (int64_t candidate = 1; candidate <= global; candidate *= 2) {
+      if (global % candidate != 0)
+        break;
+      if (!quiet)
+        llvm::errs() << llvm::formatv(
+            "autopar: planning {0} microbatches of {1}\n", candidate,
+            global / candidate);
+      InputShapes microShapes = *inputShapes;
+      microShapes.batch = global / candidate;
+      FailureOr<ImportedModel> micro = importModel(
+          ctx, common.model, microShapes, /*requireWeightData=*/false);
+      if (failed(micro))
+        return kErrorExitCode;
+      if (lossKind && failed(appendTrainingLoss(*micro->module, *lossKind)))
+        return kErrorExitCode;
+      PlanSearchOptions candidateSearch = search;
+      candidateSearch.microbatches = candidate;
+      AutoPlanOptions options =
+          makePlanOptions(*grid, *spec, *planMode, candidateSearch);
+      std::string error;
+      FailureOr<AutoPlanResult> result = failure();
+      {
+        ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+          if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
+            error = diag.str();
+          return success();
+        });
+        result = planAutomatically(*micro->module, options);
+      }
+      json::Object entry{{"microbatches", candidate},
+                         {"per_microbatch", global / candidate}};
+      if (failed(result)) {
+        entry["error"] = error;
+        lastError = error;
+      } else {
+        entry["step_time_s"] = result->predicted.stepTime;
+        entry["peak_memory_bytes"] = result->predicted.peakMemoryBytes;
+        entry["recompute"] =
+            stringifyRecomputeSpec(result->predicted.recompute);
+        if (result->predicted.stepTime < bestStep) {
+          bestStep = result->predicted.stepTime;
+          best = candidate;
+        }
+      }
+      microbatchesTried.push_back(std::move(entry));
+    }
+    if (best < 0) {
+      printError("no microbatch count (powers of two dividing the batch " +
+                 std::to_string(global) +
+                 ") gives a plan; with the most: " + lastError);
+      return kErrorExitCode;
+    }
+    m = best;
   }
   if (m > 1) {
     // The model is planned at one microbatch of the global batch.
@@ -661,16 +756,20 @@ int driver::planCommand(int argc, char **argv) {
                                        {"microbatches", m},
                                        {"per_microbatch", global / m}};
   }
+  if (searchMicrobatches) {
+    int64_t global = globalBatch() * m;
+    meta.extra["batch"] =
+        json::Object{{"global", global},
+                     {"microbatches", m},
+                     {"per_microbatch", global / m},
+                     {"searched", std::move(microbatchesTried)}};
+  }
   OwningOpRef<ModuleOp> module = model->module->clone();
   if (lossKind) {
     if (failed(appendTrainingLoss(*module, *lossKind)))
       return kErrorExitCode;
     meta.extra["loss"] = stringifyLossKind(*lossKind);
   }
-  search.fold = !noFold;
-  search.timeLimitSeconds = double(*seconds);
-  search.precision = *planPrecision;
-  search.shardOptimizer = distributedOptimizer;
   search.microbatches = m;
   OwningOpRef<ModuleOp> pristine = module->clone();
   if (failed(planModule(ctx, *module, planGrid, plan, planCluster, *planMode,

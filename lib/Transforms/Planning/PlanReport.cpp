@@ -342,12 +342,27 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
                ? " (master weights, gradients and Adam states fp32)"
                : "")
        << "\n";
-  if (const json::Object *batch = root->getObject("batch"))
+  if (const json::Object *batch = root->getObject("batch")) {
     os << llvm::formatv("  batch:     {0} = {1} microbatches of {2}, "
-                        "gradients reduced once per step\n",
+                        "gradients reduced once per step",
                         batch->getInteger("global").value_or(0),
                         batch->getInteger("microbatches").value_or(0),
                         batch->getInteger("per_microbatch").value_or(0));
+    if (const json::Array *tried = batch->getArray("searched")) {
+      os << " (searched:";
+      for (const json::Value &v : *tried) {
+        const json::Object *t = v.getAsObject();
+        os << (&v == &tried->front() ? " " : ", ")
+           << t->getInteger("microbatches").value_or(0) << " -> ";
+        if (std::optional<double> step = t->getNumber("step_time_s"))
+          os << formatSeconds(*step);
+        else
+          os << "no plan";
+      }
+      os << ")";
+    }
+    os << "\n";
+  }
   if (std::optional<StringRef> loss = root->getString("loss"))
     os << "  loss:      " << *loss << "\n";
   if (std::optional<StringRef> optimizer = root->getString("optimizer"))
