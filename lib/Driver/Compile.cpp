@@ -85,8 +85,7 @@ static LogicalResult runDataTilingStage(MLIRContext &ctx, ModuleOp module) {
   });
 }
 
-static LogicalResult runLowerDataTiledStage(MLIRContext &ctx,
-                                            ModuleOp module) {
+static LogicalResult runLowerDataTiledStage(MLIRContext &ctx, ModuleOp module) {
   return runStage(ctx, module, "lowering", [&](OpPassManager &pm) {
     buildLowerDataTiledPipeline(pm, LowerToLLVMPipelineOptions());
   });
@@ -292,7 +291,8 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
     // A packed weight (autopar-pack-contractions) is cut from the global
     // weight as its unpacked local type, then packed.
     auto localType = cast<RankedTensorType>(op.getType());
-    auto packedTiles = op->getAttrOfType<DenseI64ArrayAttr>(kPackedTilesAttrName);
+    auto packedTiles =
+        op->getAttrOfType<DenseI64ArrayAttr>(kPackedTilesAttrName);
     if (packedTiles) {
       auto source = op->getAttrOfType<TypeAttr>(kPackedSourceTypeAttrName);
       auto sourceType =
@@ -394,9 +394,8 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
         for (int64_t size : ArrayRef<int64_t>(*localShape).drop_front())
           cols *= size;
         packWeightForMmt4d(shard.data(), transposed ? cols : rows,
-                           transposed ? rows : cols, transposed,
-                           packedTiles[0], packedTiles[1], elementSize,
-                           packed.data());
+                           transposed ? rows : cols, transposed, packedTiles[0],
+                           packedTiles[1], elementSize, packed.data());
       }
       if (failed(writeFileBytes(ctx, path, packedTiles ? packed : shard)))
         return failure();
@@ -456,6 +455,49 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
       ctx, options.clusterPath, *grid, /*required=*/options.plan == "auto");
   if (failed(cluster))
     return failure();
+  std::string plan = options.plan;
+  std::optional<FixedConfig> fixed;
+  if (!options.fixed.empty()) {
+    std::string error;
+    FailureOr<FixedConfig> parsed = parseFixedConfig(options.fixed, error);
+    if (failed(parsed)) {
+      emitDriverError(ctx) << error;
+      return failure();
+    }
+    fixed = *parsed;
+    if (fixed->pp > 1) {
+      emitDriverError(ctx)
+          << "--fixed: pipeline stages (pp=" << fixed->pp
+          << ") cannot be compiled: running pipeline stages is not "
+             "implemented yet; pp=1 configurations compile";
+      return failure();
+    }
+    auto view = getFixedGridView(*fixed, *grid, *cluster, error);
+    if (failed(view)) {
+      emitDriverError(ctx) << error;
+      return failure();
+    }
+    // One compiled step is one batch (no gradient accumulation in an
+    // inference program).
+    auto main = model.module->lookupSymbol<func::FuncOp>("main");
+    auto first = main && main.getNumArguments() > 0
+                     ? dyn_cast<RankedTensorType>(main.getArgument(0).getType())
+                     : RankedTensorType();
+    int64_t batch = first && first.getRank() > 0 ? first.getDimSize(0) : -1;
+    if (batch != fixed->microBatch * fixed->dp) {
+      emitDriverError(ctx)
+          << "--fixed: a compiled program runs one batch without gradient "
+             "accumulation, so micro_batch*dp ("
+          << fixed->microBatch << "*" << fixed->dp << ") must equal the batch ("
+          << (batch > 0 ? std::to_string(batch) : std::string("none")) << ")";
+      return failure();
+    }
+    *grid = view->first;
+    *cluster = view->second;
+    plan = fixed->tp == 1 ? "data" : "tensor";
+    manifest.plan = "fixed: " + fixed->text;
+    manifest.grid = *grid;
+  }
   if (*cluster)
     manifest.cluster = clusterToJson(**cluster);
   if (failed(fillSignatures(ctx, model, manifest)))
@@ -470,9 +512,17 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   OwningOpRef<ModuleOp> module = model.module->clone();
   PlanMetadata metadata;
   metadata.modelSha256 = model.sha256;
-  if (failed(planModule(ctx, *module, *grid, options.plan, *cluster,
+  if (failed(planModule(ctx, *module, *grid, plan, *cluster,
                         PlanMode::Inference, options.quiet, metadata)))
     return failure();
+  if (fixed) {
+    metadata.strategy = "fixed";
+    metadata.extra["fixed"] = llvm::json::Object{
+        {"config", fixed->text},
+        {"grid_view", llvm::json::Array(*grid)},
+        {"schedule_note",
+         "one pipeline stage: the schedule has no bubble to change"}};
+  }
   std::string error;
   if (failed(writePlanFiles(*module, metadata, options.outDir,
                             manifest.planSha256, error))) {
@@ -516,7 +566,8 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
 
 int driver::compileCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar compile options");
-  static ModelPlanOptions common(category, "device grid: N or AxB[xC...], e.g. 4 or 2x2", "");
+  static ModelPlanOptions common(
+      category, "device grid: N or AxB[xC...], e.g. 4 or 2x2", "");
   llvm::cl::opt<std::string> &model = common.model;
   llvm::cl::opt<std::string> &grid = common.grid;
   llvm::cl::opt<std::string> &plan = common.plan;
@@ -528,6 +579,14 @@ int driver::compileCommand(int argc, char **argv) {
   static llvm::cl::opt<std::string> outDir(
       "o", llvm::cl::desc("output directory"), llvm::cl::value_desc("outdir"),
       llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> fixed(
+      "fixed",
+      llvm::cl::desc("a hand configuration in Megatron's notation instead of "
+                     "--plan: tp=T,pp=P,dp=D,micro_batch=b[,recompute=..]"
+                     "[,schedule=..] (tensor parallelism over the innermost T "
+                     "devices of the last axis, data over the rest; pp>1 is "
+                     "not implemented yet)"),
+      llvm::cl::value_desc("config"), llvm::cl::cat(category));
 
   if (std::optional<int> exit = parseCommandLine(
           argc, argv, "compile",
@@ -562,6 +621,24 @@ int driver::compileCommand(int argc, char **argv) {
   }
   if (failed(checkPlanArgument(ctx, plan)))
     return kErrorExitCode;
+  if (!fixed.empty()) {
+    if (plan.getNumOccurrences()) {
+      printError("--fixed and --plan both choose the plan: give one");
+      return kErrorExitCode;
+    }
+    // Configuration errors come before the import.
+    FailureOr<FixedConfig> parsed = parseFixedConfig(fixed, error);
+    if (failed(parsed)) {
+      printError(error);
+      return kErrorExitCode;
+    }
+    if (parsed->pp > 1) {
+      printError("--fixed: pipeline stages (pp=" + std::to_string(parsed->pp) +
+                 ") cannot be compiled: running pipeline stages is not "
+                 "implemented yet; pp=1 configurations compile");
+      return kErrorExitCode;
+    }
+  }
   FailureOr<InputShapes> inputShapes = common.getInputShapes();
   if (failed(inputShapes))
     return kErrorExitCode;
@@ -574,6 +651,7 @@ int driver::compileCommand(int argc, char **argv) {
   options.inputShapes = *inputShapes;
   options.clusterPath = cluster;
   options.outDir = outDir;
+  options.fixed = fixed;
   FailureOr<Manifest> manifest = compileModel(ctx, *imported, options);
   if (failed(manifest))
     return kErrorExitCode;
@@ -587,7 +665,8 @@ int driver::compileCommand(int argc, char **argv) {
 
 int driver::importCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar import options");
-  static ModelPlanOptions common(category, "device grid for the later stages (default: 1)", "1");
+  static ModelPlanOptions common(
+      category, "device grid for the later stages (default: 1)", "1");
   llvm::cl::opt<std::string> &model = common.model;
   llvm::cl::opt<std::string> &grid = common.grid;
   llvm::cl::opt<std::string> &plan = common.plan;

@@ -54,7 +54,8 @@ struct ModelPlanOptions {
         grid("grid", llvm::cl::desc(gridDesc), llvm::cl::value_desc("shape"),
              llvm::cl::init(gridDefault.str()), llvm::cl::cat(category)),
         plan("plan",
-             llvm::cl::desc("auto (search; needs a cluster), replicated, data, tensor, or a plan.json file "
+             llvm::cl::desc("auto (search; needs a cluster), replicated, data, "
+                            "tensor, or a plan.json file "
                             "(default: replicated)"),
              llvm::cl::value_desc("plan"), llvm::cl::init("replicated"),
              llvm::cl::cat(category)),
@@ -180,9 +181,10 @@ std::string formatError(double value);
 /// The cluster description for planning on `grid`: the file at `path`, or
 /// the calibrated description of this machine (getDefaultClusterPath())
 /// when `path` is empty. Without either: an error if `required`, else none.
-FailureOr<std::optional<ClusterSpec>>
-resolveCluster(MLIRContext &ctx, StringRef path, ArrayRef<int64_t> grid,
-               bool required);
+FailureOr<std::optional<ClusterSpec>> resolveCluster(MLIRContext &ctx,
+                                                     StringRef path,
+                                                     ArrayRef<int64_t> grid,
+                                                     bool required);
 
 /// The planning stage: `plan` is `auto` (the search; needs `cluster`),
 /// replicated, data, tensor or a plan file. Annotates `module`, checks the
@@ -195,7 +197,36 @@ struct PlanSearchOptions {
   PlanPrecision precision = PlanPrecision::Model;
   bool shardOptimizer = false;
   int64_t microbatches = 1;
+  /// Training: the recomputation priced, or searched.
+  RecomputeSpec recompute;
+  bool searchRecompute = false;
 };
+
+/// A hand configuration in Megatron's notation (`--fixed`): tensor, pipeline
+/// and data degrees, microbatch size, recomputation and schedule.
+struct FixedConfig {
+  int64_t tp = 1, pp = 1, dp = 1, microBatch = 1;
+  RecomputeSpec recompute;
+  /// `1f1b`, `interleaved` (with `chunks` model chunks per device) or `zb`.
+  std::string schedule = "1f1b";
+  int64_t chunks = 1;
+  /// The text it was parsed from.
+  std::string text;
+};
+
+/// Parses `tp=T,pp=P,dp=D,micro_batch=b[,recompute=none|selective|full]
+/// [,schedule=1f1b|interleaved:V|zb]`; on failure `error` says which entry
+/// is wrong.
+FailureOr<FixedConfig> parseFixedConfig(StringRef text, std::string &error);
+
+/// The grid a fixed configuration runs on: (n/T) x T, tensor parallelism
+/// over the innermost T devices of the last axis of `grid` (n when T = n,
+/// `grid` itself when T = 1), and the cluster description of that view (the
+/// data axis at the slowest link it spans). Fails with `error` when T*P*D is
+/// not the device count or T does not divide the last axis.
+FailureOr<std::pair<SmallVector<int64_t>, std::optional<ClusterSpec>>>
+getFixedGridView(const FixedConfig &config, ArrayRef<int64_t> grid,
+                 const std::optional<ClusterSpec> &cluster, std::string &error);
 
 LogicalResult planModule(MLIRContext &ctx, ModuleOp module,
                          ArrayRef<int64_t> grid, StringRef plan,

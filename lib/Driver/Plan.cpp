@@ -27,6 +27,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
+#include <set>
+
 using namespace mlir;
 using namespace mlir::autopar;
 using namespace mlir::autopar::driver;
@@ -65,6 +68,141 @@ driver::resolveCluster(MLIRContext &ctx, StringRef path, ArrayRef<int64_t> grid,
     return failure();
   }
   return std::optional<ClusterSpec>(std::move(*spec));
+}
+
+FailureOr<FixedConfig> driver::parseFixedConfig(StringRef text,
+                                                std::string &error) {
+  FixedConfig config;
+  config.text = text.str();
+  SmallVector<StringRef> entries;
+  text.split(entries, ',');
+  std::set<std::string> seen;
+  auto positive = [&](StringRef key, StringRef value,
+                      int64_t &out) -> LogicalResult {
+    unsigned long long v;
+    if (value.getAsInteger(10, v) || v == 0) {
+      error = "--fixed: " + key.str() + " must be a positive integer, got '" +
+              value.str() + "'";
+      return failure();
+    }
+    out = int64_t(v);
+    return success();
+  };
+  for (StringRef entry : entries) {
+    auto [key, value] = entry.trim().split('=');
+    key = key.trim();
+    value = value.trim();
+    if (!entry.contains('=')) {
+      error = "--fixed: expected key=value, got '" + entry.str() + "'";
+      return failure();
+    }
+    if (!seen.insert(key.str()).second) {
+      error = "--fixed: '" + key.str() + "' given twice";
+      return failure();
+    }
+    if (key == "tp") {
+      if (failed(positive(key, value, config.tp)))
+        return failure();
+    } else if (key == "pp") {
+      if (failed(positive(key, value, config.pp)))
+        return failure();
+    } else if (key == "dp") {
+      if (failed(positive(key, value, config.dp)))
+        return failure();
+    } else if (key == "micro_batch") {
+      if (failed(positive(key, value, config.microBatch)))
+        return failure();
+    } else if (key == "recompute") {
+      std::optional<RecomputeSpec> spec = parseRecomputeSpec(value);
+      if (!spec) {
+        error = "--fixed: recompute must be none, selective, full or full:K, "
+                "got '" +
+                value.str() + "'";
+        return failure();
+      }
+      config.recompute = *spec;
+    } else if (key == "schedule") {
+      auto [kind, chunks] = value.split(':');
+      if (kind == "1f1b" && !value.contains(':')) {
+        config.schedule = "1f1b";
+      } else if (kind == "zb" && !value.contains(':')) {
+        config.schedule = "zb";
+      } else if (kind == "interleaved" && value.contains(':')) {
+        config.schedule = "interleaved";
+        if (failed(positive("schedule interleaved:V", chunks, config.chunks)))
+          return failure();
+      } else {
+        error = "--fixed: schedule must be 1f1b, interleaved:V or zb, got '" +
+                value.str() + "'";
+        return failure();
+      }
+    } else {
+      error = "--fixed: unknown key '" + key.str() +
+              "' (expected tp, pp, dp, micro_batch, recompute, schedule)";
+      return failure();
+    }
+  }
+  for (StringRef key : {"tp", "pp", "dp", "micro_batch"})
+    if (!seen.count(key.str())) {
+      error = "--fixed: missing " + key.str() +
+              " (tp=T,pp=P,dp=D,micro_batch=b[,recompute=..][,schedule=..])";
+      return failure();
+    }
+  return config;
+}
+
+FailureOr<std::pair<SmallVector<int64_t>, std::optional<ClusterSpec>>>
+driver::getFixedGridView(const FixedConfig &config, ArrayRef<int64_t> grid,
+                         const std::optional<ClusterSpec> &cluster,
+                         std::string &error) {
+  int64_t n = 1;
+  for (int64_t size : grid)
+    n *= size;
+  if (config.tp * config.pp * config.dp != n) {
+    error = llvm::formatv("--fixed: tp*pp*dp = {0}*{1}*{2} = {3}, but the "
+                          "grid {4} has {5} devices",
+                          config.tp, config.pp, config.dp,
+                          config.tp * config.pp * config.dp,
+                          formatGridShape(grid), n)
+                .str();
+    return failure();
+  }
+  int64_t last = grid.back();
+  if (config.tp > 1 && config.tp != n && last % config.tp != 0) {
+    error = llvm::formatv("--fixed: tp={0} must divide the last grid axis "
+                          "({1} devices): tensor parallelism takes the "
+                          "innermost tp devices of it",
+                          config.tp, last)
+                .str();
+    return failure();
+  }
+  SmallVector<int64_t> view;
+  if (config.tp == 1)
+    view.assign(grid.begin(), grid.end());
+  else if (config.tp == n)
+    view = {n};
+  else
+    view = {n / config.tp, config.tp};
+  std::optional<ClusterSpec> viewCluster = cluster;
+  if (cluster && view != SmallVector<int64_t>(grid)) {
+    // The tensor axis runs on the last axis's links; the data axis spans
+    // every other axis and the rest of the last one, at its slowest link.
+    AxisLink dataLink{std::numeric_limits<double>::infinity(), 0};
+    for (auto [axis, size] : llvm::enumerate(grid)) {
+      bool spans = axis + 1 < grid.size() ? size > 1 : size / config.tp > 1;
+      if (!spans)
+        continue;
+      dataLink.bandwidth =
+          std::min(dataLink.bandwidth, cluster->axes[axis].bandwidth);
+      dataLink.latency =
+          std::max(dataLink.latency, cluster->axes[axis].latency);
+    }
+    viewCluster->axes.clear();
+    if (view.size() == 2)
+      viewCluster->axes.push_back(dataLink);
+    viewCluster->axes.push_back(cluster->axes.back());
+  }
+  return std::make_pair(view, viewCluster);
 }
 
 static json::Object predictionJson(const PlanPrediction &p) {
@@ -118,6 +256,26 @@ priceBaselines(MLIRContext &ctx, ModuleOp module,
   return baselines;
 }
 
+/// The planner's options for `autopar plan`'s flags.
+static AutoPlanOptions
+makePlanOptions(ArrayRef<int64_t> grid,
+                const std::optional<ClusterSpec> &cluster, PlanMode mode,
+                const PlanSearchOptions &search) {
+  AutoPlanOptions options;
+  options.gridShape.assign(grid.begin(), grid.end());
+  options.mode = mode;
+  options.foldRepeatedBlocks = search.fold;
+  options.timeLimitSeconds = search.timeLimitSeconds;
+  options.precision = search.precision;
+  options.shardOptimizerState = search.shardOptimizer;
+  options.microbatches = search.microbatches;
+  options.recompute = search.recompute;
+  options.searchRecompute = search.searchRecompute;
+  if (cluster)
+    options.cluster = *cluster;
+  return options;
+}
+
 LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
                                  ArrayRef<int64_t> grid, StringRef plan,
                                  const std::optional<ClusterSpec> &cluster,
@@ -136,37 +294,34 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     return failure();
   });
   PassManager pm(&ctx, ModuleOp::getOperationName());
-  AutoPlanOptions options;
-  options.gridShape.assign(grid.begin(), grid.end());
-  options.mode = mode;
-  options.foldRepeatedBlocks = search.fold;
-  options.timeLimitSeconds = search.timeLimitSeconds;
-  options.precision = search.precision;
-  options.shardOptimizerState = search.shardOptimizer;
-  options.microbatches = search.microbatches;
+  AutoPlanOptions options = makePlanOptions(grid, cluster, mode, search);
+  options.searchRecompute = search.searchRecompute && plan == "auto";
   if (search.precision != PlanPrecision::Model)
     meta.extra["precision"] = stringifyPlanPrecision(search.precision);
   if (search.shardOptimizer)
     meta.extra["optimizer"] = "sharded over each weight's replicas";
-  if (cluster)
-    options.cluster = *cluster;
   if (plan == "auto") {
     assert(cluster && "automatic planning needs a cluster");
     options.progress = quiet ? nullptr : &llvm::errs();
-    if (!quiet)
-      llvm::errs() << "autopar: pricing the replicated, data and tensor "
-                      "baselines\n";
-    FailureOr<std::map<std::string, PlanPrediction>> priced =
-        priceBaselines(ctx, module, options);
-    if (failed(priced)) {
-      if (!sawError)
-        emitDriverError(ctx) << "pricing the baselines failed";
-      return failure();
-    }
+    OwningOpRef<ModuleOp> pristine = module.clone();
     FailureOr<AutoPlanResult> result = planAutomatically(module, options);
     if (failed(result)) {
       if (!sawError)
         emitDriverError(ctx) << "planning failed";
+      return failure();
+    }
+    // The baselines are priced with the recomputation the search chose.
+    if (!quiet)
+      llvm::errs() << "autopar: pricing the replicated, data and tensor "
+                      "baselines\n";
+    AutoPlanOptions baselineOptions = options;
+    baselineOptions.searchRecompute = false;
+    baselineOptions.recompute = result->predicted.recompute;
+    FailureOr<std::map<std::string, PlanPrediction>> priced =
+        priceBaselines(ctx, *pristine, baselineOptions);
+    if (failed(priced)) {
+      if (!sawError)
+        emitDriverError(ctx) << "pricing the baselines failed";
       return failure();
     }
     meta.searchTimeSeconds = result->searchTimeSeconds;
@@ -204,6 +359,11 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     if (failed(p))
       return failure();
     meta.extra["predicted"] = predictionJson(*p);
+    if (mode == PlanMode::Training)
+      meta.extra["recompute"] =
+          json::Object{{"setting", stringifyRecomputeSpec(p->recompute)},
+                       {"searched", false},
+                       {"recompute_s", p->recomputeTime}};
   }
   if (cluster) {
     json::Value c = clusterToJson(*cluster);
@@ -266,8 +426,26 @@ int driver::planCommand(int argc, char **argv) {
       llvm::cl::desc("training: microbatches accumulated per step (default "
                      "1); the batch (--batch or the model's) is the global "
                      "batch B, the model is planned at B/m, and each weight's "
-                     "gradient is reduced once per step"),
+                     "gradient is reduced once per step; auto: every power "
+                     "of two dividing the batch is planned and the fastest "
+                     "fitting plan wins"),
       llvm::cl::value_desc("m"), llvm::cl::init("1"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> recompute(
+      "recompute",
+      llvm::cl::desc("training: none, selective (attention cores), full (every "
+                     "repeated block), full:K (the first K) or auto (default "
+                     "with --plan auto: none unless memory binds, then the "
+                     "fastest fitting of none, selective and full)"),
+      llvm::cl::value_desc("setting"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> fixed(
+      "fixed",
+      llvm::cl::desc("price a hand configuration in Megatron's notation, "
+                     "tp=T,pp=P,dp=D,micro_batch=b[,recompute=none|selective|"
+                     "full][,schedule=1f1b|interleaved:V|zb] (T*P*D = the "
+                     "device count; tensor parallelism over the innermost T "
+                     "devices of the last axis, data over the rest), and "
+                     "compare autopar's own plan with it"),
+      llvm::cl::value_desc("config"), llvm::cl::cat(category));
   static llvm::cl::opt<bool> distributedOptimizer(
       "distributed-optimizer",
       llvm::cl::desc("training: shard fp32 master weights and Adam states "
@@ -326,10 +504,21 @@ int driver::planCommand(int argc, char **argv) {
       return kErrorExitCode;
     }
   }
+  // `--microbatches auto` searches the count (powers of two dividing the
+  // batch); the count is 1 until the batch is known.
+  bool searchMicrobatches = microbatches == "auto";
   FailureOr<uint64_t> microbatchCount =
-      parseUnsignedOption("microbatches", microbatches);
+      searchMicrobatches ? FailureOr<uint64_t>(1)
+                         : parseUnsignedOption("microbatches", microbatches);
   if (failed(microbatchCount))
     return kErrorExitCode;
+  if (searchMicrobatches &&
+      (*planMode != PlanMode::Training ||
+       (common.plan.getNumOccurrences() && common.plan != "auto"))) {
+    printError("--microbatches auto searches, and needs --mode training and "
+               "--plan auto");
+    return kErrorExitCode;
+  }
   if (*microbatchCount == 0) {
     printError("--microbatches must be at least 1");
     return kErrorExitCode;
@@ -344,6 +533,60 @@ int driver::planCommand(int argc, char **argv) {
   }
   std::string plan =
       common.plan.getNumOccurrences() ? common.plan.getValue() : "auto";
+  PlanSearchOptions search;
+  search.searchRecompute = *planMode == PlanMode::Training && plan == "auto";
+  if (!recompute.empty()) {
+    if (*planMode != PlanMode::Training) {
+      printError("--recompute needs --mode training");
+      return kErrorExitCode;
+    }
+    if (recompute == "auto") {
+      if (plan != "auto") {
+        printError("--recompute auto searches, and needs --plan auto");
+        return kErrorExitCode;
+      }
+    } else if (std::optional<RecomputeSpec> spec =
+                   parseRecomputeSpec(recompute)) {
+      search.recompute = *spec;
+      search.searchRecompute = false;
+    } else {
+      printError("unknown --recompute '" + recompute +
+                 "': expected none, selective, full, full:K or auto");
+      return kErrorExitCode;
+    }
+  }
+  std::optional<FixedConfig> fixedConfig;
+  if (!fixed.empty()) {
+    std::string error;
+    FailureOr<FixedConfig> parsed = parseFixedConfig(fixed, error);
+    if (failed(parsed)) {
+      printError(error);
+      return kErrorExitCode;
+    }
+    fixedConfig = *parsed;
+    if (common.plan.getNumOccurrences()) {
+      printError("--fixed and --plan both choose the plan: give one");
+      return kErrorExitCode;
+    }
+    if (microbatches.getNumOccurrences() || !recompute.empty()) {
+      printError("--fixed sets the microbatches (micro_batch=b) and the "
+                 "recomputation (recompute=...) itself: drop --microbatches "
+                 "and --recompute");
+      return kErrorExitCode;
+    }
+    if (fixedConfig->recompute.kind != RecomputeKind::None &&
+        *planMode != PlanMode::Training) {
+      printError("--fixed: recompute needs --mode training");
+      return kErrorExitCode;
+    }
+    if (fixedConfig->pp > 1) {
+      printError(
+          "--fixed: pipeline stages (pp=" + std::to_string(fixedConfig->pp) +
+          ") are not implemented yet; pp=1 configurations can be "
+          "priced");
+      return kErrorExitCode;
+    }
+  }
   FailureOr<uint64_t> seconds = parseUnsignedOption("time-limit", timeLimit);
   if (failed(seconds))
     return kErrorExitCode;
@@ -370,20 +613,134 @@ int driver::planCommand(int argc, char **argv) {
 
   PlanMetadata meta;
   meta.modelSha256 = model->sha256;
-  if (*microbatchCount > 1) {
-    // The global batch is dimension 0 of the first runtime input; the model
-    // is planned at one microbatch of it.
+  int64_t m = int64_t(*microbatchCount);
+  // The global batch is dimension 0 of the first runtime input.
+  auto globalBatch = [&]() -> int64_t {
     auto main = model->module->lookupSymbol<func::FuncOp>("main");
     auto first = main && main.getNumArguments() > 0
                      ? dyn_cast<RankedTensorType>(main.getArgument(0).getType())
                      : RankedTensorType();
-    if (!first || first.getRank() == 0) {
+    return first && first.getRank() > 0 ? first.getDimSize(0) : -1;
+  };
+  SmallVector<int64_t> planGrid(*grid);
+  std::optional<ClusterSpec> planCluster = *spec;
+  if (fixedConfig) {
+    std::string error;
+    auto view = getFixedGridView(*fixedConfig, *grid, *spec, error);
+    if (failed(view)) {
+      printError(error);
+      return kErrorExitCode;
+    }
+    int64_t global = globalBatch();
+    int64_t perStep = fixedConfig->microBatch * fixedConfig->dp;
+    if (global <= 0) {
+      printError("--fixed needs a runtime input with a batch dimension");
+      return kErrorExitCode;
+    }
+    if (global % perStep != 0) {
+      printError(llvm::formatv("--fixed: micro_batch*dp = {0}*{1} = {2} does "
+                               "not divide the global batch {3}",
+                               fixedConfig->microBatch, fixedConfig->dp,
+                               perStep, global)
+                     .str());
+      return kErrorExitCode;
+    }
+    m = global / perStep;
+    searchMicrobatches = false;
+    if (m > 1 && *planMode != PlanMode::Training) {
+      printError(llvm::formatv("--fixed: micro_batch={0} with dp={1} makes "
+                               "{2} microbatches of the batch {3}, and "
+                               "microbatches need --mode training",
+                               fixedConfig->microBatch, fixedConfig->dp, m,
+                               global)
+                     .str());
+      return kErrorExitCode;
+    }
+    planGrid = view->first;
+    planCluster = view->second;
+    plan = fixedConfig->tp == 1 ? "data" : "tensor";
+    search.recompute = fixedConfig->recompute;
+    search.searchRecompute = false;
+  }
+  search.fold = !noFold;
+  search.timeLimitSeconds = double(*seconds);
+  search.precision = *planPrecision;
+  search.shardOptimizer = distributedOptimizer;
+  json::Array microbatchesTried;
+  if (searchMicrobatches) {
+    // Every power of two m dividing the batch, each planned in full; the
+    // fastest plan that fits wins.
+    int64_t global = globalBatch();
+    if (global <= 0) {
       printError("--microbatches needs a runtime input with a batch "
                  "dimension");
       return kErrorExitCode;
     }
-    int64_t global = first.getDimSize(0);
-    int64_t m = int64_t(*microbatchCount);
+    double bestStep = std::numeric_limits<double>::infinity();
+    int64_t best = -1;
+    std::string lastError;
+    for (int64_t candidate = 1; candidate <= global; candidate *= 2) {
+      if (global % candidate != 0)
+        break;
+      if (!quiet)
+        llvm::errs() << llvm::formatv(
+            "autopar: planning {0} microbatches of {1}\n", candidate,
+            global / candidate);
+      InputShapes microShapes = *inputShapes;
+      microShapes.batch = global / candidate;
+      FailureOr<ImportedModel> micro = importModel(
+          ctx, common.model, microShapes, /*requireWeightData=*/false);
+      if (failed(micro))
+        return kErrorExitCode;
+      if (lossKind && failed(appendTrainingLoss(*micro->module, *lossKind)))
+        return kErrorExitCode;
+      PlanSearchOptions candidateSearch = search;
+      candidateSearch.microbatches = candidate;
+      AutoPlanOptions options =
+          makePlanOptions(*grid, *spec, *planMode, candidateSearch);
+      std::string error;
+      FailureOr<AutoPlanResult> result = failure();
+      {
+        ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+          if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
+            error = diag.str();
+          return success();
+        });
+        result = planAutomatically(*micro->module, options);
+      }
+      json::Object entry{{"microbatches", candidate},
+                         {"per_microbatch", global / candidate}};
+      if (failed(result)) {
+        entry["error"] = error;
+        lastError = error;
+      } else {
+        entry["step_time_s"] = result->predicted.stepTime;
+        entry["peak_memory_bytes"] = result->predicted.peakMemoryBytes;
+        entry["recompute"] =
+            stringifyRecomputeSpec(result->predicted.recompute);
+        if (result->predicted.stepTime < bestStep) {
+          bestStep = result->predicted.stepTime;
+          best = candidate;
+        }
+      }
+      microbatchesTried.push_back(std::move(entry));
+    }
+    if (best < 0) {
+      printError("no microbatch count (powers of two dividing the batch " +
+                 std::to_string(global) +
+                 ") gives a plan; with the most: " + lastError);
+      return kErrorExitCode;
+    }
+    m = best;
+  }
+  if (m > 1) {
+    // The model is planned at one microbatch of the global batch.
+    int64_t global = globalBatch();
+    if (global <= 0) {
+      printError("--microbatches needs a runtime input with a batch "
+                 "dimension");
+      return kErrorExitCode;
+    }
     if (global % m != 0) {
       printError("--microbatches " + std::to_string(m) +
                  " does not divide the global batch " + std::to_string(global));
@@ -399,21 +756,86 @@ int driver::planCommand(int argc, char **argv) {
                                        {"microbatches", m},
                                        {"per_microbatch", global / m}};
   }
+  if (searchMicrobatches) {
+    int64_t global = globalBatch() * m;
+    meta.extra["batch"] =
+        json::Object{{"global", global},
+                     {"microbatches", m},
+                     {"per_microbatch", global / m},
+                     {"searched", std::move(microbatchesTried)}};
+  }
   OwningOpRef<ModuleOp> module = model->module->clone();
   if (lossKind) {
     if (failed(appendTrainingLoss(*module, *lossKind)))
       return kErrorExitCode;
     meta.extra["loss"] = stringifyLossKind(*lossKind);
   }
-  PlanSearchOptions search;
-  search.fold = !noFold;
-  search.timeLimitSeconds = double(*seconds);
-  search.precision = *planPrecision;
-  search.shardOptimizer = distributedOptimizer;
-  search.microbatches = int64_t(*microbatchCount);
-  if (failed(planModule(ctx, *module, *grid, plan, *spec, *planMode, quiet,
-                        meta, search)))
+  search.microbatches = m;
+  OwningOpRef<ModuleOp> pristine = module->clone();
+  if (failed(planModule(ctx, *module, planGrid, plan, planCluster, *planMode,
+                        quiet, meta, search)))
     return kErrorExitCode;
+  if (fixedConfig) {
+    // autopar's own plan of the same step (same microbatches), searched on
+    // the whole grid, for the comparison.
+    if (!quiet)
+      llvm::errs() << "autopar: searching autopar's own plan to compare with "
+                      "--fixed\n";
+    PlanMetadata own;
+    PlanSearchOptions ownSearch = search;
+    ownSearch.searchRecompute = *planMode == PlanMode::Training;
+    ownSearch.recompute = RecomputeSpec();
+    std::string ownError;
+    LogicalResult planned = success();
+    {
+      ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+        if (diag.getSeverity() == DiagnosticSeverity::Error && ownError.empty())
+          ownError = diag.str();
+        return success();
+      });
+      planned = planModule(ctx, *pristine, *grid, "auto", *spec, *planMode,
+                           /*quiet=*/true, own, ownSearch);
+    }
+    const json::Object *fixedPred = meta.extra.getObject("predicted");
+    double fixedStep = fixedPred->getNumber("step_time_s").value_or(0);
+    int64_t fixedPeak = fixedPred->getInteger("peak_memory_bytes").value_or(0);
+    json::Object report{
+        {"config", fixedConfig->text},
+        {"tp", fixedConfig->tp},
+        {"pp", fixedConfig->pp},
+        {"dp", fixedConfig->dp},
+        {"micro_batch", fixedConfig->microBatch},
+        {"microbatches", m},
+        {"recompute", stringifyRecomputeSpec(fixedConfig->recompute)},
+        {"schedule", fixedConfig->schedule == "interleaved"
+                         ? "interleaved:" + std::to_string(fixedConfig->chunks)
+                         : fixedConfig->schedule},
+        {"grid_view", json::Array(planGrid)},
+        {"fits", planCluster->memoryBytes <= 0 ||
+                     fixedPeak <= planCluster->memoryBytes}};
+    if (fixedConfig->pp == 1)
+      report["schedule_note"] = "one pipeline stage: the schedule has no "
+                                "bubble to change";
+    if (succeeded(planned)) {
+      const json::Object *ownPred = own.extra.getObject("predicted");
+      double ownStep = ownPred->getNumber("step_time_s").value_or(0);
+      const json::Object *ownRecompute = own.extra.getObject("recompute");
+      json::Object ownJson{
+          {"step_time_s", ownStep},
+          {"peak_memory_bytes",
+           ownPred->getInteger("peak_memory_bytes").value_or(0)},
+          {"grid", json::Array(*grid)}};
+      if (ownRecompute)
+        ownJson["recompute"] =
+            ownRecompute->getString("setting").value_or("none").str();
+      report["own_plan"] = std::move(ownJson);
+      report["fixed_over_own_plan"] = ownStep > 0 ? fixedStep / ownStep : 0.0;
+    } else {
+      report["own_plan"] = json::Object{{"error", ownError}};
+    }
+    meta.strategy = "fixed";
+    meta.extra["fixed"] = std::move(report);
+  }
 
   json::Value planJson = buildPlanJson(*module, meta);
   std::string text = llvm::formatv("{0:2}", planJson).str() + "\n";

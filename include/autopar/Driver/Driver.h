@@ -105,6 +105,11 @@ struct CompileOptions {
   std::string grid = "1";
   /// `replicated`, `data`, `tensor`, or the path of a plan file.
   std::string plan = "replicated";
+  /// A hand configuration in Megatron's notation (`--fixed`, replaces
+  /// `plan`): tp=T,pp=P,dp=D,micro_batch=b[,recompute=..][,schedule=..]. The
+  /// program is built on the (n/T) x T view of `grid`; pp > 1 is not
+  /// implemented yet (an error says so).
+  std::string fixed;
   /// Optional cluster description (JSON with one `axes` entry per grid axis).
   std::string clusterPath;
   std::string outDir;

@@ -158,6 +158,10 @@ def AutoPlanPass : Pass<"autopar-auto-plan", "mlir::ModuleOp"> {
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
            "training: microbatches accumulated per step (the module holds "
            "one)">,
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"none\"",
+           "training: none, selective, full, full:K (the first K repeated "
+           "blocks) or auto (none unless memory binds; then the fastest "
+           "fitting of none, selective and full)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"600",
            "seconds the solver may take; on expiry without a solution the "
            "search fails saying so">,

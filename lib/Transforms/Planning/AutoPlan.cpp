@@ -25,6 +25,7 @@
 #include "BlockFolding.h"
 #include "IntegerProgram.h"
 #include "Pricing.h"
+#include "Recomputation.h"
 #include "SearchReport.h"
 #include "StrategyGraph.h"
 
@@ -95,7 +96,16 @@ mlir::autopar::predictAnnotatedPlan(ModuleOp annotated,
   FailureOr<Choice> choice = graph.readAnnotated();
   if (failed(choice))
     return failure();
-  return PlanPricer(graph).evaluate(*choice);
+  if (options.mode == PlanMode::Training &&
+      options.recompute.kind != RecomputeKind::None) {
+    std::vector<FoldedBlock> blocks = foldRepeatedBlocks(graph, false);
+    if (failed(applyRecomputation(graph, blocks, options.recompute,
+                                  func.getLoc())))
+      return failure();
+  }
+  PlanPrediction p = PlanPricer(graph).evaluate(*choice);
+  p.recompute = options.recompute;
+  return p;
 }
 
 /// The plans the search ranges over: what "proven optimal" and "the smallest
@@ -126,9 +136,13 @@ mlir::autopar::planAutomatically(ModuleOp module,
   StrategyGraph graph(func, options);
   if (failed(graph.build()))
     return failure();
-  std::vector<FoldedBlock> blocks;
+  // Repeated blocks are found either way (full recomputation recomputes
+  // them); they share variables only when folding.
+  std::vector<FoldedBlock> blocks =
+      foldRepeatedBlocks(graph, options.foldRepeatedBlocks);
+  std::vector<FoldedBlock> foldedBlocks;
   if (options.foldRepeatedBlocks)
-    blocks = foldRepeatedBlocks(graph);
+    foldedBlocks = blocks;
   PlanPricer pricer(graph);
   auto solve = [&](double memoryLimit, bool minimizeMemory) {
     return solvePlanProgram(graph, pricer, memoryLimit, minimizeMemory,
@@ -143,10 +157,6 @@ mlir::autopar::planAutomatically(ModuleOp module,
   double limit = options.cluster.memoryBytes > 0
                      ? double(options.cluster.memoryBytes)
                      : -1;
-  if (log)
-    *log << llvm::formatv("autopar: [{0:f1} s] solving for the fastest plan "
-                          "(memory unconstrained)\n",
-                          elapsed());
   std::string space = describeSearchSpace(options);
   auto searchFailed = [&](const SolvedProgram &solved, StringRef what) {
     InFlightDiagnostic diag = emitError(func.getLoc());
@@ -162,49 +172,132 @@ mlir::autopar::planAutomatically(ModuleOp module,
            << " nor a proof that none exists";
     return diag;
   };
-  SolvedProgram unconstrained = solve(-1, false);
-  if (!unconstrained.hasSolution())
-    return searchFailed(unconstrained, "any plan");
-  PlanPrediction free = pricer.evaluate(unconstrained.choice);
-  SolvedProgram chosen = unconstrained;
-  bool binding = false;
-  if (limit >= 0 && !free.fits) {
-    binding = true;
-    if (log)
-      *log << llvm::formatv(
-          "autopar: [{2:f1} s] fastest plan needs {0} per device, over the "
-          "{1} limit; solving with the memory limit\n",
-          formatByteSize(free.peakMemoryBytes), formatByteSize(limit),
-          elapsed());
-    chosen = solve(limit, false);
-    if (chosen.status == IlpSolution::Status::Infeasible) {
-      SolvedProgram least = solve(-1, true);
-      InFlightDiagnostic diag = emitError(func.getLoc())
-                                << "no plan fits in "
-                                << options.cluster.memoryBytes
-                                << " bytes per device among the " << space;
-      if (least.hasSolution()) {
-        PlanPrediction p = pricer.evaluate(least.choice);
-        diag << (least.status == IlpSolution::Status::Optimal
-                     ? "; the smallest peak any of them reaches is "
-                     : "; the smallest peak found before the time limit "
-                       "(not proven smallest) is ")
-             << p.peakMemoryBytes << " bytes ("
-             << formatByteSize(p.peakMemoryBytes) << ") at '" << p.peakAt
-             << "'";
-      } else if (least.status == IlpSolution::Status::TimeLimit) {
-        diag << "; the solver stopped at its time limit before finding the "
-                "smallest peak";
+  bool training = options.mode == PlanMode::Training;
+  // The recomputation settings searched (or the one pinned).
+  std::vector<RecomputeSpec> candidates{options.recompute};
+  if (training && options.searchRecompute)
+    candidates = {RecomputeSpec{RecomputeKind::None, -1},
+                  RecomputeSpec{RecomputeKind::Selective, -1},
+                  RecomputeSpec{RecomputeKind::Full, -1}};
+  if (!training)
+    candidates = {RecomputeSpec{}};
+  // The best plan of one setting.
+  struct Outcome {
+    RecomputeSpec recompute;
+    SolvedProgram solved;
+    PlanPrediction predicted, free;
+    bool binding = false, fits = false;
+  };
+  std::optional<Outcome> best;
+  std::optional<RecomputeSpec> lastApplied;
+  json::Array tried;
+  for (const RecomputeSpec &spec : candidates) {
+    bool searched = candidates.size() > 1;
+    {
+      // A searched setting the model has no region for is skipped.
+      std::optional<ScopedDiagnosticHandler> quiet;
+      std::string why;
+      if (searched)
+        quiet.emplace(func.getContext(), [&](Diagnostic &diag) {
+          why = diag.str();
+          return success();
+        });
+      if (failed(applyRecomputation(graph, blocks, spec, func.getLoc()))) {
+        if (!searched)
+          return failure();
+        tried.push_back(json::Object{
+            {"recompute", stringifyRecomputeSpec(spec)}, {"skipped", why}});
+        continue;
       }
-      return failure();
+      lastApplied = spec;
     }
-    if (!chosen.hasSolution())
-      return searchFailed(chosen,
-                          "a plan that fits in " +
-                              std::to_string(options.cluster.memoryBytes) +
-                              " bytes per device");
+    if (log)
+      *log << llvm::formatv("autopar: [{0:f1} s] {1}solving for the fastest "
+                            "plan (memory unconstrained)\n",
+                            elapsed(),
+                            training ? "recomputation " +
+                                           stringifyRecomputeSpec(spec) + ": "
+                                     : std::string());
+    Outcome outcome;
+    outcome.recompute = spec;
+    outcome.solved = solve(-1, false);
+    if (!outcome.solved.hasSolution())
+      return searchFailed(outcome.solved, "any plan");
+    outcome.free = pricer.evaluate(outcome.solved.choice);
+    outcome.fits = outcome.free.fits;
+    if (limit >= 0 && !outcome.free.fits) {
+      outcome.binding = true;
+      if (log)
+        *log << llvm::formatv(
+            "autopar: [{2:f1} s] fastest plan needs {0} per device, over the "
+            "{1} limit; solving with the memory limit\n",
+            formatByteSize(outcome.free.peakMemoryBytes), formatByteSize(limit),
+            elapsed());
+      SolvedProgram constrained = solve(limit, false);
+      if (constrained.hasSolution()) {
+        outcome.solved = constrained;
+        outcome.fits = true;
+      } else if (constrained.status != IlpSolution::Status::Infeasible) {
+        return searchFailed(constrained,
+                            "a plan that fits in " +
+                                std::to_string(options.cluster.memoryBytes) +
+                                " bytes per device");
+      }
+    }
+    if (outcome.fits)
+      outcome.predicted = pricer.evaluate(outcome.solved.choice);
+    json::Object entry{{"recompute", stringifyRecomputeSpec(spec)},
+                       {"fits", outcome.fits}};
+    if (outcome.fits)
+      entry["step_time_s"] = outcome.predicted.stepTime;
+    entry["unconstrained_peak_bytes"] = outcome.free.peakMemoryBytes;
+    tried.push_back(std::move(entry));
+    if (outcome.fits &&
+        (!best || outcome.predicted.stepTime < best->predicted.stepTime))
+      best = outcome;
+    // Recomputation only adds time to every plan: when the fastest plan
+    // without it fits, no setting is faster.
+    if (spec.kind == RecomputeKind::None && outcome.fits && !outcome.binding)
+      break;
   }
+  if (!best) {
+    // Nothing fits even with the setting that stores least (the last one
+    // applied): name the smallest peak there.
+    SolvedProgram least = solve(-1, true);
+    InFlightDiagnostic diag = emitError(func.getLoc())
+                              << "no plan fits in "
+                              << options.cluster.memoryBytes
+                              << " bytes per device among the " << space;
+    if (training && candidates.size() > 1)
+      diag << " with recomputation none, selective or full; with "
+           << stringifyRecomputeSpec(*lastApplied) << " recomputation,";
+    else if (training)
+      diag << " with recomputation " << stringifyRecomputeSpec(*lastApplied)
+           << ";";
+    else
+      diag << ";";
+    if (least.hasSolution()) {
+      PlanPrediction p = pricer.evaluate(least.choice);
+      diag << (least.status == IlpSolution::Status::Optimal
+                   ? " the smallest peak any of them reaches is "
+                   : " the smallest peak found before the time limit "
+                     "(not proven smallest) is ")
+           << p.peakMemoryBytes << " bytes ("
+           << formatByteSize(p.peakMemoryBytes) << ") at '" << p.peakAt << "'";
+    } else if (least.status == IlpSolution::Status::TimeLimit) {
+      diag << " the solver stopped at its time limit before finding the "
+              "smallest peak";
+    }
+    return failure();
+  }
+  // The graph holds the chosen setting again.
+  if (!lastApplied || !(*lastApplied == best->recompute))
+    (void)applyRecomputation(graph, blocks, best->recompute, func.getLoc());
+  SolvedProgram chosen = best->solved;
+  PlanPrediction free = best->free;
+  bool binding = best->binding;
   result.predicted = pricer.evaluate(chosen.choice);
+  result.predicted.recompute = best->recompute;
   // Self-check: the memory rows held the plan under the limit.
   if (binding && !result.predicted.fits)
     return emitError(func.getLoc())
@@ -239,7 +332,7 @@ mlir::autopar::planAutomatically(ModuleOp module,
       {"constraints", (int64_t)chosen.rows},
       {"ops", (int64_t)graph.getNumComputeOps()},
       {"distinct_nodes", (int64_t)graph.getNumReps()},
-      {"repeated_blocks", describeBlocks(graph, blocks)},
+      {"repeated_blocks", describeBlocks(graph, foldedBlocks)},
       {"rule", options.foldRepeatedBlocks
                    ? "identical repeated blocks share one strategy"
                    : "every op chosen independently"},
@@ -257,6 +350,21 @@ mlir::autopar::planAutomatically(ModuleOp module,
     memory["weight_bytes"] = result.predicted.parameterStateBytes;
     memory["activation_bytes"] = result.predicted.activationBytes;
   }
+  if (training) {
+    json::Object recompute{{"setting", stringifyRecomputeSpec(best->recompute)},
+                           {"searched", candidates.size() > 1},
+                           {"recompute_s", result.predicted.recomputeTime},
+                           {"tried", std::move(tried)}};
+    if (best->recompute.kind == RecomputeKind::Full) {
+      int64_t available = 0;
+      for (const FoldedBlock &b : blocks)
+        available += b.repeats;
+      recompute["blocks"] =
+          best->recompute.blocks < 0 ? available : best->recompute.blocks;
+      recompute["of_blocks"] = available;
+    }
+    result.report["recompute"] = std::move(recompute);
+  }
   result.report["search"] = std::move(search);
   result.report["memory"] = std::move(memory);
   if (log)
@@ -265,7 +373,12 @@ mlir::autopar::planAutomatically(ModuleOp module,
                           result.searchTimeSeconds, result.predicted.stepTime,
                           formatByteSize(result.predicted.peakMemoryBytes),
                           chosen.status == IlpSolution::Status::Optimal
-                              ? " (proven optimal among the " + space + ")"
+                              ? " (proven optimal among the " + space +
+                                    (training && candidates.size() > 1
+                                         ? " and recomputation none, "
+                                           "selective or full"
+                                         : "") +
+                                    ")"
                               : llvm::formatv(" (NOT proven optimal: the "
                                               "solver stopped at its time "
                                               "limit, gap {0:p})",

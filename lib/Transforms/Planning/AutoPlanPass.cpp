@@ -73,6 +73,22 @@ void AutoPlanPass::runOnOperation() {
     return signalPassFailure();
   }
   options.microbatches = microbatches;
+  if (recompute == "auto") {
+    options.searchRecompute = true;
+  } else if (std::optional<RecomputeSpec> spec =
+                 parseRecomputeSpec(recompute)) {
+    options.recompute = *spec;
+  } else {
+    module.emitError() << "unknown recompute '" << recompute
+                       << "', expected none, selective, full, full:K or auto";
+    return signalPassFailure();
+  }
+  if ((options.searchRecompute ||
+       options.recompute.kind != RecomputeKind::None) &&
+      options.mode != PlanMode::Training) {
+    module.emitError() << "recompute needs mode=training";
+    return signalPassFailure();
+  }
   if (!(timeLimit > 0)) {
     module.emitError() << "time-limit must be a positive number of seconds";
     return signalPassFailure();
@@ -96,8 +112,12 @@ void AutoPlanPass::runOnOperation() {
         << *r->getNumber("cost_delta_s") << " s more";
   });
   const PlanPrediction &p = result->predicted;
-  func.emitRemark() << "predicted step " << p.stepTime << " s (compute "
-                    << p.computeTime << " s, communication " << p.commTime
-                    << " s), peak memory " << p.peakMemoryBytes << " bytes at '"
-                    << p.peakAt << "'";
+  InFlightDiagnostic summary =
+      func.emitRemark() << "predicted step " << p.stepTime << " s (compute "
+                        << p.computeTime << " s, communication " << p.commTime
+                        << " s), peak memory " << p.peakMemoryBytes
+                        << " bytes at '" << p.peakAt << "'";
+  if (options.mode == PlanMode::Training)
+    summary << ", recomputation " << stringifyRecomputeSpec(p.recompute) << " ("
+            << p.recomputeTime << " s)";
 }

@@ -14,7 +14,7 @@ using namespace mlir::autopar::planning;
 namespace json = llvm::json;
 
 std::vector<FoldedBlock>
-mlir::autopar::planning::foldRepeatedBlocks(StrategyGraph &graph) {
+mlir::autopar::planning::foldRepeatedBlocks(StrategyGraph &graph, bool share) {
   std::vector<Node> &nodes = graph.nodes;
   const std::vector<unsigned> &sequence = graph.sequence;
   std::vector<FoldedBlock> blocks;
@@ -116,7 +116,7 @@ mlir::autopar::planning::foldRepeatedBlocks(StrategyGraph &graph) {
         {(unsigned)bestStart, (unsigned)bestPeriod, (unsigned)bestRepeats});
     for (size_t k = 0; k < bestRepeats * bestPeriod; ++k)
       covered[bestStart + k] = true;
-    for (size_t k = 1; k < bestRepeats; ++k)
+    for (size_t k = 1; share && k < bestRepeats; ++k)
       for (size_t q = 0; q < bestPeriod; ++q) {
         unsigned repNode = sequence[bestStart + q];
         unsigned member = sequence[bestStart + k * bestPeriod + q];

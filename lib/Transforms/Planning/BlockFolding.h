@@ -30,8 +30,10 @@ struct FoldedBlock {
 /// with identical consecutive blocks (same ops, attributes, types, and edges
 /// at the same relative offsets), and points every member node's `rep` (and
 /// the weights and constants it reads) at the first block. Returns the
-/// blocks, sorted by start.
-std::vector<FoldedBlock> foldRepeatedBlocks(StrategyGraph &graph);
+/// blocks, sorted by start. With `share` false the blocks are only found
+/// (for recomputation), every node keeping its own variables.
+std::vector<FoldedBlock> foldRepeatedBlocks(StrategyGraph &graph,
+                                            bool share = true);
 
 /// The blocks for plan.json: first and last node, ops per block, repeats.
 llvm::json::Array describeBlocks(const StrategyGraph &graph,

@@ -6,6 +6,7 @@
 
 #include "IntegerProgram.h"
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -19,8 +20,8 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
   const std::vector<Node> &nodes = graph.nodes;
   const std::vector<Edge> &edges = graph.edges;
   auto nodeCost = [&](unsigned n, unsigned s) { return pricer.nodeCost(n, s); };
-  auto edgeCost = [&](const Edge &e, unsigned s, unsigned t) {
-    return pricer.edgeCost(e, s, t);
+  auto edgeCost = [&](const Edge &e, unsigned s, unsigned t, bool rec) {
+    return pricer.edgeCost(e, s, t, rec);
   };
   auto valueBytes = [&](unsigned n, unsigned r, ShardingAttr layout) {
     return pricer.valueBytes(n, r, layout);
@@ -29,10 +30,15 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
     return pricer.transientBytes(e, s, t);
   };
   IlpProblem ilp;
-  // Multiplicity of each folded node.
-  std::vector<double> mult(nodes.size(), 0);
-  for (const Node &node : nodes)
-    mult[node.rep] += 1;
+  // Per representative and strategy, the cost of all the nodes it stands
+  // for (members may differ in whether they are recomputed).
+  std::vector<std::vector<double>> repCost(nodes.size());
+  for (unsigned n = 0; n < nodes.size(); ++n) {
+    std::vector<double> &cost = repCost[nodes[n].rep];
+    cost.resize(nodes[nodes[n].rep].strategies.size(), 0);
+    for (unsigned s = 0; s < cost.size(); ++s)
+      cost[s] += nodeCost(n, s);
+  }
   // x variables (-1: a single strategy, fixed).
   std::vector<std::vector<int>> x(nodes.size());
   double objScale = minimizeMemory ? 0 : 1e6; // microseconds
@@ -44,13 +50,13 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
     size_t k = nodes[n].strategies.size();
     if (k == 1) {
       x[n] = {-1};
-      objConstant += objScale * mult[n] * nodeCost(n, 0);
+      objConstant += objScale * repCost[n][0];
       continue;
     }
     std::vector<int> cols;
     std::vector<double> ones(k, 1.0);
     for (unsigned s = 0; s < k; ++s)
-      cols.push_back(ilp.addVariable(objScale * mult[n] * nodeCost(n, s),
+      cols.push_back(ilp.addVariable(objScale * repCost[n][s],
                                      /*integer=*/true));
     ilp.addRow(cols, ones, 'E', 1);
     x[n] = std::move(cols);
@@ -71,7 +77,10 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
   };
 
   // Folded edges with multiplicities.
-  std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>, double>
+  // Folded edges with multiplicities: how many of the edges a folded edge
+  // stands for end at a consumer that is not / is recomputed.
+  std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>,
+           std::pair<double, double>>
       foldedCount;
   std::vector<unsigned> edgeToFolded(edges.size());
   std::vector<std::tuple<unsigned, unsigned, unsigned, unsigned>> foldedKeys;
@@ -84,7 +93,8 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
       if (inserted)
         foldedKeys.push_back(key);
       edgeToFolded[i] = it->second;
-      foldedCount[key] += 1;
+      std::pair<double, double> &count = foldedCount[key];
+      (graph.isRecomputed(e.consumer) ? count.second : count.first) += 1;
     }
   }
   // Per folded edge: groups of producer strategies (by layout) and consumer
@@ -96,6 +106,8 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
     std::vector<unsigned> prodRep, consRep;     ///< group -> a strategy
     std::vector<int> e;                         ///< g * |H| + h -> column
     bool self = false;
+    /// Seconds of all the edges it stands for, given the end strategies.
+    std::function<double(const Edge &, unsigned, unsigned)> cost;
   };
   std::vector<FoldedEdge> folded(foldedKeys.size());
   Expr objective;
@@ -119,7 +131,17 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
         fe.consRep.push_back(&s - nodes[c].strategies.data());
       fe.consGroup.push_back(it->second);
     }
-    double m = foldedCount[key];
+    auto [plain, recomputed] = foldedCount[key];
+    auto foldedEdgeCost = [&, plain = plain, recomputed = recomputed](
+                              const Edge &edge, unsigned s, unsigned t) {
+      double cost = 0;
+      if (plain)
+        cost += plain * edgeCost(edge, s, t, false);
+      if (recomputed)
+        cost += recomputed * edgeCost(edge, s, t, true);
+      return cost;
+    };
+    fe.cost = foldedEdgeCost;
     size_t G = fe.prodRep.size(), H = fe.consRep.size();
     bool pFixed = x[p].size() == 1 && x[p][0] == -1;
     bool cFixed = x[c].size() == 1 && x[c][0] == -1;
@@ -128,10 +150,10 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
     fe.e.assign(G * H, -1);
     for (size_t g = 0; g < G; ++g)
       for (size_t h = 0; h < H; ++h) {
-        double cost = minimizeMemory
-                          ? 0
-                          : objScale * m *
-                                edgeCost(fe.edge, fe.prodRep[g], fe.consRep[h]);
+        double cost =
+            minimizeMemory
+                ? 0
+                : objScale * fe.cost(fe.edge, fe.prodRep[g], fe.consRep[h]);
         fe.e[g * H + h] = ilp.addVariable(cost, /*integer=*/false);
       }
     // Marginals: sum_h e(g,h) = sum_{s in g} x(p,s); likewise for h.
@@ -202,11 +224,9 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
     for (FoldedEdge &fe : folded) {
       if (!fe.e.empty())
         continue; // priced on the e variables
-      auto key = std::make_tuple(fe.edge.producer, fe.edge.result,
-                                 fe.edge.consumer, fe.edge.operand);
-      addEdgeTerm(
-          objective, fe, objScale * foldedCount[key],
-          [&](unsigned s, unsigned t) { return edgeCost(fe.edge, s, t); });
+      addEdgeTerm(objective, fe, objScale, [&](unsigned s, unsigned t) {
+        return fe.cost(fe.edge, s, t);
+      });
     }
   for (auto [col, c] : objective.terms)
     ilp.addObjective(col, c);

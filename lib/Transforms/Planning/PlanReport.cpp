@@ -342,16 +342,67 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
                ? " (master weights, gradients and Adam states fp32)"
                : "")
        << "\n";
-  if (const json::Object *batch = root->getObject("batch"))
+  if (const json::Object *batch = root->getObject("batch")) {
     os << llvm::formatv("  batch:     {0} = {1} microbatches of {2}, "
-                        "gradients reduced once per step\n",
+                        "gradients reduced once per step",
                         batch->getInteger("global").value_or(0),
                         batch->getInteger("microbatches").value_or(0),
                         batch->getInteger("per_microbatch").value_or(0));
+    if (const json::Array *tried = batch->getArray("searched")) {
+      os << " (searched:";
+      for (const json::Value &v : *tried) {
+        const json::Object *t = v.getAsObject();
+        os << (&v == &tried->front() ? " " : ", ")
+           << t->getInteger("microbatches").value_or(0) << " -> ";
+        if (std::optional<double> step = t->getNumber("step_time_s"))
+          os << formatSeconds(*step);
+        else
+          os << "no plan";
+      }
+      os << ")";
+    }
+    os << "\n";
+  }
   if (std::optional<StringRef> loss = root->getString("loss"))
     os << "  loss:      " << *loss << "\n";
   if (std::optional<StringRef> optimizer = root->getString("optimizer"))
     os << "  optimizer: " << *optimizer << "\n";
+  if (const json::Object *recompute = root->getObject("recompute")) {
+    os << "  recompute: " << recompute->getString("setting").value_or("none");
+    if (std::optional<int64_t> blocks = recompute->getInteger("blocks"))
+      os << llvm::formatv(" ({0} of {1} repeated blocks)", *blocks,
+                          recompute->getInteger("of_blocks").value_or(0));
+    os << llvm::formatv(
+        ", {0} of forward recomputed per step",
+        formatSeconds(recompute->getNumber("recompute_s").value_or(0)));
+    if (recompute->getBoolean("searched").value_or(false))
+      os << " (searched: none unless memory binds, else the fastest fitting "
+            "of none, selective and full)";
+    os << "\n";
+  }
+  if (const json::Object *fixed = root->getObject("fixed")) {
+    os << "  fixed:     " << fixed->getString("config").value_or("") << " = "
+       << fixed->getInteger("microbatches").value_or(0)
+       << " microbatches, grid viewed as ";
+    if (const json::Array *view = fixed->getArray("grid_view"))
+      llvm::interleave(
+          *view, os, [&](const json::Value &v) { os << *v.getAsInteger(); },
+          "x");
+    os << (fixed->getBoolean("fits").value_or(false) ? ", fits"
+                                                     : ", does NOT fit")
+       << "\n";
+    if (const json::Object *own = fixed->getObject("own_plan")) {
+      if (std::optional<StringRef> error = own->getString("error"))
+        os << "  autopar's own plan: " << *error << "\n";
+      else
+        os << llvm::formatv(
+            "  autopar's own plan: step {0}, recompute {1}; the fixed "
+            "configuration takes {2:f3}x as long\n",
+            formatSeconds(own->getNumber("step_time_s").value_or(0)),
+            own->getString("recompute").value_or("none"),
+            fixed->getNumber("fixed_over_own_plan").value_or(0));
+    }
+  }
   if (const json::Object *pred = root->getObject("predicted"))
     os << "  communication per device: "
        << pred->getInteger("comm_bytes_per_device").value_or(0) << " bytes\n";

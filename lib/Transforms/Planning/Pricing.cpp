@@ -34,15 +34,18 @@ const ReshardCost &PlanPricer::reshard(RankedTensorType type, ShardingAttr from,
   return reshardCache.try_emplace(key, cost).first->second;
 }
 
-double PlanPricer::nodeCost(unsigned n, unsigned s) const {
+double PlanPricer::nodeCost(unsigned n, unsigned s, bool recomputed) const {
   double c = graph.nodes[n].strategies[s].compute;
   if (options.mode != PlanMode::Training)
     return c;
-  // Forward and backward of every microbatch.
-  return c * (1 + kBackwardComputeFactor) * double(options.microbatches);
+  // Forward and backward of every microbatch, and the forward again when the
+  // node is recomputed before its backward pass.
+  return c * (1 + kBackwardComputeFactor + (recomputed ? 1 : 0)) *
+         double(options.microbatches);
 }
 
-double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t) const {
+double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t,
+                            bool recomputed) const {
   const Node &p = graph.nodes[e.producer];
   const Node &c = graph.nodes[e.consumer];
   RankedTensorType type = graph.pricedTypeOf(e.producer, e.result);
@@ -52,9 +55,10 @@ double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t) const {
   if (options.mode != PlanMode::Training)
     return cost;
   double m = double(options.microbatches);
-  if (p.kind == NodeKind::Weight)
-    cost *= 2; // gathered again for the backward pass (FSDP)
-  cost *= m;   // every microbatch
+  // A weight stored sharded is gathered again for the backward pass (FSDP);
+  // a recomputed consumer runs its forward collectives a second time.
+  cost *= (p.kind == NodeKind::Weight ? 2 : 1) + (recomputed ? 1 : 0);
+  cost *= m; // every microbatch
   if (p.kind == NodeKind::Input || p.kind == NodeKind::Constant ||
       c.kind == NodeKind::Output)
     return cost;
@@ -112,8 +116,12 @@ double PlanPricer::transientBytes(const Edge &e, unsigned s, unsigned t) const {
 
 PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
   PlanPrediction p;
-  for (unsigned n = 0; n < graph.nodes.size(); ++n)
+  for (unsigned n = 0; n < graph.nodes.size(); ++n) {
     p.computeTime += nodeCost(n, choice[n]);
+    if (graph.isRecomputed(n))
+      p.recomputeTime +=
+          nodeCost(n, choice[n], true) - nodeCost(n, choice[n], false);
+  }
   for (const Edge &e : graph.edges)
     p.commTime += edgeCost(e, choice[e.producer], choice[e.consumer]);
   p.stepTime = p.computeTime + p.commTime;

@@ -30,10 +30,18 @@ public:
   explicit PlanPricer(const StrategyGraph &graph)
       : graph(graph), options(graph.options) {}
 
-  /// Seconds of node `n` under strategy `s` (training: forward + backward).
-  double nodeCost(unsigned n, unsigned s) const;
-  /// Communication seconds of edge `e` when its ends use strategies s and t.
-  double edgeCost(const Edge &e, unsigned s, unsigned t) const;
+  /// Seconds of node `n` under strategy `s` (training: forward + backward,
+  /// plus a second forward when the node is recomputed).
+  double nodeCost(unsigned n, unsigned s) const {
+    return nodeCost(n, s, graph.isRecomputed(n));
+  }
+  double nodeCost(unsigned n, unsigned s, bool recomputed) const;
+  /// Communication seconds of edge `e` when its ends use strategies s and t
+  /// (training: a recomputed consumer repeats its forward collectives).
+  double edgeCost(const Edge &e, unsigned s, unsigned t) const {
+    return edgeCost(e, s, t, graph.isRecomputed(e.consumer));
+  }
+  double edgeCost(const Edge &e, unsigned s, unsigned t, bool recomputed) const;
   /// Bytes a value takes per device (training: weights hold their
   /// optimizer state too).
   double valueBytes(unsigned n, unsigned r, ShardingAttr layout) const;

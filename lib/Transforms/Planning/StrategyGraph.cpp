@@ -350,14 +350,16 @@ void StrategyGraph::computeLiveness() {
     const Node &node = nodes[n];
     if (node.kind != NodeKind::Compute && node.kind != NodeKind::Output) {
       for (unsigned r = 0; r < node.results.size(); ++r)
-        persistent.push_back({n, r});
+        parameters.push_back({n, r});
       continue;
     }
     if (training && node.kind == NodeKind::Compute)
       for (unsigned r = 0; r < node.results.size(); ++r)
         if (!isView(n, r))
-          persistent.push_back({n, r});
+          activations.push_back({n, r});
   }
+  persistent = parameters;
+  persistent.append(activations.begin(), activations.end());
   for (unsigned n = 0; n < nodes.size(); ++n) {
     const Node &node = nodes[n];
     if (node.kind != NodeKind::Compute && node.kind != NodeKind::Output)
@@ -385,6 +387,7 @@ void StrategyGraph::computeLiveness() {
       p.transient.push_back(e);
     points.push_back(std::move(p));
   }
+  numProgramPoints = points.size();
 }
 
 static bool sameLoops(const LoopAxes &a, const LoopAxes &b) {

@@ -110,8 +110,23 @@ public:
   unsigned outputNode = 0;
   std::vector<LivenessPoint> points;
   /// Values live at every point (weights, inputs, constants; in training
-  /// all activations too).
+  /// the stored activations too: `parameters` plus `activations` less those
+  /// recomputation drops).
   SmallVector<std::pair<unsigned, unsigned>> persistent;
+  /// Weights, inputs and constants.
+  SmallVector<std::pair<unsigned, unsigned>> parameters;
+  /// Training: every activation the forward pass produces (views excluded).
+  SmallVector<std::pair<unsigned, unsigned>> activations;
+  /// The liveness points of the program itself; points after these are the
+  /// working sets of recomputed regions during their backward pass.
+  size_t numProgramPoints = 0;
+  /// Training: per node, whether its forward pass runs again before its
+  /// backward pass (recomputation). Empty: none.
+  std::vector<bool> recomputed;
+
+  bool isRecomputed(unsigned node) const {
+    return node < recomputed.size() && recomputed[node];
+  }
 
 private:
   LogicalResult enumerate(Node &node);

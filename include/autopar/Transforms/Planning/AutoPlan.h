@@ -46,6 +46,37 @@ enum class PlanPrecision { Model, F32, F16, BF16 };
 StringRef stringifyPlanPrecision(PlanPrecision precision);
 std::optional<PlanPrecision> symbolizePlanPrecision(StringRef name);
 
+/// Activation recomputation in training (Korthikanti et al. 2022).
+enum class RecomputeKind {
+  /// Every activation is stored for the backward pass.
+  None,
+  /// The attention core (the ops from a contraction of two activations, such
+  /// as Q x K^T, up to the next one, such as probabilities x V) is not stored
+  /// and is recomputed before its backward pass.
+  Selective,
+  /// In the first `blocks` repeated blocks only the values that leave the
+  /// block are stored; the whole block runs forward again before its
+  /// backward pass.
+  Full,
+};
+/// `none`, `selective` or `full`.
+StringRef stringifyRecomputeKind(RecomputeKind kind);
+std::optional<RecomputeKind> symbolizeRecomputeKind(StringRef name);
+
+/// A recomputation setting: a kind and, for `Full`, how many repeated blocks
+/// (in program order; -1: all of them).
+struct RecomputeSpec {
+  RecomputeKind kind = RecomputeKind::None;
+  int64_t blocks = -1;
+  bool operator==(const RecomputeSpec &o) const {
+    return kind == o.kind && blocks == o.blocks;
+  }
+};
+/// `none`, `selective`, `full` or `full:K`.
+std::string stringifyRecomputeSpec(const RecomputeSpec &spec);
+/// Parses `none`, `selective`, `full` or `full:K`; nullopt when malformed.
+std::optional<RecomputeSpec> parseRecomputeSpec(StringRef text);
+
 struct AutoPlanOptions {
   SmallVector<int64_t> gridShape;
   ClusterSpec cluster;
@@ -66,6 +97,11 @@ struct AutoPlanOptions {
   /// traffic repeat per microbatch, a weight's gradient reduction and the
   /// optimizer update happen once per step.
   int64_t microbatches = 1;
+  /// Training: the recomputation priced; ignored when `searchRecompute`.
+  RecomputeSpec recompute;
+  /// Training: search the recomputation too (none first; selective and full
+  /// recomputation of all repeated blocks only when memory binds).
+  bool searchRecompute = false;
   /// Share one strategy among repeated blocks (off: solve the unrolled
   /// problem, for tests and for checking the folding).
   bool foldRepeatedBlocks = true;
@@ -94,6 +130,10 @@ struct PlanPrediction {
   /// does not divide over the devices); `invalidReason` says why.
   bool valid = true;
   std::string invalidReason;
+  /// Training: the recomputation the plan was priced with, and the forward
+  /// seconds it repeats (part of computeTime).
+  RecomputeSpec recompute;
+  double recomputeTime = 0;
 };
 
 struct AutoPlanResult {

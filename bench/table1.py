@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+# ===- table1.py - Megatron-LM SC'21 Table 1 priced with --fixed ----------=== #
+#
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
+# ===---------------------------------------------------------------------=== #
+"""Prices Megatron-LM's Table 1 configurations with `autopar plan --fixed`.
+
+For each row: a shape-only GPT decoder (python/autopar_models/gpt_decoder.py,
+seq 2048, vocabulary 51200, the full logits) with a cross-entropy loss, bf16,
+planned on nodes of 8 devices (grid (n/8)x8) with the A100-like cluster
+bench/clusters/a100.json, with NVIDIA's configuration from
+examples/sc21/run_table_1.sh (t, p, d, micro-batch, full recomputation):
+
+    autopar plan MODEL --grid G --mode training --loss cross_entropy
+        --precision bf16 --cluster a100.json
+        --fixed tp=t,pp=p,dp=d,micro_batch=b,recompute=full -o plan.json
+
+and prints the predicted step, memory, the achieved TFLOP/s per device
+F / (n * step) with Megatron's FLOP count
+F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) against the published figure,
+and autopar's own plan of the same step (plan.json's fixed.own_plan).
+
+Rows with pipeline stages (p > 1) need the stage search, which is not
+implemented yet: they are listed as such, not priced. The cluster file is
+not calibrated (peak 312 TFLOP/s, no shape-dependent efficiency).
+
+    /usr/bin/python3 bench/table1.py [--rows 1,2] [--work DIR] [--json F]
+
+Exit code: 0 when every priced row ran, 1 when one failed, 2 when autopar
+is missing.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+from autopar_models import gpt_decoder  # noqa: E402
+
+SEQ, VOCAB = 2048, 51200
+# params (B), heads, hidden, layers, t, p, d, GPUs, batch, micro-batch,
+# interleave, published TFLOP/s per GPU.
+ROWS = [
+    (1.7, 24, 2304, 24, 1, 1, 32, 32, 512, 16, 1, 137),
+    (3.6, 32, 3072, 30, 2, 1, 32, 64, 512, 16, 1, 138),
+    (7.5, 32, 4096, 36, 4, 1, 32, 128, 512, 16, 1, 142),
+    (18.4, 48, 6144, 40, 8, 1, 32, 256, 1024, 8, 1, 135),
+    (39.1, 64, 8192, 48, 8, 2, 32, 512, 1536, 4, 1, 138),
+    (76.1, 80, 10240, 60, 8, 4, 32, 1024, 1792, 2, 3, 140),
+    (145.6, 96, 12288, 80, 8, 8, 24, 1536, 2304, 2, 2, 148),
+    (310.1, 128, 16384, 96, 8, 16, 15, 1920, 2160, 1, 2, 155),
+    (529.6, 128, 20480, 105, 8, 35, 9, 2520, 2520, 1, 3, 163),
+    (1008.0, 160, 25600, 128, 8, 64, 6, 3072, 3072, 1, 1, 163),
+]
+
+
+def megatron_flops(batch, layers, hidden):
+    """Megatron's FLOPs per iteration with full recomputation."""
+    return 96 * batch * SEQ * layers * hidden ** 2 * (
+        1 + SEQ / (6 * hidden) + VOCAB / (16 * layers * hidden))
+
+
+def find_autopar(path):
+    for candidate in ([path] if path else [
+            os.environ.get("AUTOPAR"),
+            os.path.join(ROOT, "build", "bin", "autopar"),
+            shutil.which("autopar")]):
+        if candidate and os.path.isfile(candidate) and os.access(
+                candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--autopar")
+    parser.add_argument("--rows", default="1,2,3,4,5,6,7,8,9,10",
+                        help="comma-separated row numbers (1-10)")
+    parser.add_argument("--work")
+    parser.add_argument("--json")
+    parser.add_argument("--timeout", type=float, default=600)
+    args = parser.parse_args(argv)
+    autopar = find_autopar(args.autopar)
+    if not autopar:
+        print("table1.py: error: autopar not found (build it, or pass "
+              "--autopar PATH)", file=sys.stderr)
+        return 2
+    rows = [int(r) for r in args.rows.split(",") if r]
+    if any(r < 1 or r > len(ROWS) for r in rows):
+        parser.error("rows are 1 to 10")
+    work = args.work or tempfile.mkdtemp(prefix="autopar-table1-")
+    os.makedirs(work, exist_ok=True)
+    cluster = os.path.join(ROOT, "bench", "clusters", "a100.json")
+    print(f"{'row':>3} {'params':>7} {'GPUs':>5} {'t,p,d,b':>12} "
+          f"{'step s':>8} {'GiB':>6} {'TFLOP/s':>8} {'published':>9} "
+          f"{'ratio':>6} {'own plan s':>10} {'search s':>8}")
+    results, failed = [], False
+    try:
+        for r in rows:
+            (params, heads, hidden, layers, t, p, d, gpus, batch, mb,
+             interleave, published) = ROWS[r - 1]
+            config = f"{t},{p},{d},{mb}"
+            if p > 1:
+                print(f"{r:>3} {params:>7} {gpus:>5} {config:>12}  not "
+                      f"priced: pipeline stages (p={p}) are not implemented "
+                      f"yet")
+                results.append(dict(row=r, priced=False,
+                                    reason="pipeline stages"))
+                continue
+            cfg = gpt_decoder.GptConfig(layers, hidden, heads, SEQ, batch,
+                                        vocab=VOCAB)
+            model_path = os.path.join(work, f"row{r}.onnx")
+            model, _ = gpt_decoder.build_model(cfg, shape_only=True)
+            with open(model_path, "wb") as f:
+                f.write(model.SerializeToString())
+            out = os.path.join(work, f"row{r}.plan.json")
+            grid = f"{gpus // 8}x8"
+            fixed = (f"tp={t},pp={p},dp={d},micro_batch={mb},"
+                     f"recompute=full")
+            command = [autopar, "plan", model_path, "--grid", grid,
+                       "--mode", "training", "--loss", "cross_entropy",
+                       "--precision", "bf16", "--cluster", cluster,
+                       "--fixed", fixed, "-o", out, "--quiet"]
+            start = time.perf_counter()
+            try:
+                run = subprocess.run(command, capture_output=True, text=True,
+                                     timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                print(f"{r:>3} timed out: {' '.join(command)}",
+                      file=sys.stderr)
+                failed = True
+                continue
+            wall = time.perf_counter() - start
+            if run.returncode != 0:
+                print(f"{r:>3} failed (exit {run.returncode}): "
+                      f"{' '.join(command)}\n{run.stderr.strip()}",
+                      file=sys.stderr)
+                failed = True
+                continue
+            with open(out) as f:
+                plan = json.load(f)
+            step = plan["predicted"]["step_time_s"]
+            peak = plan["predicted"]["peak_memory_bytes"]
+            tflops = megatron_flops(batch, layers, hidden) / (gpus * step) \
+                / 1e12
+            own = plan["fixed"].get("own_plan", {})
+            own_step = own.get("step_time_s")
+            print(f"{r:>3} {params:>7} {gpus:>5} {config:>12} {step:>8.3f} "
+                  f"{peak / 2**30:>6.1f} {tflops:>8.1f} {published:>9} "
+                  f"{tflops / published:>6.3f} "
+                  f"{own_step if own_step is not None else float('nan'):>10.3f}"
+                  f" {wall:>8.1f}")
+            sys.stdout.flush()
+            results.append(dict(row=r, priced=True, step_time_s=step,
+                                peak_memory_bytes=peak,
+                                fits=plan["fixed"]["fits"],
+                                tflops_per_gpu=tflops, published=published,
+                                own_plan=own, wall_s=wall))
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+//===- PipelineSimulator.h - event simulation of pipeline schedules -*- C++
+//-*-//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// An event simulator of one training (or inference) step of a pipeline: p
+// stages on p devices, m microbatches, each stage split into v model chunks
+// (interleaving), per chunk the seconds of a forward (F), a backward (B, or
+// with zero-bubble the input-gradient part B and the weight-gradient part
+// W) and of the point-to-point transfer to the next chunk. Each device runs
+// its ops in the order the schedule gives (GPipe, 1F1B, Megatron's
+// interleaved 1F1B, ZB-H1); an op starts when its device is free and its
+// inputs have arrived. The result is each device's makespan and its peak
+// number of microbatch-chunks whose activations are held, from which a
+// planner prices a step and its memory. Independent of MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_LIB_TRANSFORMS_PLANNING_PIPELINESIMULATOR_H
+#define AUTOPAR_LIB_TRANSFORMS_PLANNING_PIPELINESIMULATOR_H
+
+#include <string>
+#include <vector>
+
+namespace mlir::autopar::planning {
+
+enum class PipelineSchedule { GPipe, OneFOneB, Interleaved, ZeroBubbleH1 };
+
+/// One step of a pipeline to simulate.
+struct PipelineProblem {
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  unsigned stages = 1;       ///< p (devices)
+  unsigned microbatches = 1; ///< m
+  unsigned chunks = 1;       ///< v, interleaved only
+  /// Per virtual stage (chunk c of device d is virtual stage c * p + d):
+  /// forward, backward (input gradient only with ZB-H1) and weight-gradient
+  /// (ZB-H1 only) seconds of one microbatch, and the seconds to send its
+  /// activation (and gradient back) to the next virtual stage.
+  std::vector<double> forward, backward, weightGrad, transfer;
+  /// Inference: forwards only.
+  bool forwardOnly = false;
+};
+
+struct PipelineResult {
+  /// Per device: when its last op ends, and its busy seconds.
+  std::vector<double> finish, busy;
+  /// Per device: the most microbatch-chunks held at once (forward done,
+  /// backward, or weight gradient with ZB-H1, not yet).
+  std::vector<unsigned> peakInFlight;
+  /// The step: the latest finish.
+  double makespan = 0;
+  /// 1 - (busy of the busiest device) / makespan.
+  double bubbleFraction = 0;
+};
+
+/// Checks the problem (sizes agree, Megatron's interleaving needs m % p == 0
+/// and v >= 2); returns an empty string or what is wrong.
+std::string checkPipelineProblem(const PipelineProblem &problem);
+
+/// Simulates a checked problem.
+PipelineResult simulatePipeline(const PipelineProblem &problem);
+
+} // namespace mlir::autopar::planning
+
+#endif // AUTOPAR_LIB_TRANSFORMS_PLANNING_PIPELINESIMULATOR_H

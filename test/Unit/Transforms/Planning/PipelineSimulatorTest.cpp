@@ -1,0 +1,102 @@
+//===- PipelineSimulatorTest.cpp - the simulator against the formulas -----===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "PipelineSimulator.h"
+
+#include <catch2/catch.hpp>
+
+using namespace mlir::autopar::planning;
+
+namespace {
+/// Uniform stages: every virtual stage has the same times.
+PipelineProblem uniform(PipelineSchedule schedule, unsigned p, unsigned m,
+                        unsigned v, double f, double b, double w = 0,
+                        double transfer = 0) {
+  PipelineProblem pb;
+  pb.schedule = schedule;
+  pb.stages = p;
+  pb.microbatches = m;
+  pb.chunks = v;
+  pb.forward.assign(p * v, f);
+  pb.backward.assign(p * v, b);
+  pb.weightGrad.assign(p * v, w);
+  pb.transfer.assign(p * v, transfer);
+  REQUIRE(checkPipelineProblem(pb).empty());
+  return pb;
+}
+} // namespace
+
+TEST_CASE("GPipe and 1F1B take (m + p - 1)(t_f + t_b)", "[pipeline]") {
+  for (auto [p, m] : {std::pair{1u, 1u}, {4u, 8u}, {4u, 3u}, {8u, 32u}}) {
+    for (PipelineSchedule s :
+         {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB}) {
+      PipelineResult r = simulatePipeline(uniform(s, p, m, 1, 1.0, 2.0));
+      CHECK(r.makespan == Approx((m + p - 1) * 3.0));
+      CHECK(r.bubbleFraction == Approx(double(p - 1) / (m + p - 1)));
+      // Activations held by the first stage: m (GPipe), min(p, m) (1F1B).
+      CHECK(r.peakInFlight[0] ==
+            (s == PipelineSchedule::GPipe ? m : std::min(p, m)));
+      CHECK(r.peakInFlight[p - 1] == (s == PipelineSchedule::GPipe ? m : 1));
+    }
+  }
+}
+
+TEST_CASE("interleaved 1F1B takes (m + (p - 1)/v)(t_f + t_b)", "[pipeline]") {
+  for (auto [p, m, v] :
+       {std::tuple{4u, 8u, 2u}, {4u, 16u, 4u}, {2u, 4u, 3u}, {8u, 16u, 2u}}) {
+    // Each chunk holds 1/v of the stage.
+    PipelineResult r = simulatePipeline(
+        uniform(PipelineSchedule::Interleaved, p, m, v, 1.0 / v, 2.0 / v));
+    CHECK(r.makespan == Approx((m + double(p - 1) / v) * 3.0));
+    // Megatron's warm-up: (p-1)·2 + (v-1)·p forwards of chunks, plus one.
+    CHECK(r.peakInFlight[0] == std::min((p - 1) * 2 + (v - 1) * p + 1, m * v));
+  }
+}
+
+TEST_CASE("ZB-H1 leaves a bubble of (p - 1)(T_F + T_B - T_W)", "[pipeline]") {
+  for (auto [p, m] : {std::pair{4u, 8u}, {4u, 12u}, {8u, 16u}, {2u, 2u}}) {
+    for (auto [f, b, w] : {std::tuple{1.0, 1.0, 1.0}, {1.0, 1.5, 0.5}}) {
+      PipelineResult r = simulatePipeline(
+          uniform(PipelineSchedule::ZeroBubbleH1, p, m, 1, f, b, w));
+      CHECK(r.makespan == Approx(m * (f + b + w) + (p - 1) * (f + b - w)));
+      // As much memory as 1F1B's first stage, on every stage.
+      CHECK(r.peakInFlight[0] == std::min(p, m));
+      for (unsigned held : r.peakInFlight)
+        CHECK(held <= std::min(p, m));
+    }
+  }
+}
+
+TEST_CASE("transfers and uneven stages", "[pipeline]") {
+  // One microbatch through p stages: the forward chain, the backward chain
+  // and two transfers per boundary.
+  PipelineResult one = simulatePipeline(
+      uniform(PipelineSchedule::OneFOneB, 4, 1, 1, 1.0, 2.0, 0, 0.25));
+  CHECK(one.makespan == Approx(4 * 3.0 + 3 * 2 * 0.25));
+  // A slow stage sets the pace: sum of stages + (m-1) x the slowest is an
+  // upper bound, reached when the slowest stage is the last.
+  PipelineProblem pb = uniform(PipelineSchedule::OneFOneB, 3, 6, 1, 1.0, 2.0);
+  pb.forward[2] = 2.0;
+  pb.backward[2] = 4.0;
+  PipelineResult r = simulatePipeline(pb);
+  CHECK(r.makespan <= Approx(3 + 3 + 6 + 5 * 6.0));
+  CHECK(r.makespan >= 6 * 6.0);
+}
+
+TEST_CASE("invalid pipeline problems are named", "[pipeline]") {
+  PipelineProblem pb = uniform(PipelineSchedule::OneFOneB, 4, 8, 1, 1, 1);
+  pb.schedule = PipelineSchedule::Interleaved;
+  CHECK(checkPipelineProblem(pb) ==
+        "the interleaved schedule needs at least 2 chunks per device");
+  pb = uniform(PipelineSchedule::Interleaved, 4, 8, 2, 1, 1);
+  pb.microbatches = 6;
+  CHECK(checkPipelineProblem(pb) ==
+        "the interleaved schedule needs the microbatches (6) to be a "
+        "multiple of the stages (4)");
+  pb = uniform(PipelineSchedule::OneFOneB, 4, 8, 1, 1, 1);
+  pb.forward.pop_back();
+  CHECK(checkPipelineProblem(pb) == "one time per virtual stage is needed");
+}
