@@ -303,8 +303,8 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
           packedTiles.size() != 2) {
         op.emitError() << "packed weight '" << name
                        << "' needs a 2-d (or transposed n-d) '"
-                       << kPackedSourceTypeAttrName
-                       << "' and two '" << kPackedTilesAttrName << "'";
+                       << kPackedSourceTypeAttrName << "' and two '"
+                       << kPackedTilesAttrName << "'";
         return failure();
       }
       localType = sourceType;

@@ -1,4 +1,4 @@
-//===- Target.h - host target description and code generation ----*- C++ -*-===//
+//===- Target.h - host target description and code generation ---*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

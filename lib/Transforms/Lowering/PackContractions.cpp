@@ -1,4 +1,4 @@
-//===- PackContractions.cpp - data-tile matmuls into mmt4d -------*- C++ -*-===//
+//===- PackContractions.cpp - data-tile matmuls into mmt4d ------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -95,7 +95,8 @@ bool isStaticF32(Value value, int64_t minRank, int64_t maxRank) {
 
 std::optional<Contraction> matchContraction(Operation *op) {
   if (auto matmul = dyn_cast<MatMulOp>(op)) {
-    if (!isStaticF32(matmul.getA(), 2, 8) || !isStaticF32(matmul.getB(), 2, 2) ||
+    if (!isStaticF32(matmul.getA(), 2, 8) ||
+        !isStaticF32(matmul.getB(), 2, 2) ||
         !isStaticF32(matmul.getResult(), 2, 8))
       return std::nullopt;
     return Contraction{op, matmul.getA(), matmul.getB(), Value(),
@@ -234,14 +235,14 @@ Value buildMmt4d(OpBuilder &b, Location loc, Value packedLhs, Value packedRhs) {
   auto rhsType = cast<RankedTensorType>(packedRhs.getType());
   Type f32 = lhsType.getElementType();
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
-  Value accEmpty = tensor::EmptyOp::create(
-      b, loc,
-      {lhsType.getDimSize(0), rhsType.getDimSize(0), lhsType.getDimSize(2),
-       rhsType.getDimSize(2)},
-      f32);
-  Value acc = linalg::FillOp::create(b, loc, ValueRange{zero},
-                                     ValueRange{accEmpty})
-                  .getResult(0);
+  Value accEmpty =
+      tensor::EmptyOp::create(b, loc,
+                              {lhsType.getDimSize(0), rhsType.getDimSize(0),
+                               lhsType.getDimSize(2), rhsType.getDimSize(2)},
+                              f32);
+  Value acc =
+      linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{accEmpty})
+          .getResult(0);
   return linalg::Mmt4DOp::create(b, loc, TypeRange{acc.getType()},
                                  ValueRange{packedLhs, packedRhs},
                                  ValueRange{acc})
@@ -255,9 +256,9 @@ Value buildPackedProduct(OpBuilder &b, Location loc, Value packedLhs,
   Value acc = buildMmt4d(b, loc, packedLhs, packedRhs);
   Type f32 = cast<RankedTensorType>(acc.getType()).getElementType();
   Value out = tensor::EmptyOp::create(b, loc, {m, n}, f32);
-  return linalg::UnPackOp::create(b, loc, acc, out, {0, 1},
-                                  getAsIndexOpFoldResult(b.getContext(),
-                                                         {tile.m0, tile.n0}))
+  return linalg::UnPackOp::create(
+             b, loc, acc, out, {0, 1},
+             getAsIndexOpFoldResult(b.getContext(), {tile.m0, tile.n0}))
       .getResult();
 }
 
@@ -282,10 +283,9 @@ void rewriteContraction(const Contraction &c, Value packedRhs,
   auto a2Type = cast<RankedTensorType>(a.getType());
   int64_t m = a2Type.getDimSize(0), k = a2Type.getDimSize(1);
   int64_t n = getRhsKN(c.bType, c.transposedB).second;
-  Value packedLhs =
-      createPack(b, loc, a, {ceilDiv(m, tile.m0), ceilDiv(k, tile.k0),
-                             tile.m0, tile.k0},
-                 {0, 1}, {tile.m0, tile.k0}, {});
+  Value packedLhs = createPack(
+      b, loc, a, {ceilDiv(m, tile.m0), ceilDiv(k, tile.k0), tile.m0, tile.k0},
+      {0, 1}, {tile.m0, tile.k0}, {});
   if (!packedRhs)
     packedRhs = packRhs(b, loc, c.b, c.transposedB, tile);
   Value result = buildPackedProduct(b, loc, packedLhs, packedRhs, m, n, tile);
@@ -398,8 +398,8 @@ Value buildCopy(OpBuilder &b, Location loc, Value source, AffineMap sourceMap,
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ValueRange{source},
              ValueRange{init},
-             ArrayRef<AffineMap>{
-                 sourceMap, b.getMultiDimIdentityMap(resultShape.size())},
+             ArrayRef<AffineMap>{sourceMap,
+                                 b.getMultiDimIdentityMap(resultShape.size())},
              iterators,
              [](OpBuilder &nb, Location nloc, ValueRange args) {
                linalg::YieldOp::create(nb, nloc, args[0]);
@@ -437,8 +437,7 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
       reassociation[1].push_back(2 + i);
     Value flat = tensor::CollapseShapeOp::create(b, loc, x, reassociation);
     int64_t positions = cast<RankedTensorType>(flat.getType()).getDimSize(1);
-    flat = padWithZeros(b, loc, flat, {0, 0},
-                        {0, g.rowTiles * m0 - positions});
+    flat = padWithZeros(b, loc, flat, {0, 0}, {0, g.rowTiles * m0 - positions});
     // Loops: p1, c, i, j.
     AffineMap map = AffineMap::get(4, 0, {dim(1), dim(0) * m0 + dim(2)}, ctx);
     return buildCopy(b, loc, flat, map, {g.rowTiles, g.channels, m0, 1});
@@ -474,8 +473,8 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
     llvm::append_range(shape, g.kernel);
     shape.push_back(m0);
     shape.push_back(1);
-    Value packed = buildCopy(
-        b, loc, x, AffineMap::get(numLoops, 0, exprs, ctx), shape);
+    Value packed =
+        buildCopy(b, loc, x, AffineMap::get(numLoops, 0, exprs, ctx), shape);
     return collapseGroups(b, loc, packed, {s + 1, s + 1, 1, 1});
   }
 
@@ -544,8 +543,8 @@ void rewriteConvolution(const Contraction &c, Value packedRhs,
   }
   SmallVector<Value> inputs = {acc};
   SmallVector<AffineMap> maps = {AffineMap::get(
-      rank, 0,
-      {rowTile, dim(1).floorDiv(tile.n0), rowInTile, dim(1) % tile.n0}, ctx)};
+      rank, 0, {rowTile, dim(1).floorDiv(tile.n0), rowInTile, dim(1) % tile.n0},
+      ctx)};
   if (c.bias) {
     inputs.push_back(conv.getBias());
     maps.push_back(AffineMap::get(rank, 0, {dim(1)}, ctx));
@@ -608,28 +607,25 @@ void rewriteBatchedMatmul(MatMulOp op, ContractionTile tile) {
           k = aType.getDimSize(2), n = bType.getDimSize(2);
   int64_t m1 = ceilDiv(m, tile.m0), n1 = ceilDiv(n, tile.n0),
           k1 = ceilDiv(k, tile.k0);
-  Value packedLhs =
-      createPack(b, loc, a, {batch, m1, k1, tile.m0, tile.k0}, {1, 2},
-                 {tile.m0, tile.k0}, {});
-  Value packedRhs =
-      createPack(b, loc, rhs, {batch, n1, k1, tile.n0, tile.k0}, {2, 1},
-                 {tile.n0, tile.k0}, {0, 2, 1});
+  Value packedLhs = createPack(b, loc, a, {batch, m1, k1, tile.m0, tile.k0},
+                               {1, 2}, {tile.m0, tile.k0}, {});
+  Value packedRhs = createPack(b, loc, rhs, {batch, n1, k1, tile.n0, tile.k0},
+                               {2, 1}, {tile.n0, tile.k0}, {0, 2, 1});
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
-  Value accEmpty = tensor::EmptyOp::create(
-      b, loc, {batch, m1, n1, tile.m0, tile.n0}, f32);
-  Value acc = linalg::FillOp::create(b, loc, ValueRange{zero},
-                                     ValueRange{accEmpty})
-                  .getResult(0);
+  Value accEmpty =
+      tensor::EmptyOp::create(b, loc, {batch, m1, n1, tile.m0, tile.n0}, f32);
+  Value acc =
+      linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{accEmpty})
+          .getResult(0);
   acc = linalg::BatchMmt4DOp::create(b, loc, TypeRange{acc.getType()},
                                      ValueRange{packedLhs, packedRhs},
                                      ValueRange{acc})
             .getResult(0);
   Value out = tensor::EmptyOp::create(b, loc, {batch, m, n}, f32);
-  Value result =
-      linalg::UnPackOp::create(b, loc, acc, out, {1, 2},
-                               getAsIndexOpFoldResult(b.getContext(),
-                                                      {tile.m0, tile.n0}))
-          .getResult();
+  Value result = linalg::UnPackOp::create(
+                     b, loc, acc, out, {1, 2},
+                     getAsIndexOpFoldResult(b.getContext(), {tile.m0, tile.n0}))
+                     .getResult();
   if (resultType.getRank() > 3) {
     SmallVector<ReassociationIndices> reassociation(1);
     for (int64_t i = 0; i + 2 < resultType.getRank(); ++i)

@@ -1,4 +1,4 @@
-//===- TileContractions.cpp - tile and vectorize linalg.mmt4d ----*- C++ -*-===//
+//===- TileContractions.cpp - tile and vectorize linalg.mmt4d ---*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -1,4 +1,4 @@
-//===- VectorCleanup.h - shared vector simplification -------------*- C++ -*-===//
+//===- VectorCleanup.h - shared vector simplification -----------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

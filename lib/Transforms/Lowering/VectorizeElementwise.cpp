@@ -146,8 +146,8 @@ struct VectorizeElementwisePass
         auto generic = dyn_cast<linalg::GenericOp>(tile);
         if (!generic) {
           rewriter.setInsertionPoint(tile);
-          FailureOr<linalg::GenericOp> generalized = linalg::generalizeNamedOp(
-              rewriter, cast<linalg::LinalgOp>(tile));
+          FailureOr<linalg::GenericOp> generalized =
+              linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(tile));
           if (failed(generalized))
             continue;
           generic = *generalized;
