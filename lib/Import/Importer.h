@@ -238,6 +238,10 @@ private:
   FailureOr<Value> createOp(const NodeRef &ref, Location loc,
                             ValueRange operands,
                             const typename OpTy::Properties &properties = {});
+  /// An `autopar.constant` of `shape` (default: a scalar) and element type
+  /// `element` filled with `value`.
+  Value createScalarConstant(Location loc, Type element, double value,
+                             ArrayRef<int64_t> shape = {});
   /// Builds autopar.reshape of `value` to `shape` (no op when it matches).
   Value createReshape(Location loc, Value value, ArrayRef<int64_t> shape);
 
@@ -247,15 +251,50 @@ private:
   static void registerConvPoolImporters(OpImporterRegistry &registry);
   static void registerDataMovementImporters(OpImporterRegistry &registry);
   static void registerElementwiseImporters(OpImporterRegistry &registry);
+  static void registerLossImporters(OpImporterRegistry &registry);
   static void registerNormalizationImporters(OpImporterRegistry &registry);
   static void registerReductionImporters(OpImporterRegistry &registry);
+  static void registerResizeImporters(OpImporterRegistry &registry);
   static void registerShapeImporters(OpImporterRegistry &registry);
+  static void registerSignalImporters(OpImporterRegistry &registry);
 
   LogicalResult importIdentity(const NodeRef &ref, Location loc);
   LogicalResult importConstantNode(const NodeRef &ref, Location loc);
   LogicalResult importMatMul(const NodeRef &ref, Location loc);
   LogicalResult importUnary(const NodeRef &ref, Location loc);
   LogicalResult importBinary(const NodeRef &ref, Location loc);
+  LogicalResult importVariadic(const NodeRef &ref, Location loc);
+  LogicalResult importArgReduce(const NodeRef &ref, Location loc);
+  LogicalResult importGatherElements(const NodeRef &ref, Location loc);
+  LogicalResult importPad(const NodeRef &ref, Location loc);
+  LogicalResult importTile(const NodeRef &ref, Location loc);
+  LogicalResult importDepthToSpace(const NodeRef &ref, Location loc);
+  LogicalResult importSpaceToDepth(const NodeRef &ref, Location loc);
+  LogicalResult importSize(const NodeRef &ref, Location loc);
+  LogicalResult importEyeLike(const NodeRef &ref, Location loc);
+  LogicalResult importGlobalMaxPool(const NodeRef &ref, Location loc);
+  LogicalResult importInstanceNorm(const NodeRef &ref, Location loc);
+  LogicalResult importHardmax(const NodeRef &ref, Location loc);
+  LogicalResult importOneHot(const NodeRef &ref, Location loc);
+  LogicalResult importTrilu(const NodeRef &ref, Location loc);
+  LogicalResult importLRN(const NodeRef &ref, Location loc);
+  LogicalResult importMeanVarianceNorm(const NodeRef &ref, Location loc);
+  LogicalResult importWindow(const NodeRef &ref, Location loc);
+  LogicalResult importResize(const NodeRef &ref, Location loc);
+  LogicalResult importConvTranspose(const NodeRef &ref, Location loc);
+  LogicalResult importCompress(const NodeRef &ref, Location loc);
+  LogicalResult importReverseSequence(const NodeRef &ref, Location loc);
+  /// An `autopar.constant` holding the int64 `values` of `shape`.
+  Value createI64Constant(Location loc, ArrayRef<int64_t> values,
+                          ArrayRef<int64_t> shape);
+  LogicalResult importNegativeLogLikelihoodLoss(const NodeRef &ref,
+                                                Location loc);
+  LogicalResult importSoftmaxCrossEntropyLoss(const NodeRef &ref, Location loc);
+  /// NegativeLogLikelihoodLoss of log-probabilities `logProb` ([N, C, d...])
+  /// and `target` ([N, d...]), with the optional class `weight` and the
+  /// node's `reduction` and `ignore_index` attributes.
+  FailureOr<Value> buildNllLoss(const NodeRef &ref, Location loc, Value logProb,
+                                Value target, Value weight);
   LogicalResult importClip(const NodeRef &ref, Location loc);
   LogicalResult importCast(const NodeRef &ref, Location loc);
   LogicalResult importWhere(const NodeRef &ref, Location loc);

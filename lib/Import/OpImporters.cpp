@@ -250,6 +250,27 @@ LogicalResult OnnxImporter::setKnownOutput(const NodeRef &ref, unsigned index,
   return checkAgainstOnnxType(type, name, &ref);
 }
 
+Value OnnxImporter::createScalarConstant(Location loc, Type element,
+                                         double value,
+                                         ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, element);
+  Attribute scalar =
+      isa<FloatType>(element)
+          ? Attribute(FloatAttr::get(element, value))
+          : Attribute(IntegerAttr::get(element, static_cast<int64_t>(value)));
+  return ConstantOp::create(
+      builder, loc, type,
+      cast<ElementsAttr>(DenseElementsAttr::get(type, scalar)));
+}
+
+Value OnnxImporter::createI64Constant(Location loc, ArrayRef<int64_t> values,
+                                      ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, builder.getI64Type());
+  return ConstantOp::create(
+      builder, loc, type,
+      cast<ElementsAttr>(DenseElementsAttr::get(type, values)));
+}
+
 Value OnnxImporter::createReshape(Location loc, Value value,
                                   ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(value.getType());
@@ -344,7 +365,10 @@ void OnnxImporter::registerOpImporters(OpImporterRegistry &registry) {
   registerConvPoolImporters(registry);
   registerDataMovementImporters(registry);
   registerElementwiseImporters(registry);
+  registerLossImporters(registry);
   registerNormalizationImporters(registry);
   registerReductionImporters(registry);
+  registerResizeImporters(registry);
   registerShapeImporters(registry);
+  registerSignalImporters(registry);
 }

@@ -235,6 +235,287 @@ static Value lowerScalar(ClipOp op, OpBuilder &b, Location loc,
   return x;
 }
 
+static Value lowerScalar(GreaterOrEqualOp, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  return createCompare(b, loc, args[0], args[1], arith::CmpFPredicate::OGE,
+                       arith::CmpIPredicate::sge, arith::CmpIPredicate::uge);
+}
+
+static Value lowerScalar(LessOrEqualOp, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  return createCompare(b, loc, args[0], args[1], arith::CmpFPredicate::OLE,
+                       arith::CmpIPredicate::sle, arith::CmpIPredicate::ule);
+}
+
+static Value lowerScalar(OrOp, OpBuilder &b, Location loc, ValueRange args) {
+  return arith::OrIOp::create(b, loc, args[0], args[1]);
+}
+
+static Value lowerScalar(XorOp, OpBuilder &b, Location loc, ValueRange args) {
+  return arith::XOrIOp::create(b, loc, args[0], args[1]);
+}
+
+static Value lowerScalar(MaxOp, OpBuilder &b, Location loc, ValueRange args) {
+  return createMax(b, loc, args[0], args[1]);
+}
+
+static Value lowerScalar(MinOp, OpBuilder &b, Location loc, ValueRange args) {
+  return createMin(b, loc, args[0], args[1]);
+}
+
+/// fmod: the remainder has the dividend's sign (C fmod, arith.rem*). Integer
+/// mod (no fmod): the divisor's sign, r + b when r and b differ in sign.
+static Value lowerScalar(ModOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Value x = args[0], y = args[1];
+  Type type = x.getType();
+  if (isa<FloatType>(type))
+    return arith::RemFOp::create(b, loc, x, y);
+  if (isUnsignedOrBool(type))
+    return arith::RemUIOp::create(b, loc, x, y);
+  Value r = arith::RemSIOp::create(b, loc, x, y);
+  if (op.getFmod())
+    return r;
+  Value zero = createConstant(b, loc, type, 0.0);
+  Value nonZero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, r, zero);
+  Value rNeg =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, zero);
+  Value yNeg =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, y, zero);
+  Value differ = arith::XOrIOp::create(b, loc, rNeg, yNeg);
+  Value adjust = arith::AndIOp::create(b, loc, nonZero, differ);
+  return arith::SelectOp::create(b, loc, adjust,
+                                 arith::AddIOp::create(b, loc, r, y), r);
+}
+
+/// x < 0 ? slope * x : x.
+static Value lowerScalar(PReluOp, OpBuilder &b, Location loc, ValueRange args) {
+  Value x = args[0];
+  Value negative =
+      createCompare(b, loc, x, createConstant(b, loc, x.getType(), 0.0),
+                    arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt,
+                    arith::CmpIPredicate::ult);
+  return arith::SelectOp::create(b, loc, negative,
+                                 createMul(b, loc, args[1], x), x);
+}
+
+static Value lowerScalar(SinOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::SinOp::create(b, loc, args[0]);
+}
+static Value lowerScalar(CosOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::CosOp::create(b, loc, args[0]);
+}
+static Value lowerScalar(TanOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::TanOp::create(b, loc, args[0]);
+}
+static Value lowerScalar(AsinOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::AsinOp::create(b, loc, args[0]);
+}
+static Value lowerScalar(AcosOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::AcosOp::create(b, loc, args[0]);
+}
+static Value lowerScalar(AtanOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::AtanOp::create(b, loc, args[0]);
+}
+static Value lowerScalar(SinhOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::SinhOp::create(b, loc, args[0]);
+}
+static Value lowerScalar(CoshOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::CoshOp::create(b, loc, args[0]);
+}
+static Value lowerScalar(AsinhOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::AsinhOp::create(b, loc, args[0]);
+}
+static Value lowerScalar(AcoshOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::AcoshOp::create(b, loc, args[0]);
+}
+static Value lowerScalar(AtanhOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::AtanhOp::create(b, loc, args[0]);
+}
+static Value lowerScalar(FloorOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::FloorOp::create(b, loc, args[0]);
+}
+static Value lowerScalar(CeilOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::CeilOp::create(b, loc, args[0]);
+}
+/// Halves round to even, as ONNX Round does.
+static Value lowerScalar(RoundOp, OpBuilder &b, Location loc, ValueRange args) {
+  return math::RoundEvenOp::create(b, loc, args[0]);
+}
+
+/// x > 0 ? 1 : x < 0 ? -1 : x (zero, or NaN for floats).
+static Value lowerScalar(SignOp, OpBuilder &b, Location loc, ValueRange args) {
+  Value x = args[0];
+  Type type = x.getType();
+  Value zero = createConstant(b, loc, type, 0.0);
+  Value positive =
+      createCompare(b, loc, x, zero, arith::CmpFPredicate::OGT,
+                    arith::CmpIPredicate::sgt, arith::CmpIPredicate::ugt);
+  Value negative =
+      createCompare(b, loc, x, zero, arith::CmpFPredicate::OLT,
+                    arith::CmpIPredicate::slt, arith::CmpIPredicate::ult);
+  Value rest =
+      isUnsignedOrBool(type)
+          ? x
+          : Value(arith::SelectOp::create(
+                b, loc, negative, createConstant(b, loc, type, -1.0), x));
+  return arith::SelectOp::create(b, loc, positive,
+                                 createConstant(b, loc, type, 1.0), rest);
+}
+
+static Value lowerScalar(IsNaNOp, OpBuilder &b, Location loc, ValueRange args) {
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, args[0],
+                               args[0]);
+}
+
+static Value lowerScalar(IsInfOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Value x = args[0];
+  Type type = x.getType();
+  Value result = createConstant(b, loc, b.getI1Type(), 0.0);
+  if (op.getDetectPositive())
+    result = arith::OrIOp::create(
+        b, loc, result,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
+                              createConstant(b, loc, type, INFINITY)));
+  if (op.getDetectNegative())
+    result = arith::OrIOp::create(
+        b, loc, result,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
+                              createConstant(b, loc, type, -INFINITY)));
+  return result;
+}
+
+/// alpha * (exp(x) - 1), with expm1 for accuracy near 0.
+static Value createExpm1Scaled(OpBuilder &b, Location loc, Value x,
+                               double alpha) {
+  Value e = math::ExpM1Op::create(b, loc, x);
+  return arith::MulFOp::create(b, loc,
+                               createConstant(b, loc, x.getType(), alpha), e);
+}
+
+/// x < 0 ? alpha * (exp(x) - 1) : x.
+static Value lowerScalar(EluOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Value x = args[0];
+  Value negative =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                            createConstant(b, loc, x.getType(), 0.0));
+  return arith::SelectOp::create(
+      b, loc, negative,
+      createExpm1Scaled(b, loc, x, op.getAlpha().convertToDouble()), x);
+}
+
+/// gamma * (x <= 0 ? alpha * (exp(x) - 1) : x).
+static Value lowerScalar(SeluOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Value x = args[0];
+  Type type = x.getType();
+  Value nonPositive = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OLE, x, createConstant(b, loc, type, 0.0));
+  Value inner = arith::SelectOp::create(
+      b, loc, nonPositive,
+      createExpm1Scaled(b, loc, x, op.getAlpha().convertToDouble()), x);
+  return arith::MulFOp::create(
+      b, loc, createConstant(b, loc, type, op.getGamma().convertToDouble()),
+      inner);
+}
+
+/// max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+static Value lowerScalar(CeluOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Value x = args[0];
+  Type type = x.getType();
+  double alpha = op.getAlpha().convertToDouble();
+  Value zero = createConstant(b, loc, type, 0.0);
+  Value scaled =
+      arith::DivFOp::create(b, loc, x, createConstant(b, loc, type, alpha));
+  Value negativePart =
+      createMin(b, loc, zero, createExpm1Scaled(b, loc, scaled, alpha));
+  return arith::AddFOp::create(b, loc, createMax(b, loc, zero, x),
+                               negativePart);
+}
+
+/// max(0, min(1, alpha * x + beta)).
+static Value createHardSigmoid(OpBuilder &b, Location loc, Value x,
+                               double alpha, double beta) {
+  Type type = x.getType();
+  Value linear = arith::AddFOp::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, createConstant(b, loc, type, alpha), x),
+      createConstant(b, loc, type, beta));
+  return createMax(
+      b, loc, createConstant(b, loc, type, 0.0),
+      createMin(b, loc, createConstant(b, loc, type, 1.0), linear));
+}
+
+static Value lowerScalar(HardSigmoidOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  return createHardSigmoid(b, loc, args[0], op.getAlpha().convertToDouble(),
+                           op.getBeta().convertToDouble());
+}
+
+/// x * HardSigmoid(x) with alpha 1/6, beta 1/2.
+static Value lowerScalar(HardSwishOp, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  return arith::MulFOp::create(
+      b, loc, args[0], createHardSigmoid(b, loc, args[0], 1.0 / 6.0, 0.5));
+}
+
+/// log(exp(x) + 1) computed as max(x, 0) + log1p(exp(-|x|)), which neither
+/// overflows nor loses the small values.
+static Value lowerScalar(SoftplusOp, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Value x = args[0];
+  Type type = x.getType();
+  Value negAbs = arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x));
+  Value tail =
+      math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, negAbs));
+  return arith::AddFOp::create(
+      b, loc, createMax(b, loc, x, createConstant(b, loc, type, 0.0)), tail);
+}
+
+/// x / (1 + |x|).
+static Value lowerScalar(SoftsignOp, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Value x = args[0];
+  Value denominator =
+      arith::AddFOp::create(b, loc, createConstant(b, loc, x.getType(), 1.0),
+                            math::AbsFOp::create(b, loc, x));
+  return arith::DivFOp::create(b, loc, x, denominator);
+}
+
+/// x > alpha ? x : 0.
+static Value lowerScalar(ThresholdedReluOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Value x = args[0];
+  Type type = x.getType();
+  Value above = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OGT, x,
+      createConstant(b, loc, type, op.getAlpha().convertToDouble()));
+  return arith::SelectOp::create(b, loc, above, x,
+                                 createConstant(b, loc, type, 0.0));
+}
+
+/// x < -lambd ? x + bias : x > lambd ? x - bias : 0.
+static Value lowerScalar(ShrinkOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  Value x = args[0];
+  Type type = x.getType();
+  double lambd = op.getLambd().convertToDouble();
+  Value bias = createConstant(b, loc, type, op.getBias().convertToDouble());
+  Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                      createConstant(b, loc, type, -lambd));
+  Value above = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                      createConstant(b, loc, type, lambd));
+  Value upper = arith::SelectOp::create(b, loc, above,
+                                        arith::SubFOp::create(b, loc, x, bias),
+                                        createConstant(b, loc, type, 0.0));
+  return arith::SelectOp::create(b, loc, below,
+                                 arith::AddFOp::create(b, loc, x, bias), upper);
+}
+
 /// ONNX Cast: float to integer truncates toward zero, to bool is `x != 0`,
 /// from bool is 0 or 1.
 static Value createCast(OpBuilder &b, Location loc, Value x, Type to) {
@@ -327,8 +608,39 @@ void tolinalg::populateElementwisePatterns(RewritePatternSet &patterns) {
                ElementwiseLowering<MulOp>, ElementwiseLowering<NegOp>,
                ElementwiseLowering<PowOp>, ElementwiseLowering<ReluOp>,
                ElementwiseLowering<SubOp>, ElementwiseLowering<WhereOp>>(ctx);
+  patterns.add<ElementwiseLowering<GreaterOrEqualOp>,
+               ElementwiseLowering<LessOrEqualOp>, ElementwiseLowering<MaxOp>,
+               ElementwiseLowering<MinOp>, ElementwiseLowering<ModOp>,
+               ElementwiseLowering<PReluOp>, ElementwiseLowering<SignOp>>(ctx);
   patterns.add<ElementwiseLowering<AndOp, Elements::Bool>,
-               ElementwiseLowering<NotOp, Elements::Bool>>(ctx);
+               ElementwiseLowering<NotOp, Elements::Bool>,
+               ElementwiseLowering<OrOp, Elements::Bool>,
+               ElementwiseLowering<XorOp, Elements::Bool>>(ctx);
+  patterns.add<ElementwiseLowering<SinOp, Elements::Float>,
+               ElementwiseLowering<CosOp, Elements::Float>,
+               ElementwiseLowering<TanOp, Elements::Float>,
+               ElementwiseLowering<AsinOp, Elements::Float>,
+               ElementwiseLowering<AcosOp, Elements::Float>,
+               ElementwiseLowering<AtanOp, Elements::Float>,
+               ElementwiseLowering<SinhOp, Elements::Float>,
+               ElementwiseLowering<CoshOp, Elements::Float>,
+               ElementwiseLowering<AsinhOp, Elements::Float>,
+               ElementwiseLowering<AcoshOp, Elements::Float>,
+               ElementwiseLowering<AtanhOp, Elements::Float>,
+               ElementwiseLowering<FloorOp, Elements::Float>,
+               ElementwiseLowering<CeilOp, Elements::Float>,
+               ElementwiseLowering<RoundOp, Elements::Float>,
+               ElementwiseLowering<IsNaNOp, Elements::Float>,
+               ElementwiseLowering<IsInfOp, Elements::Float>,
+               ElementwiseLowering<EluOp, Elements::Float>,
+               ElementwiseLowering<SeluOp, Elements::Float>,
+               ElementwiseLowering<CeluOp, Elements::Float>,
+               ElementwiseLowering<HardSigmoidOp, Elements::Float>,
+               ElementwiseLowering<HardSwishOp, Elements::Float>,
+               ElementwiseLowering<SoftplusOp, Elements::Float>,
+               ElementwiseLowering<SoftsignOp, Elements::Float>,
+               ElementwiseLowering<ThresholdedReluOp, Elements::Float>,
+               ElementwiseLowering<ShrinkOp, Elements::Float>>(ctx);
   patterns.add<ElementwiseLowering<ErfOp, Elements::Float>,
                ElementwiseLowering<ExpOp, Elements::Float>,
                ElementwiseLowering<GeluOp, Elements::Float>,

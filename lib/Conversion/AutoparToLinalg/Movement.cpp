@@ -235,10 +235,179 @@ struct GatherLowering : public OpConversionPattern<GatherOp> {
   }
 };
 
+/// The i64 index `index` (any integer width) wrapped when negative, checked
+/// against `size` with `cf.assert` (`message`) and clamped into range, as an
+/// `index` value.
+static Value wrapAndCheckIndex(OpBuilder &b, Location l, Value index,
+                               int64_t size, StringRef message) {
+  Type i64 = b.getI64Type();
+  unsigned width = index.getType().getIntOrFloatBitWidth();
+  if (width < 64)
+    index = arith::ExtSIOp::create(b, l, i64, index);
+  else if (width > 64)
+    index = arith::TruncIOp::create(b, l, i64, index);
+  Value zero = createConstant(b, l, i64, 0.0);
+  Value sizeValue = createConstant(b, l, i64, static_cast<double>(size));
+  Value negative =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::SelectOp::create(
+      b, l, negative, arith::AddIOp::create(b, l, index, sizeValue), index);
+  // Unsigned: a wrapped index still negative is out of range too.
+  Value inRange = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                        wrapped, sizeValue);
+  cf::AssertOp::create(b, l, inRange, message);
+  Value safe = arith::SelectOp::create(b, l, inRange, wrapped, zero);
+  return arith::IndexCastOp::create(b, l, b.getIndexType(), safe);
+}
+
+/// A generic over the result (the shape of the indices) extracting from the
+/// data at the result's coordinates with the axis coordinate read from the
+/// indices (wrapped, range-checked, clamped).
+struct GatherElementsLowering : public OpConversionPattern<GatherElementsOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(GatherElementsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    auto indicesType = cast<RankedTensorType>(indices.getType());
+    if (!isa<IntegerType>(indicesType.getElementType()))
+      return rewriter.notifyMatchFailure(op, "indices must be integers");
+    auto type = cast<RankedTensorType>(op.getType());
+    Location loc = op.getLoc();
+    int64_t axis = op.getAxis();
+    int64_t size = dataType.getDimSize(axis);
+
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    os << "gather_elements";
+    if (std::string node = getOnnxNodeName(op); !node.empty())
+      os << " '" << node << "'";
+    os << ": index out of range [-" << size << ", " << size << ") on axis "
+       << axis << " of data " << dataType;
+
+    Value result = buildGeneric(
+        rewriter, loc, type, ValueRange{indices},
+        {rewriter.getMultiDimIdentityMap(type.getRank())},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < type.getRank(); ++d)
+            coords.push_back(
+                d == axis ? wrapAndCheckIndex(b, l, args[0], size, message)
+                          : Value(linalg::IndexOp::create(b, l, d)));
+          return tensor::ExtractOp::create(b, l, data, coords);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// A generic over the result: result coordinate i of a dimension reads
+/// input coordinate i - begin, mapped into range by the mode (edge: clamped,
+/// reflect: mirrored without repeating the edge, wrap: modulo the size);
+/// in constant mode a coordinate out of range gives the pad value. Negative
+/// pads crop through the same arithmetic.
+struct PadLowering : public OpConversionPattern<PadOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(PadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value input = adaptor.getInput(), padValue = adaptor.getValue();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    auto type = cast<RankedTensorType>(op.getType());
+    Type element = type.getElementType();
+    if (!element.isIntOrFloat())
+      return rewriter.notifyMatchFailure(op, "unsupported element type");
+    Location loc = op.getLoc();
+    int64_t rank = type.getRank();
+    ArrayRef<int64_t> pads = op.getPads();
+    StringRef mode = op.getMode();
+    bool constantMode = mode == "constant";
+
+    // The scalar pad value (constant mode only).
+    Value scalar;
+    if (constantMode) {
+      if (padValue) {
+        auto valueType = cast<RankedTensorType>(padValue.getType());
+        SmallVector<Value> zeros(
+            valueType.getRank(),
+            arith::ConstantIndexOp::create(rewriter, loc, 0));
+        scalar = tensor::ExtractOp::create(rewriter, loc, padValue, zeros);
+      } else {
+        scalar = createConstant(rewriter, loc, element, 0.0);
+      }
+      // Nothing to read from an empty input: the result is all padding.
+      if (inputType.getNumElements() == 0) {
+        rewriter.replaceOp(op, createFilled(rewriter, loc, type, scalar));
+        return success();
+      }
+    }
+
+    Value result = buildGeneric(
+        rewriter, loc, type, ValueRange{}, {},
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          auto cst = [&](int64_t v) -> Value {
+            return arith::ConstantIndexOp::create(b, l, v);
+          };
+          Value inside;
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d) {
+            int64_t size = inputType.getDimSize(d);
+            Value i = linalg::IndexOp::create(b, l, d);
+            if (pads[d] != 0)
+              i = arith::SubIOp::create(b, l, i, cst(pads[d]));
+            if (pads[d] == 0 && pads[rank + d] <= 0) {
+              coords.push_back(i); // Always in range.
+              continue;
+            }
+            Value coord;
+            if (mode == "reflect" && size > 1) {
+              // Period 2 (size - 1): 0 1 .. size-1 size-2 .. 1.
+              int64_t period = 2 * (size - 1);
+              Value m = arith::RemSIOp::create(b, l, i, cst(period));
+              Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                                m, cst(0));
+              m = arith::SelectOp::create(
+                  b, l, neg, arith::AddIOp::create(b, l, m, cst(period)), m);
+              Value high = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::sge, m, cst(size));
+              coord = arith::SelectOp::create(
+                  b, l, high, arith::SubIOp::create(b, l, cst(period), m), m);
+            } else if (mode == "wrap") {
+              Value m = arith::RemSIOp::create(b, l, i, cst(size));
+              Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                                m, cst(0));
+              coord = arith::SelectOp::create(
+                  b, l, neg, arith::AddIOp::create(b, l, m, cst(size)), m);
+            } else {
+              // edge (and reflect of a size-1 dimension) clamps; constant
+              // clamps for a safe read and selects the value outside.
+              coord = arith::MaxSIOp::create(
+                  b, l, arith::MinSIOp::create(b, l, i, cst(size - 1)), cst(0));
+              if (constantMode) {
+                Value in = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                                 i, coord);
+                inside = inside ? arith::AndIOp::create(b, l, inside, in) : in;
+              }
+            }
+            coords.push_back(coord);
+          }
+          Value read = tensor::ExtractOp::create(b, l, input, coords);
+          if (!inside)
+            return read;
+          return arith::SelectOp::create(b, l, inside, read, scalar);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void tolinalg::populateMovementPatterns(RewritePatternSet &patterns) {
-  patterns.add<ConcatLowering, ExpandLowering, GatherLowering, ReshapeLowering,
-               SliceLowering, SplitLowering, TransposeLowering>(
-      patterns.getContext());
+  patterns.add<ConcatLowering, ExpandLowering, GatherElementsLowering,
+               GatherLowering, PadLowering, ReshapeLowering, SliceLowering,
+               SplitLowering, TransposeLowering>(patterns.getContext());
 }

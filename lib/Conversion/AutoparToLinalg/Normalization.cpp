@@ -45,6 +45,36 @@ static Value maxOver(OpBuilder &b, Location loc, Value input,
                         });
 }
 
+/// The highest value of `type`: +inf for floats, the maximum of integers.
+static Value createHighest(OpBuilder &b, Location loc, Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(
+        b, loc,
+        b.getFloatAttr(floatType, APFloat::getInf(floatType.getFloatSemantics(),
+                                                  /*Negative=*/false)));
+  auto intType = cast<IntegerType>(type);
+  unsigned width = intType.getWidth();
+  APInt highest = intType.isUnsigned() || width == 1
+                      ? APInt::getMaxValue(width)
+                      : APInt::getSignedMaxValue(width);
+  return arith::ConstantOp::create(b, loc, IntegerAttr::get(type, highest));
+}
+
+static Value minOver(OpBuilder &b, Location loc, Value input,
+                     ArrayRef<int64_t> axes) {
+  Type element = getElementTypeOrSelf(input.getType());
+  return buildReduction(b, loc, input, axes, createHighest(b, loc, element),
+                        [](OpBuilder &nb, Location nl, ValueRange args) {
+                          return createMin(nb, nl, args[1], args[0]);
+                        });
+}
+
+/// Applies `fn` to every element of `value`.
+static Value mapElements(OpBuilder &b, Location loc, Value value, ScalarFn fn) {
+  return buildBroadcastGeneric(b, loc, cast<RankedTensorType>(value.getType()),
+                               ValueRange{value}, fn);
+}
+
 /// Number of elements of `type` along `axes`.
 static int64_t countAlong(RankedTensorType type, ArrayRef<int64_t> axes) {
   int64_t count = 1;
@@ -264,12 +294,199 @@ struct ReduceLowering : public OpConversionPattern<OpTy> {
   }
 };
 
+/// The other reductions: min, product, L1 (sum of |x|), sum of squares, L2
+/// (the square root of that), log of the sum, and log-sum-exp (the maximum
+/// m taken out first: m + log(sum(exp(x - m))), with m = 0 when infinite,
+/// so that no overflow occurs and infinities give what the formula does).
+template <typename OpTy>
+struct OtherReduceLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value x = adaptor.getInput();
+    auto type = cast<RankedTensorType>(x.getType());
+    Type element = type.getElementType();
+    constexpr bool floatOnly = std::is_same_v<OpTy, ReduceL2Op> ||
+                               std::is_same_v<OpTy, ReduceLogSumOp> ||
+                               std::is_same_v<OpTy, ReduceLogSumExpOp>;
+    if (floatOnly ? !isa<FloatType>(element) : !element.isIntOrFloat())
+      return rewriter.notifyMatchFailure(op, "unsupported element type");
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> axes = op.getAxes();
+    Value zero = createConstant(rewriter, loc, element, 0.0);
+    auto sumOf = [&](ScalarFn term) {
+      return buildReduction(rewriter, loc, x, axes, zero,
+                            [&](OpBuilder &b, Location l, ValueRange args) {
+                              return createAdd(b, l, args[1],
+                                               term(b, l, args.take_front()));
+                            });
+    };
+    auto square = [](OpBuilder &b, Location l, ValueRange args) {
+      return createMul(b, l, args[0], args[0]);
+    };
+    Value result;
+    if constexpr (std::is_same_v<OpTy, ReduceMinOp>) {
+      result = minOver(rewriter, loc, x, axes);
+    } else if constexpr (std::is_same_v<OpTy, ReduceProdOp>) {
+      result = buildReduction(rewriter, loc, x, axes,
+                              createConstant(rewriter, loc, element, 1.0),
+                              [](OpBuilder &b, Location l, ValueRange args) {
+                                return createMul(b, l, args[1], args[0]);
+                              });
+    } else if constexpr (std::is_same_v<OpTy, ReduceL1Op>) {
+      result = sumOf([](OpBuilder &b, Location l, ValueRange args) -> Value {
+        if (isa<FloatType>(args[0].getType()))
+          return math::AbsFOp::create(b, l, args[0]);
+        return math::AbsIOp::create(b, l, args[0]);
+      });
+    } else if constexpr (std::is_same_v<OpTy, ReduceSumSquareOp>) {
+      result = sumOf(square);
+    } else if constexpr (std::is_same_v<OpTy, ReduceL2Op>) {
+      result = mapElements(rewriter, loc, sumOf(square),
+                           [](OpBuilder &b, Location l, ValueRange args) {
+                             return math::SqrtOp::create(b, l, args[0]);
+                           });
+    } else if constexpr (std::is_same_v<OpTy, ReduceLogSumOp>) {
+      result = mapElements(rewriter, loc, sumOver(rewriter, loc, x, axes),
+                           [](OpBuilder &b, Location l, ValueRange args) {
+                             return math::LogOp::create(b, l, args[0]);
+                           });
+    } else {
+      static_assert(std::is_same_v<OpTy, ReduceLogSumExpOp>);
+      // m' = isinf(m) ? 0 : m, so that x - m' is never inf - inf.
+      Value max = mapElements(
+          rewriter, loc, maxOver(rewriter, loc, x, axes),
+          [](OpBuilder &b, Location l, ValueRange args) -> Value {
+            Value m = args[0];
+            Type t = m.getType();
+            Value isInf = arith::CmpFOp::create(
+                b, l, arith::CmpFPredicate::OEQ, math::AbsFOp::create(b, l, m),
+                createConstant(b, l, t, INFINITY));
+            return arith::SelectOp::create(b, l, isInf,
+                                           createConstant(b, l, t, 0.0), m);
+          });
+      AffineMap dropped =
+          getDroppedDimsMap(type.getRank(), axes, rewriter.getContext());
+      Value shifted = buildGeneric(
+          rewriter, loc, type, ValueRange{x, max},
+          {rewriter.getMultiDimIdentityMap(type.getRank()), dropped},
+          [](OpBuilder &b, Location l, ValueRange args) -> Value {
+            return math::ExpOp::create(
+                b, l, arith::SubFOp::create(b, l, args[0], args[1]));
+          });
+      Value sum = sumOver(rewriter, loc, shifted, axes);
+      result = buildBroadcastGeneric(
+          rewriter, loc, cast<RankedTensorType>(sum.getType()),
+          ValueRange{sum, max},
+          [](OpBuilder &b, Location l, ValueRange args) -> Value {
+            return arith::AddFOp::create(
+                b, l, math::LogOp::create(b, l, args[0]), args[1]);
+          });
+    }
+    rewriter.replaceOp(op, createReshape(rewriter, loc, result,
+                                         cast<RankedTensorType>(op.getType())));
+    return success();
+  }
+};
+
+/// ArgMax / ArgMin: one reduction generic along the axis carrying the best
+/// value and its index. A later element wins when strictly better (first
+/// index) or better or equal (`select_last_index`); a NaN beats every
+/// number, as in numpy.
+template <typename OpTy>
+struct ArgReduceLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    constexpr bool isMax = std::is_same_v<OpTy, ArgMaxOp>;
+    Value x = adaptor.getInput();
+    auto type = cast<RankedTensorType>(x.getType());
+    Type element = type.getElementType();
+    if (!element.isIntOrFloat())
+      return rewriter.notifyMatchFailure(op, "unsupported element type");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t axis = op.getAxis();
+    bool last = op.getSelectLastIndex();
+    unsigned rank = type.getRank();
+    SmallVector<int64_t> shape;
+    SmallVector<utils::IteratorType> iterators;
+    for (unsigned d = 0; d < rank; ++d) {
+      iterators.push_back((int64_t)d == axis ? utils::IteratorType::reduction
+                                             : utils::IteratorType::parallel);
+      if ((int64_t)d != axis)
+        shape.push_back(type.getDimSize(d));
+    }
+    auto valueType = RankedTensorType::get(shape, element);
+    auto indexType = RankedTensorType::get(shape, rewriter.getI64Type());
+    Value initValue =
+        createFilled(rewriter, loc, valueType,
+                     isMax ? createLowest(rewriter, loc, element)
+                           : createHighest(rewriter, loc, element));
+    Value initIndex =
+        createFilled(rewriter, loc, indexType,
+                     createConstant(rewriter, loc, rewriter.getI64Type(), 0.0));
+    AffineMap dropped = getDroppedDimsMap(rank, {axis}, ctx);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{valueType, indexType}, ValueRange{x},
+        ValueRange{initValue, initIndex},
+        {rewriter.getMultiDimIdentityMap(rank), dropped, dropped}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value v = args[0], best = args[1], bestIndex = args[2];
+          Value better;
+          if (isa<FloatType>(element)) {
+            arith::CmpFPredicate strict =
+                isMax ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT;
+            arith::CmpFPredicate orEqual =
+                isMax ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OLE;
+            better =
+                arith::CmpFOp::create(b, l, last ? orEqual : strict, v, best);
+            Value vNaN =
+                arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, v, v);
+            Value nanWins = vNaN;
+            if (!last) {
+              Value bestNumber = arith::CmpFOp::create(
+                  b, l, arith::CmpFPredicate::ORD, best, best);
+              nanWins = arith::AndIOp::create(b, l, vNaN, bestNumber);
+            }
+            better = arith::OrIOp::create(b, l, better, nanWins);
+          } else {
+            arith::CmpIPredicate strict =
+                isMax ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt;
+            arith::CmpIPredicate orEqual =
+                isMax ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle;
+            better =
+                arith::CmpIOp::create(b, l, last ? orEqual : strict, v, best);
+          }
+          Value index = arith::IndexCastOp::create(
+              b, l, b.getI64Type(), linalg::IndexOp::create(b, l, axis));
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{
+                  arith::SelectOp::create(b, l, better, v, best),
+                  arith::SelectOp::create(b, l, better, index, bestIndex)});
+        });
+    rewriter.replaceOp(op, createReshape(rewriter, loc, generic.getResult(1),
+                                         cast<RankedTensorType>(op.getType())));
+    return success();
+  }
+};
+
 } // namespace
 
 void tolinalg::populateNormalizationPatterns(RewritePatternSet &patterns) {
   patterns
       .add<BatchNormLowering, LayerNormLowering, ReduceLowering<ReduceMaxOp>,
            ReduceLowering<ReduceMeanOp>, ReduceLowering<ReduceSumOp>,
-           SoftmaxLowering<LogSoftmaxOp>, SoftmaxLowering<SoftmaxOp>>(
-          patterns.getContext());
+           SoftmaxLowering<LogSoftmaxOp>, SoftmaxLowering<SoftmaxOp>,
+           OtherReduceLowering<ReduceMinOp>, OtherReduceLowering<ReduceProdOp>,
+           OtherReduceLowering<ReduceL1Op>, OtherReduceLowering<ReduceL2Op>,
+           OtherReduceLowering<ReduceLogSumOp>,
+           OtherReduceLowering<ReduceLogSumExpOp>,
+           OtherReduceLowering<ReduceSumSquareOp>, ArgReduceLowering<ArgMaxOp>,
+           ArgReduceLowering<ArgMinOp>>(patterns.getContext());
 }

@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::autopar;
@@ -37,6 +38,15 @@ void OnnxImporter::registerDataMovementImporters(OpImporterRegistry &registry) {
   registry.add("Gather", 1, &OnnxImporter::importGather);
   registry.add("Expand", 1, &OnnxImporter::importExpand);
   registry.add("Dropout", 1, &OnnxImporter::importDropout);
+  registry.add("GatherElements", 11, &OnnxImporter::importGatherElements);
+  registry.add("Pad", 2, &OnnxImporter::importPad);
+  registry.add("Tile", 6, &OnnxImporter::importTile);
+  registry.add("DepthToSpace", 1, &OnnxImporter::importDepthToSpace);
+  registry.add("SpaceToDepth", 1, &OnnxImporter::importSpaceToDepth);
+  registry.add("OneHot", 9, &OnnxImporter::importOneHot);
+  registry.add("Trilu", 14, &OnnxImporter::importTrilu);
+  registry.add("Compress", 9, &OnnxImporter::importCompress);
+  registry.add("ReverseSequence", 10, &OnnxImporter::importReverseSequence);
 }
 
 LogicalResult OnnxImporter::importIdentity(const NodeRef &ref, Location loc) {
@@ -474,9 +484,21 @@ LogicalResult OnnxImporter::importDropout(const NodeRef &ref, Location loc) {
         requireKnown(ref, 2, "training_mode");
     if (failed(training))
       return failure();
-    if ((*training)->getNumElements() != 1 || (*training)->getInt(0) != 0)
-      return emitError(ref) << "training_mode must be false; only inference "
-                               "is supported";
+    if ((*training)->getNumElements() != 1)
+      return emitError(ref) << "input 2 ('training_mode') must be a scalar";
+    // Training with a zero ratio drops nothing: the same as inference.
+    bool zeroRatio = false;
+    if (hasInput(ref, 1)) {
+      FailureOr<const ConstTensor *> ratio = requireKnown(ref, 1, "ratio");
+      if (failed(ratio))
+        return failure();
+      zeroRatio =
+          (*ratio)->getNumElements() == 1 && (*ratio)->getDouble(0) == 0.0;
+    }
+    if ((*training)->getInt(0) != 0 && !zeroRatio)
+      return emitError(ref) << "training_mode with a non-zero ratio drops "
+                               "random elements; only inference (or a zero "
+                               "ratio) is supported";
   }
   LogicalResult output = knownInput(ref, 0)
                              ? setKnownOutput(ref, 0, *knownInput(ref, 0), loc)
@@ -494,4 +516,427 @@ LogicalResult OnnxImporter::importDropout(const NodeRef &ref, Location loc) {
                                   cast<ElementsAttr>(DenseElementsAttr::get(
                                       maskType, ArrayRef<Attribute>(one))));
   return setOutput(ref, 1, mask);
+}
+
+LogicalResult OnnxImporter::importGatherElements(const NodeRef &ref,
+                                                 Location loc) {
+  if (failed(checkNode(ref, 2, 2, {"axis"})) ||
+      failed(checkInputType(ref, 1, kIndices)))
+    return failure();
+  FailureOr<int64_t> axisAttr = intAttr(ref, "axis", 0);
+  if (failed(axisAttr))
+    return failure();
+  FailureOr<int64_t> axis =
+      normalizeAxis(ref, *axisAttr, inputType(ref, 0).getRank());
+  if (failed(axis))
+    return failure();
+  GatherElementsOp::Properties props;
+  props.setAxis(builder.getI64IntegerAttr(*axis));
+  FailureOr<Value> result = createOp<GatherElementsOp>(
+      ref, loc, {input(ref, 0), input(ref, 1)}, props);
+  return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+/// Pad: opset 2 takes `pads` and `value` as attributes; from opset 11 the
+/// pads (constant) and the constant value (a scalar, which may be computed
+/// at run time) are inputs; from 18 an `axes` input (constant) names the
+/// padded dimensions.
+LogicalResult OnnxImporter::importPad(const NodeRef &ref, Location loc) {
+  bool asInputs = ref.opset >= 11;
+  if (failed(asInputs ? checkNode(ref, 2, ref.opset >= 18 ? 4 : 3, {"mode"})
+                      : checkNode(ref, 1, 1, {"mode", "pads", "value"})) ||
+      failed(checkInputType(ref, 0, kNumeric)))
+    return failure();
+  FailureOr<std::string> mode = stringAttr(ref, "mode", "constant");
+  if (failed(mode))
+    return failure();
+  if (*mode != "constant" && *mode != "reflect" && *mode != "edge" &&
+      !(*mode == "wrap" && ref.opset >= 19))
+    return emitError(ref) << "unsupported pad mode '" << *mode
+                          << "'; supported: constant, reflect, edge"
+                          << (ref.opset >= 19 ? ", wrap" : "");
+  Value x = input(ref, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  FailureOr<SmallVector<int64_t>> given =
+      asInputs ? requireKnownInts(ref, 1, "pads") : intsAttr(ref, "pads", {});
+  if (failed(given))
+    return failure();
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (asInputs && hasInput(ref, 3)) {
+    FailureOr<SmallVector<int64_t>> values = requireKnownInts(ref, 3, "axes");
+    if (failed(values))
+      return failure();
+    axes.clear();
+    for (int64_t a : *values) {
+      FailureOr<int64_t> axis = normalizeAxis(ref, a, rank);
+      if (failed(axis))
+        return failure();
+      if (llvm::is_contained(axes, *axis))
+        return emitError(ref) << "axis " << a << " of 'axes' is repeated";
+      axes.push_back(*axis);
+    }
+  }
+  int64_t n = axes.size();
+  if ((int64_t)given->size() != 2 * n)
+    return emitError(ref) << "'pads' needs " << 2 * n
+                          << " values (begin and end of " << n << " axes), got "
+                          << given->size();
+  SmallVector<int64_t> pads(2 * rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    pads[axes[i]] = (*given)[i];
+    pads[rank + axes[i]] = (*given)[n + i];
+  }
+  SmallVector<Value> operands = {x};
+  if (*mode == "constant") {
+    if (asInputs && hasInput(ref, 2)) {
+      RankedTensorType valueType = inputType(ref, 2);
+      if (valueType.getNumElements() != 1)
+        return emitError(ref) << "input 2 ('constant_value') must be a scalar, "
+                                 "got shape "
+                              << formatShape(valueType.getShape());
+      operands.push_back(input(ref, 2));
+    } else if (!asInputs && findAttr(ref, "value")) {
+      FailureOr<float> value = floatAttr(ref, "value", 0.0f);
+      if (failed(value))
+        return failure();
+      operands.push_back(
+          createScalarConstant(loc, type.getElementType(), *value));
+    }
+  }
+  PadOp::Properties props;
+  props.setPads(builder.getDenseI64ArrayAttr(pads));
+  props.setMode(builder.getStringAttr(*mode));
+  FailureOr<Value> result = createOp<PadOp>(ref, loc, operands, props);
+  return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+/// Tile as a broadcast: X of shape [d0, d1, ..] is viewed as [1, d0, 1, d1,
+/// ..], expanded to [r0, d0, r1, d1, ..] and viewed as [r0 d0, r1 d1, ..].
+LogicalResult OnnxImporter::importTile(const NodeRef &ref, Location loc) {
+  if (failed(checkNode(ref, 2, 2, {})))
+    return failure();
+  FailureOr<SmallVector<int64_t>> repeats = requireKnownInts(ref, 1, "repeats");
+  if (failed(repeats))
+    return failure();
+  Value x = input(ref, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  if (repeats->size() != shape.size())
+    return emitError(ref) << "'repeats' has " << repeats->size()
+                          << " values for an input of rank " << shape.size();
+  SmallVector<int64_t> interleaved, expanded, tiled;
+  for (auto [d, r] : llvm::zip(shape, *repeats)) {
+    if (r < 0)
+      return emitError(ref)
+             << "'repeats' must be non-negative, got " << formatShape(*repeats);
+    interleaved.append({1, d});
+    expanded.append({r, d});
+    tiled.push_back(r * d);
+  }
+  Value view = createReshape(loc, x, interleaved);
+  Value broadcast = ExpandOp::create(builder, loc, type.clone(expanded), view);
+  return setOutput(ref, 0, createReshape(loc, broadcast, tiled));
+}
+
+/// DepthToSpace as ONNX defines it: a reshape to 6-D, a transpose, a reshape
+/// (DCR: depth-column-row order of the channel blocks, CRD: column-row-depth).
+LogicalResult OnnxImporter::importDepthToSpace(const NodeRef &ref,
+                                               Location loc) {
+  if (failed(checkNode(ref, 1, 1, {"blocksize", "mode"})))
+    return failure();
+  FailureOr<int64_t> blocksize = intAttr(ref, "blocksize", 0);
+  FailureOr<std::string> mode = stringAttr(ref, "mode", "DCR");
+  if (failed(blocksize) || failed(mode))
+    return failure();
+  Value x = input(ref, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getRank() != 4)
+    return emitError(ref) << "input must have rank 4, got "
+                          << typeToString(type);
+  if (*mode != "DCR" && *mode != "CRD")
+    return emitError(ref) << "attribute 'mode' must be 'DCR' or 'CRD', got '"
+                          << *mode << "'";
+  int64_t b = *blocksize;
+  auto [n, c, h, w] = std::make_tuple(type.getDimSize(0), type.getDimSize(1),
+                                      type.getDimSize(2), type.getDimSize(3));
+  if (b <= 0 || c % (b * b) != 0)
+    return emitError(ref) << "attribute 'blocksize' (" << b
+                          << ") squared must divide the " << c << " channels";
+  int64_t depth = c / (b * b);
+  bool dcr = *mode == "DCR";
+  SmallVector<int64_t> split = dcr ? SmallVector<int64_t>{n, b, b, depth, h, w}
+                                   : SmallVector<int64_t>{n, depth, b, b, h, w};
+  SmallVector<int64_t> perm = dcr ? SmallVector<int64_t>{0, 3, 4, 1, 5, 2}
+                                  : SmallVector<int64_t>{0, 1, 4, 2, 5, 3};
+  TransposeOp::Properties props;
+  props.setPerm(builder.getDenseI64ArrayAttr(perm));
+  FailureOr<Value> moved =
+      createOp<TransposeOp>(ref, loc, createReshape(loc, x, split), props);
+  if (failed(moved))
+    return failure();
+  return setOutput(ref, 0,
+                   createReshape(loc, *moved, {n, depth, h * b, w * b}));
+}
+
+/// SpaceToDepth: the inverse of DepthToSpace in DCR order.
+LogicalResult OnnxImporter::importSpaceToDepth(const NodeRef &ref,
+                                               Location loc) {
+  if (failed(checkNode(ref, 1, 1, {"blocksize"})))
+    return failure();
+  FailureOr<int64_t> blocksize = intAttr(ref, "blocksize", 0);
+  if (failed(blocksize))
+    return failure();
+  Value x = input(ref, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getRank() != 4)
+    return emitError(ref) << "input must have rank 4, got "
+                          << typeToString(type);
+  int64_t b = *blocksize;
+  auto [n, c, h, w] = std::make_tuple(type.getDimSize(0), type.getDimSize(1),
+                                      type.getDimSize(2), type.getDimSize(3));
+  if (b <= 0 || h % b != 0 || w % b != 0)
+    return emitError(ref) << "attribute 'blocksize' (" << b
+                          << ") must divide the spatial sizes " << h << " and "
+                          << w;
+  TransposeOp::Properties props;
+  props.setPerm(builder.getDenseI64ArrayAttr({0, 3, 5, 1, 2, 4}));
+  FailureOr<Value> moved = createOp<TransposeOp>(
+      ref, loc, createReshape(loc, x, {n, c, h / b, b, w / b, b}), props);
+  if (failed(moved))
+    return failure();
+  return setOutput(ref, 0,
+                   createReshape(loc, *moved, {n, c * b * b, h / b, w / b}));
+}
+
+/// OneHot: the indices (negative ones wrapped by `depth`) compared with the
+/// positions 0..depth-1 along the new axis select the on or off value. The
+/// depth defines the result's shape and must be a compile-time constant; the
+/// values may be computed at run time. Indices out of range match no
+/// position (all off).
+LogicalResult OnnxImporter::importOneHot(const NodeRef &ref, Location loc) {
+  if (failed(checkNode(ref, 3, 3, {"axis"})) ||
+      failed(checkInputType(ref, 0, kNumeric)))
+    return failure();
+  FailureOr<const ConstTensor *> depthValue = requireKnown(ref, 1, "depth");
+  if (failed(depthValue))
+    return failure();
+  if ((*depthValue)->getNumElements() != 1)
+    return emitError(ref) << "input 1 ('depth') must be a scalar, got shape "
+                          << formatShape((*depthValue)->shape);
+  int64_t depth = (*depthValue)->getInt(0);
+  if (depth <= 0)
+    return emitError(ref) << "input 1 ('depth') must be positive, got "
+                          << depth;
+  RankedTensorType valuesType = inputType(ref, 2);
+  if (valuesType.getNumElements() != 2)
+    return emitError(ref) << "input 2 ('values') must have 2 elements (off, "
+                             "on), got shape "
+                          << formatShape(valuesType.getShape());
+  Value indices = input(ref, 0);
+  auto indicesType = cast<RankedTensorType>(indices.getType());
+  int64_t rank = indicesType.getRank();
+  FailureOr<int64_t> axisAttr = intAttr(ref, "axis", -1);
+  if (failed(axisAttr))
+    return failure();
+  FailureOr<int64_t> axis = normalizeAxis(ref, *axisAttr, rank + 1);
+  if (failed(axis))
+    return failure();
+  Type indexElement = indicesType.getElementType();
+  // Negative indices count from depth.
+  Value zero = createScalarConstant(loc, indexElement, 0.0);
+  Value depthScalar =
+      createScalarConstant(loc, indexElement, static_cast<double>(depth));
+  FailureOr<Value> negative = createOp<LessOp>(ref, loc, {indices, zero});
+  if (failed(negative))
+    return failure();
+  FailureOr<Value> shifted = createOp<AddOp>(ref, loc, {indices, depthScalar});
+  if (failed(shifted))
+    return failure();
+  FailureOr<Value> wrapped =
+      createOp<WhereOp>(ref, loc, {*negative, *shifted, indices});
+  if (failed(wrapped))
+    return failure();
+  SmallVector<int64_t> expandedShape(indicesType.getShape());
+  expandedShape.insert(expandedShape.begin() + *axis, 1);
+  SmallVector<int64_t> positionShape(rank + 1, 1);
+  positionShape[*axis] = depth;
+  SmallVector<int64_t> positions =
+      llvm::to_vector(llvm::seq<int64_t>(0, depth));
+  Value positionValue = createI64Constant(loc, positions, positionShape);
+  if (indexElement != builder.getI64Type())
+    positionValue = CastOp::create(
+        builder, loc,
+        cast<RankedTensorType>(positionValue.getType()).clone(indexElement),
+        positionValue);
+  FailureOr<Value> hot = createOp<EqualOp>(
+      ref, loc, {createReshape(loc, *wrapped, expandedShape), positionValue});
+  if (failed(hot))
+    return failure();
+  // off = values[0], on = values[1] (scalars, broadcast).
+  Value values = createReshape(loc, input(ref, 2), {2});
+  auto pick = [&](int64_t i) -> FailureOr<Value> {
+    GatherOp::Properties props;
+    props.setAxis(builder.getI64IntegerAttr(0));
+    return createOp<GatherOp>(ref, loc,
+                              {values, createI64Constant(loc, {i}, {})}, props);
+  };
+  FailureOr<Value> off = pick(0), on = pick(1);
+  if (failed(off) || failed(on))
+    return failure();
+  FailureOr<Value> result = createOp<WhereOp>(ref, loc, {*hot, *on, *off});
+  return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+/// Trilu: the elements with j - i >= k (upper) or j - i <= k (lower) of the
+/// last two dimensions, zeros elsewhere: where over a mask that compares
+/// the constant j - i with k, which may be computed at run time.
+LogicalResult OnnxImporter::importTrilu(const NodeRef &ref, Location loc) {
+  if (failed(checkNode(ref, 1, 2, {"upper"})) ||
+      failed(checkInputType(ref, 0, kNumeric)))
+    return failure();
+  FailureOr<int64_t> upper = intAttr(ref, "upper", 1);
+  if (failed(upper))
+    return failure();
+  Value x = input(ref, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getRank() < 2)
+    return emitError(ref) << "input must have rank >= 2, got "
+                          << typeToString(type);
+  int64_t rows = type.getDimSize(type.getRank() - 2);
+  int64_t cols = type.getDimSize(type.getRank() - 1);
+  SmallVector<int64_t> diagonal;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      diagonal.push_back(j - i);
+  Value offsets = createI64Constant(loc, diagonal, {rows, cols});
+  Value k;
+  if (hasInput(ref, 1)) {
+    RankedTensorType kType = inputType(ref, 1);
+    if (kType.getNumElements() != 1 ||
+        kType.getElementType() != builder.getI64Type())
+      return emitError(ref) << "input 1 ('k') must be an int64 scalar, got "
+                            << typeToString(kType);
+    k = input(ref, 1);
+  } else {
+    k = createI64Constant(loc, {0}, {});
+  }
+  FailureOr<Value> mask =
+      *upper ? createOp<GreaterOrEqualOp>(ref, loc, {offsets, k})
+             : createOp<LessOrEqualOp>(ref, loc, {offsets, k});
+  if (failed(mask))
+    return failure();
+  FailureOr<Value> result = createOp<WhereOp>(
+      ref, loc,
+      {*mask, x, createScalarConstant(loc, type.getElementType(), 0.0)});
+  return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+/// Compress: the result's shape depends on the condition, which must be a
+/// compile-time constant; the slices it selects are a gather at constant
+/// indices (of the flattened input when there is no axis).
+LogicalResult OnnxImporter::importCompress(const NodeRef &ref, Location loc) {
+  if (failed(checkNode(ref, 2, 2, {"axis"})) ||
+      failed(checkInputType(ref, 1, kBool)))
+    return failure();
+  FailureOr<const ConstTensor *> condition = requireKnown(ref, 1, "condition");
+  if (failed(condition))
+    return failure();
+  if ((*condition)->shape.size() != 1)
+    return emitError(ref) << "input 1 ('condition') must be 1-D, got shape "
+                          << formatShape((*condition)->shape);
+  Value x = input(ref, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t axis = 0;
+  if (findAttr(ref, "axis")) {
+    FailureOr<int64_t> axisAttr = intAttr(ref, "axis", 0);
+    if (failed(axisAttr))
+      return failure();
+    FailureOr<int64_t> normalized =
+        normalizeAxis(ref, *axisAttr, type.getRank());
+    if (failed(normalized))
+      return failure();
+    axis = *normalized;
+  } else {
+    x = createReshape(loc, x, {product(type.getShape())});
+  }
+  int64_t size = cast<RankedTensorType>(x.getType()).getDimSize(axis);
+  int64_t length = (*condition)->getNumElements();
+  if (length > size)
+    return emitError(ref) << "input 1 ('condition') has " << length
+                          << " elements for a dimension of size " << size;
+  SmallVector<int64_t> selected;
+  for (int64_t i = 0; i < length; ++i)
+    if ((*condition)->getInt(i))
+      selected.push_back(i);
+  GatherOp::Properties props;
+  props.setAxis(builder.getI64IntegerAttr(axis));
+  FailureOr<Value> result = createOp<GatherOp>(
+      ref, loc,
+      {x, createI64Constant(loc, selected, {(int64_t)selected.size()})}, props);
+  return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+/// ReverseSequence: a gather_elements along the time axis at t' = len[b] - 1
+/// - t where t < len[b] (else t), computed from the sequence lengths, which
+/// may be known only at run time.
+LogicalResult OnnxImporter::importReverseSequence(const NodeRef &ref,
+                                                  Location loc) {
+  if (failed(checkNode(ref, 2, 2, {"batch_axis", "time_axis"})) ||
+      failed(checkInputType(ref, 1, kIndices)))
+    return failure();
+  FailureOr<int64_t> batchAttr = intAttr(ref, "batch_axis", 1);
+  FailureOr<int64_t> timeAttr = intAttr(ref, "time_axis", 0);
+  if (failed(batchAttr) || failed(timeAttr))
+    return failure();
+  Value x = input(ref, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  if (rank < 2 || !((*batchAttr == 0 && *timeAttr == 1) ||
+                    (*batchAttr == 1 && *timeAttr == 0)))
+    return emitError(ref) << "batch_axis and time_axis must be 0 and 1 (in "
+                             "either order) of an input of rank >= 2";
+  int64_t batchAxis = *batchAttr, timeAxis = *timeAttr;
+  int64_t batch = type.getDimSize(batchAxis), time = type.getDimSize(timeAxis);
+  RankedTensorType lensType = inputType(ref, 1);
+  if (lensType.getShape() != ArrayRef<int64_t>{batch})
+    return emitError(ref) << "input 1 ('sequence_lens') must have shape ["
+                          << batch << "], got " << typeToString(lensType);
+  Value lens = input(ref, 1);
+  if (lensType.getElementType() != builder.getI64Type())
+    lens = CastOp::create(builder, loc, lensType.clone(builder.getI64Type()),
+                          lens);
+  // Both index tensors are [time, batch] or [batch, time] (then broadcast).
+  SmallVector<int64_t> timeShape(2, 1), lenShape(2, 1);
+  timeShape[timeAxis] = time;
+  lenShape[batchAxis] = batch;
+  Value t = createI64Constant(loc, llvm::to_vector(llvm::seq<int64_t>(0, time)),
+                              timeShape);
+  Value l = createReshape(loc, lens, lenShape);
+  FailureOr<Value> inside = createOp<LessOp>(ref, loc, {t, l});
+  if (failed(inside))
+    return failure();
+  FailureOr<Value> last =
+      createOp<SubOp>(ref, loc, {l, createI64Constant(loc, {1}, {})});
+  if (failed(last))
+    return failure();
+  FailureOr<Value> reversed = createOp<SubOp>(ref, loc, {*last, t});
+  if (failed(reversed))
+    return failure();
+  FailureOr<Value> index = createOp<WhereOp>(ref, loc, {*inside, *reversed, t});
+  if (failed(index))
+    return failure();
+  // [time, batch] (or [batch, time]) indices viewed with the trailing
+  // dimensions and expanded to the input's shape.
+  SmallVector<int64_t> viewShape(
+      cast<RankedTensorType>(index->getType()).getShape());
+  viewShape.append(rank - 2, 1);
+  Value view = createReshape(loc, *index, viewShape);
+  Value full =
+      ExpandOp::create(builder, loc, type.clone(builder.getI64Type()), view);
+  GatherElementsOp::Properties props;
+  props.setAxis(builder.getI64IntegerAttr(timeAxis));
+  FailureOr<Value> result =
+      createOp<GatherElementsOp>(ref, loc, {x, full}, props);
+  return failed(result) ? failure() : setOutput(ref, 0, *result);
 }

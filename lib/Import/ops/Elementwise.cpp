@@ -46,6 +46,42 @@ void OnnxImporter::registerElementwiseImporters(OpImporterRegistry &registry) {
   registry.add("Equal", 1, &OnnxImporter::importBinary);
   registry.add("Less", 1, &OnnxImporter::importBinary);
   registry.add("Greater", 1, &OnnxImporter::importBinary);
+  registry.add("Sin", 7, &OnnxImporter::importUnary);
+  registry.add("Cos", 7, &OnnxImporter::importUnary);
+  registry.add("Tan", 7, &OnnxImporter::importUnary);
+  registry.add("Asin", 7, &OnnxImporter::importUnary);
+  registry.add("Acos", 7, &OnnxImporter::importUnary);
+  registry.add("Atan", 7, &OnnxImporter::importUnary);
+  registry.add("Sinh", 9, &OnnxImporter::importUnary);
+  registry.add("Cosh", 9, &OnnxImporter::importUnary);
+  registry.add("Asinh", 9, &OnnxImporter::importUnary);
+  registry.add("Acosh", 9, &OnnxImporter::importUnary);
+  registry.add("Atanh", 9, &OnnxImporter::importUnary);
+  registry.add("Floor", 6, &OnnxImporter::importUnary);
+  registry.add("Ceil", 6, &OnnxImporter::importUnary);
+  registry.add("Round", 11, &OnnxImporter::importUnary);
+  registry.add("Sign", 9, &OnnxImporter::importUnary);
+  registry.add("IsNaN", 9, &OnnxImporter::importUnary);
+  registry.add("IsInf", 10, &OnnxImporter::importUnary);
+  registry.add("Elu", 6, &OnnxImporter::importUnary);
+  registry.add("Selu", 6, &OnnxImporter::importUnary);
+  registry.add("Celu", 12, &OnnxImporter::importUnary);
+  registry.add("HardSigmoid", 6, &OnnxImporter::importUnary);
+  registry.add("HardSwish", 14, &OnnxImporter::importUnary);
+  registry.add("Softplus", 1, &OnnxImporter::importUnary);
+  registry.add("Softsign", 1, &OnnxImporter::importUnary);
+  registry.add("ThresholdedRelu", 10, &OnnxImporter::importUnary);
+  registry.add("Shrink", 9, &OnnxImporter::importUnary);
+  registry.add("GreaterOrEqual", 12, &OnnxImporter::importBinary);
+  registry.add("LessOrEqual", 12, &OnnxImporter::importBinary);
+  registry.add("Or", 7, &OnnxImporter::importBinary);
+  registry.add("Xor", 7, &OnnxImporter::importBinary);
+  registry.add("Mod", 10, &OnnxImporter::importBinary);
+  registry.add("PRelu", 7, &OnnxImporter::importBinary);
+  registry.add("Max", 8, &OnnxImporter::importVariadic);
+  registry.add("Min", 8, &OnnxImporter::importVariadic);
+  registry.add("Sum", 8, &OnnxImporter::importVariadic);
+  registry.add("Mean", 8, &OnnxImporter::importVariadic);
   registry.add("Clip", 1, &OnnxImporter::importClip);
   registry.add("Cast", 1, &OnnxImporter::importCast);
   registry.add("Where", 1, &OnnxImporter::importWhere);
@@ -54,13 +90,22 @@ void OnnxImporter::registerElementwiseImporters(OpImporterRegistry &registry) {
 LogicalResult OnnxImporter::importUnary(const NodeRef &ref, Location loc) {
   StringRef op = ref.node->op_type();
   SmallVector<StringRef> allowed;
-  if (op == "LeakyRelu")
+  if (llvm::is_contained({"LeakyRelu", "Elu", "Celu", "ThresholdedRelu"}, op))
     allowed = {"alpha"};
   else if (op == "Gelu")
     allowed = {"approximate"};
+  else if (op == "Selu")
+    allowed = {"alpha", "gamma"};
+  else if (op == "HardSigmoid")
+    allowed = {"alpha", "beta"};
+  else if (op == "Shrink")
+    allowed = {"bias", "lambd"};
+  else if (op == "IsInf")
+    allowed = {"detect_negative", "detect_positive"};
   if (failed(checkNode(ref, 1, 1, allowed)))
     return failure();
-  bool isFloatOp = !llvm::is_contained({"Abs", "Neg", "Relu", "Not"}, op);
+  bool isFloatOp =
+      !llvm::is_contained({"Abs", "Neg", "Relu", "Not", "Sign"}, op);
   if (failed(checkInputType(ref, 0,
                             op == "Not" ? ArrayRef<DType>(kBool)
                             : isFloatOp ? ArrayRef<DType>(kFloat)
@@ -95,11 +140,88 @@ LogicalResult OnnxImporter::importUnary(const NodeRef &ref, Location loc) {
     GeluOp::Properties props;
     props.setApproximate(builder.getStringAttr(*approximate));
     result = createOp<GeluOp>(ref, loc, x, props);
+  } else if (llvm::is_contained(
+                 {"Elu", "Celu", "ThresholdedRelu", "Selu", "HardSigmoid"},
+                 op)) {
+    FailureOr<float> alpha = floatAttr(ref, "alpha",
+                                       op == "Selu" ? 1.67326319217681884765625f
+                                       : op == "HardSigmoid" ? 0.2f
+                                                             : 1.0f);
+    if (failed(alpha))
+      return failure();
+    FloatAttr alphaAttr = builder.getF32FloatAttr(*alpha);
+    if (op == "Elu") {
+      EluOp::Properties props;
+      props.setAlpha(alphaAttr);
+      result = createOp<EluOp>(ref, loc, x, props);
+    } else if (op == "Celu") {
+      CeluOp::Properties props;
+      props.setAlpha(alphaAttr);
+      result = createOp<CeluOp>(ref, loc, x, props);
+    } else if (op == "ThresholdedRelu") {
+      ThresholdedReluOp::Properties props;
+      props.setAlpha(alphaAttr);
+      result = createOp<ThresholdedReluOp>(ref, loc, x, props);
+    } else if (op == "Selu") {
+      FailureOr<float> gamma =
+          floatAttr(ref, "gamma", 1.05070102214813232421875f);
+      if (failed(gamma))
+        return failure();
+      SeluOp::Properties props;
+      props.setAlpha(alphaAttr);
+      props.setGamma(builder.getF32FloatAttr(*gamma));
+      result = createOp<SeluOp>(ref, loc, x, props);
+    } else {
+      FailureOr<float> beta = floatAttr(ref, "beta", 0.5f);
+      if (failed(beta))
+        return failure();
+      HardSigmoidOp::Properties props;
+      props.setAlpha(alphaAttr);
+      props.setBeta(builder.getF32FloatAttr(*beta));
+      result = createOp<HardSigmoidOp>(ref, loc, x, props);
+    }
+  } else if (op == "Shrink") {
+    FailureOr<float> bias = floatAttr(ref, "bias", 0.0f);
+    FailureOr<float> lambd = floatAttr(ref, "lambd", 0.5f);
+    if (failed(bias) || failed(lambd))
+      return failure();
+    ShrinkOp::Properties props;
+    props.setBias(builder.getF32FloatAttr(*bias));
+    props.setLambd(builder.getF32FloatAttr(*lambd));
+    result = createOp<ShrinkOp>(ref, loc, x, props);
+  } else if (op == "IsInf") {
+    FailureOr<int64_t> negative = intAttr(ref, "detect_negative", 1);
+    FailureOr<int64_t> positive = intAttr(ref, "detect_positive", 1);
+    if (failed(negative) || failed(positive))
+      return failure();
+    IsInfOp::Properties props;
+    props.setDetectNegative(builder.getBoolAttr(*negative != 0));
+    props.setDetectPositive(builder.getBoolAttr(*positive != 0));
+    result = createOp<IsInfOp>(ref, loc, x, props);
   } else {
     using Builder = FailureOr<Value> (OnnxImporter::*)(
         const NodeRef &, Location, ValueRange, const EmptyProperties &);
     Builder create =
         llvm::StringSwitch<Builder>(op)
+            .Case("Sin", &OnnxImporter::createOp<SinOp>)
+            .Case("Cos", &OnnxImporter::createOp<CosOp>)
+            .Case("Tan", &OnnxImporter::createOp<TanOp>)
+            .Case("Asin", &OnnxImporter::createOp<AsinOp>)
+            .Case("Acos", &OnnxImporter::createOp<AcosOp>)
+            .Case("Atan", &OnnxImporter::createOp<AtanOp>)
+            .Case("Sinh", &OnnxImporter::createOp<SinhOp>)
+            .Case("Cosh", &OnnxImporter::createOp<CoshOp>)
+            .Case("Asinh", &OnnxImporter::createOp<AsinhOp>)
+            .Case("Acosh", &OnnxImporter::createOp<AcoshOp>)
+            .Case("Atanh", &OnnxImporter::createOp<AtanhOp>)
+            .Case("Floor", &OnnxImporter::createOp<FloorOp>)
+            .Case("Ceil", &OnnxImporter::createOp<CeilOp>)
+            .Case("Round", &OnnxImporter::createOp<RoundOp>)
+            .Case("Sign", &OnnxImporter::createOp<SignOp>)
+            .Case("IsNaN", &OnnxImporter::createOp<IsNaNOp>)
+            .Case("HardSwish", &OnnxImporter::createOp<HardSwishOp>)
+            .Case("Softplus", &OnnxImporter::createOp<SoftplusOp>)
+            .Case("Softsign", &OnnxImporter::createOp<SoftsignOp>)
             .Case("Abs", &OnnxImporter::createOp<AbsOp>)
             .Case("Neg", &OnnxImporter::createOp<NegOp>)
             .Case("Sqrt", &OnnxImporter::createOp<SqrtOp>)
@@ -120,17 +242,29 @@ LogicalResult OnnxImporter::importUnary(const NodeRef &ref, Location loc) {
 
 LogicalResult OnnxImporter::importBinary(const NodeRef &ref, Location loc) {
   StringRef op = ref.node->op_type();
-  if (failed(checkNode(ref, 2, 2, {"broadcast"})))
+  if (failed(checkNode(ref, 2, 2,
+                       op == "Mod" ? ArrayRef<StringRef>{"fmod"}
+                                   : ArrayRef<StringRef>{"broadcast"})))
     return failure();
-  if (op == "And") {
+  if (llvm::is_contained({"And", "Or", "Xor"}, op)) {
     if (failed(checkInputType(ref, 0, kBool)) ||
         failed(checkInputType(ref, 1, kBool)))
       return failure();
   } else if (failed(checkInputType(ref, 0, kNumeric))) {
     return failure();
   }
+  // Mod on floats is C's fmod: ONNX requires fmod = 1 there.
+  FailureOr<int64_t> fmod = intAttr(ref, "fmod", 0);
+  if (failed(fmod))
+    return failure();
+  if (op == "Mod" && !*fmod &&
+      isa<FloatType>(inputType(ref, 0).getElementType()))
+    return emitError(ref) << "attribute 'fmod' must be 1 for float operands";
+  bool foldable = llvm::is_contained(
+      {"Add", "Sub", "Mul", "Div", "Pow", "And", "Equal", "Less", "Greater"},
+      op);
   const ConstTensor *lhs = knownInput(ref, 0), *rhs = knownInput(ref, 1);
-  if (lhs && rhs && (lhs->dtype == rhs->dtype || op == "Pow")) {
+  if (foldable && lhs && rhs && (lhs->dtype == rhs->dtype || op == "Pow")) {
     std::string error;
     FailureOr<ConstTensor> folded = foldBinary(op, *lhs, *rhs, error);
     if (failed(folded))
@@ -141,18 +275,65 @@ LogicalResult OnnxImporter::importBinary(const NodeRef &ref, Location loc) {
   Value a = input(ref, 0), b = input(ref, 1);
   using Builder = FailureOr<Value> (OnnxImporter::*)(
       const NodeRef &, Location, ValueRange, const EmptyProperties &);
-  Builder create = llvm::StringSwitch<Builder>(op)
-                       .Case("Add", &OnnxImporter::createOp<AddOp>)
-                       .Case("Sub", &OnnxImporter::createOp<SubOp>)
-                       .Case("Mul", &OnnxImporter::createOp<MulOp>)
-                       .Case("Div", &OnnxImporter::createOp<DivOp>)
-                       .Case("Pow", &OnnxImporter::createOp<PowOp>)
-                       .Case("And", &OnnxImporter::createOp<AndOp>)
-                       .Case("Equal", &OnnxImporter::createOp<EqualOp>)
-                       .Case("Less", &OnnxImporter::createOp<LessOp>)
-                       .Case("Greater", &OnnxImporter::createOp<GreaterOp>);
-  FailureOr<Value> result = (this->*create)(ref, loc, {a, b}, {});
+  Builder create =
+      llvm::StringSwitch<Builder>(op)
+          .Case("Add", &OnnxImporter::createOp<AddOp>)
+          .Case("Sub", &OnnxImporter::createOp<SubOp>)
+          .Case("Mul", &OnnxImporter::createOp<MulOp>)
+          .Case("Div", &OnnxImporter::createOp<DivOp>)
+          .Case("Pow", &OnnxImporter::createOp<PowOp>)
+          .Case("And", &OnnxImporter::createOp<AndOp>)
+          .Case("Equal", &OnnxImporter::createOp<EqualOp>)
+          .Case("Less", &OnnxImporter::createOp<LessOp>)
+          .Case("Greater", &OnnxImporter::createOp<GreaterOp>)
+          .Case("GreaterOrEqual", &OnnxImporter::createOp<GreaterOrEqualOp>)
+          .Case("LessOrEqual", &OnnxImporter::createOp<LessOrEqualOp>)
+          .Case("Or", &OnnxImporter::createOp<OrOp>)
+          .Case("Xor", &OnnxImporter::createOp<XorOp>)
+          .Case("PRelu", &OnnxImporter::createOp<PReluOp>)
+          .Default(nullptr);
+  FailureOr<Value> result = failure();
+  if (op == "Mod") {
+    ModOp::Properties props;
+    props.setFmod(builder.getBoolAttr(*fmod != 0));
+    result = createOp<ModOp>(ref, loc, {a, b}, props);
+  } else {
+    result = (this->*create)(ref, loc, {a, b}, {});
+  }
   return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+/// Max, Min, Sum, Mean of one or more inputs with multidirectional
+/// broadcasting: a chain of binary max / min / add (Mean: the sum times
+/// 1 / n).
+LogicalResult OnnxImporter::importVariadic(const NodeRef &ref, Location loc) {
+  StringRef op = ref.node->op_type();
+  if (failed(checkNode(ref, 1, kVariadic, {})) ||
+      failed(checkInputType(ref, 0,
+                            op == "Mean" ? ArrayRef<DType>(kFloat)
+                                         : ArrayRef<DType>(kNumeric))))
+    return failure();
+  Value acc = input(ref, 0);
+  for (int i = 1, e = ref.node->input_size(); i < e; ++i) {
+    Value next = input(ref, i);
+    FailureOr<Value> combined =
+        op == "Max"   ? createOp<MaxOp>(ref, loc, {acc, next})
+        : op == "Min" ? createOp<MinOp>(ref, loc, {acc, next})
+                      : createOp<AddOp>(ref, loc, {acc, next});
+    if (failed(combined))
+      return failure();
+    acc = *combined;
+  }
+  if (op == "Mean" && ref.node->input_size() > 1) {
+    Value scale = createScalarConstant(
+        loc, cast<RankedTensorType>(acc.getType()).getElementType(),
+        1.0 / static_cast<double>(ref.node->input_size()));
+    FailureOr<Value> mean = createOp<MulOp>(ref, loc, {acc, scale});
+    if (failed(mean))
+      return failure();
+    acc = *mean;
+  }
+  return setOutput(ref, 0, acc);
 }
 
 LogicalResult OnnxImporter::importClip(const NodeRef &ref, Location loc) {
@@ -162,20 +343,30 @@ LogicalResult OnnxImporter::importClip(const NodeRef &ref, Location loc) {
       failed(checkInputType(ref, 0, kNumeric)))
     return failure();
   ClipOp::Properties props;
+  Value runtimeBounds[2];
   if (asInputs) {
     for (unsigned i = 1; i <= 2; ++i) {
       if (!hasInput(ref, i))
         continue;
-      FailureOr<const ConstTensor *> bound =
-          requireKnown(ref, i, i == 1 ? "min" : "max");
-      if (failed(bound))
-        return failure();
-      if ((*bound)->getNumElements() != 1)
+      const ConstTensor *bound = knownInput(ref, i);
+      if (!bound) {
+        // A bound computed at run time: max(x, min) / min(x, max) with the
+        // scalar broadcast (the result's shape does not depend on it).
+        RankedTensorType boundType = inputType(ref, i);
+        if (boundType.getNumElements() != 1)
+          return emitError(ref)
+                 << "input " << i << " ('" << (i == 1 ? "min" : "max")
+                 << "') must be a scalar, got shape "
+                 << formatShape(boundType.getShape());
+        runtimeBounds[i - 1] = input(ref, i);
+        continue;
+      }
+      if (bound->getNumElements() != 1)
         return emitError(ref)
                << "input " << i << " ('" << (i == 1 ? "min" : "max")
                << "') must be a scalar, got shape "
-               << formatShape((*bound)->shape);
-      FloatAttr attr = builder.getF64FloatAttr((*bound)->getDouble(0));
+               << formatShape(bound->shape);
+      FloatAttr attr = builder.getF64FloatAttr(bound->getDouble(0));
       if (i == 1)
         props.setMin(attr);
       else
@@ -195,7 +386,14 @@ LogicalResult OnnxImporter::importClip(const NodeRef &ref, Location loc) {
       props.setMax(builder.getF64FloatAttr(*max));
     }
   }
-  FailureOr<Value> result = createOp<ClipOp>(ref, loc, input(ref, 0), props);
+  FailureOr<Value> result = input(ref, 0);
+  if (props.getMin() || props.getMax() ||
+      (!runtimeBounds[0] && !runtimeBounds[1]))
+    result = createOp<ClipOp>(ref, loc, input(ref, 0), props);
+  if (succeeded(result) && runtimeBounds[0])
+    result = createOp<MaxOp>(ref, loc, {*result, runtimeBounds[0]});
+  if (succeeded(result) && runtimeBounds[1])
+    result = createOp<MinOp>(ref, loc, {*result, runtimeBounds[1]});
   return failed(result) ? failure() : setOutput(ref, 0, *result);
 }
 

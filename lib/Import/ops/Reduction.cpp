@@ -26,6 +26,15 @@ void OnnxImporter::registerReductionImporters(OpImporterRegistry &registry) {
   registry.add("ReduceSum", 1, &OnnxImporter::importReduce);
   registry.add("ReduceMean", 1, &OnnxImporter::importReduce);
   registry.add("ReduceMax", 1, &OnnxImporter::importReduce);
+  registry.add("ReduceMin", 1, &OnnxImporter::importReduce);
+  registry.add("ReduceProd", 1, &OnnxImporter::importReduce);
+  registry.add("ReduceL1", 1, &OnnxImporter::importReduce);
+  registry.add("ReduceL2", 1, &OnnxImporter::importReduce);
+  registry.add("ReduceLogSum", 1, &OnnxImporter::importReduce);
+  registry.add("ReduceLogSumExp", 1, &OnnxImporter::importReduce);
+  registry.add("ReduceSumSquare", 1, &OnnxImporter::importReduce);
+  registry.add("ArgMax", 1, &OnnxImporter::importArgReduce);
+  registry.add("ArgMin", 1, &OnnxImporter::importArgReduce);
 }
 
 LogicalResult OnnxImporter::importReduce(const NodeRef &ref, Location loc) {
@@ -35,7 +44,12 @@ LogicalResult OnnxImporter::importReduce(const NodeRef &ref, Location loc) {
   LogicalResult checked =
       axesInput ? checkNode(ref, 1, 2, {"keepdims", "noop_with_empty_axes"})
                 : checkNode(ref, 1, 1, {"axes", "keepdims"});
-  if (failed(checked) || failed(checkInputType(ref, 0, kNumeric)))
+  bool floatOnly =
+      llvm::is_contained({"ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}, op);
+  if (failed(checked) ||
+      failed(checkInputType(ref, 0,
+                            floatOnly ? ArrayRef<DType>(kFloat)
+                                      : ArrayRef<DType>(kNumeric))))
     return failure();
   FailureOr<int64_t> keepdims = intAttr(ref, "keepdims", 1);
   FailureOr<int64_t> noop = intAttr(ref, "noop_with_empty_axes", 0);
@@ -69,19 +83,49 @@ LogicalResult OnnxImporter::importReduce(const NodeRef &ref, Location loc) {
     props.setAxes(builder.getDenseI64ArrayAttr(*normalized));
     props.setKeepdims(builder.getBoolAttr(*keepdims != 0));
   };
-  FailureOr<Value> result = failure();
-  if (op == "ReduceSum") {
-    ReduceSumOp::Properties props;
+  auto build = [&](auto tag) -> FailureOr<Value> {
+    using OpTy = decltype(tag);
+    typename OpTy::Properties props;
     fill(props);
-    result = createOp<ReduceSumOp>(ref, loc, x, props);
-  } else if (op == "ReduceMean") {
-    ReduceMeanOp::Properties props;
-    fill(props);
-    result = createOp<ReduceMeanOp>(ref, loc, x, props);
-  } else {
-    ReduceMaxOp::Properties props;
-    fill(props);
-    result = createOp<ReduceMaxOp>(ref, loc, x, props);
-  }
+    return createOp<OpTy>(ref, loc, x, props);
+  };
+  FailureOr<Value> result = op == "ReduceSum"      ? build(ReduceSumOp())
+                            : op == "ReduceMean"   ? build(ReduceMeanOp())
+                            : op == "ReduceMax"    ? build(ReduceMaxOp())
+                            : op == "ReduceMin"    ? build(ReduceMinOp())
+                            : op == "ReduceProd"   ? build(ReduceProdOp())
+                            : op == "ReduceL1"     ? build(ReduceL1Op())
+                            : op == "ReduceL2"     ? build(ReduceL2Op())
+                            : op == "ReduceLogSum" ? build(ReduceLogSumOp())
+                            : op == "ReduceLogSumExp"
+                                ? build(ReduceLogSumExpOp())
+                                : build(ReduceSumSquareOp());
+  return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+LogicalResult OnnxImporter::importArgReduce(const NodeRef &ref, Location loc) {
+  if (failed(checkNode(ref, 1, 1, {"axis", "keepdims", "select_last_index"})) ||
+      failed(checkInputType(ref, 0, kNumeric)))
+    return failure();
+  FailureOr<int64_t> axisAttr = intAttr(ref, "axis", 0);
+  FailureOr<int64_t> keepdims = intAttr(ref, "keepdims", 1);
+  FailureOr<int64_t> last = intAttr(ref, "select_last_index", 0);
+  if (failed(axisAttr) || failed(keepdims) || failed(last))
+    return failure();
+  Value x = input(ref, 0);
+  FailureOr<int64_t> axis = normalizeAxis(
+      ref, *axisAttr, cast<RankedTensorType>(x.getType()).getRank());
+  if (failed(axis))
+    return failure();
+  auto build = [&](auto tag) -> FailureOr<Value> {
+    using OpTy = decltype(tag);
+    typename OpTy::Properties props;
+    props.setAxis(builder.getI64IntegerAttr(*axis));
+    props.setKeepdims(builder.getBoolAttr(*keepdims != 0));
+    props.setSelectLastIndex(builder.getBoolAttr(*last != 0));
+    return createOp<OpTy>(ref, loc, x, props);
+  };
+  FailureOr<Value> result =
+      ref.node->op_type() == "ArgMax" ? build(ArgMaxOp()) : build(ArgMinOp());
   return failed(result) ? failure() : setOutput(ref, 0, *result);
 }

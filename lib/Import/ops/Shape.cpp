@@ -28,6 +28,62 @@ void OnnxImporter::registerShapeImporters(OpImporterRegistry &registry) {
   registry.add("ConstantOfShape", 1, &OnnxImporter::importConstantOfShape);
   registry.add("Shape", 1, &OnnxImporter::importShape);
   registry.add("Range", 1, &OnnxImporter::importRange);
+  registry.add("Size", 1, &OnnxImporter::importSize);
+  registry.add("EyeLike", 9, &OnnxImporter::importEyeLike);
+}
+
+/// Size: the element count of the (static) input, an int64 scalar known at
+/// compile time.
+LogicalResult OnnxImporter::importSize(const NodeRef &ref, Location loc) {
+  if (failed(checkNode(ref, 1, 1, {})))
+    return failure();
+  ConstTensor size;
+  size.dtype = DType::I64;
+  size.ints = {product(inputType(ref, 0).getShape())};
+  return setKnownOutput(ref, 0, std::move(size), loc);
+}
+
+/// EyeLike: ones on diagonal `k` of the 2-D input's shape, known at compile
+/// time, of the `dtype` type (default: the input's).
+LogicalResult OnnxImporter::importEyeLike(const NodeRef &ref, Location loc) {
+  if (failed(checkNode(ref, 1, 1, {"dtype", "k"})))
+    return failure();
+  RankedTensorType type = inputType(ref, 0);
+  if (type.getRank() != 2)
+    return emitError(ref) << "input must have rank 2, got "
+                          << typeToString(type);
+  FailureOr<int64_t> k = intAttr(ref, "k", 0);
+  if (failed(k))
+    return failure();
+  std::optional<DType> dtype;
+  if (FailureOr<DType> inputDType =
+          getDTypeFromElementType(type.getElementType());
+      succeeded(inputDType))
+    dtype = *inputDType;
+  if (findAttr(ref, "dtype")) {
+    FailureOr<int64_t> onnxType = intAttr(ref, "dtype", 0);
+    if (failed(onnxType))
+      return failure();
+    dtype = getDTypeFromOnnx(*onnxType);
+    if (!dtype || !isSupportedNodeType(*dtype))
+      return emitError(ref)
+             << "unsupported element type " << getOnnxDataTypeName(*onnxType)
+             << " of attribute 'dtype'; supported: float32, "
+                "int64, int32, bool";
+  }
+  assert(dtype && "imported values have supported element types");
+  ConstTensor eye;
+  eye.dtype = *dtype;
+  eye.shape = llvm::to_vector(type.getShape());
+  for (int64_t i = 0; i < eye.shape[0]; ++i)
+    for (int64_t j = 0; j < eye.shape[1]; ++j) {
+      bool one = j - i == *k;
+      if (eye.isFloat())
+        eye.floats.push_back(one ? 1.0 : 0.0);
+      else
+        eye.ints.push_back(one ? 1 : 0);
+    }
+  return setKnownOutput(ref, 0, std::move(eye), loc);
 }
 
 LogicalResult OnnxImporter::importConstantNode(const NodeRef &ref,

@@ -52,3 +52,65 @@ func.func @no_rule(%x: tensor<4xf32>) -> tensor<4xf32> {
   %p = autopar.to_partial %x on @grid grid_axes = [0] : tensor<4xf32>
   return %p : tensor<4xf32>
 }
+
+// -----
+
+// Elementwise math and activations take the default rule; so do the binary
+// max/min/mod/prelu (the slope broadcasts) and the predicates.
+func.func @new_elementwise(%x: tensor<4x8xf32>, %s: tensor<8xf32>) -> tensor<4x8xi1> {
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d0, d1)], additive = []}}
+  %a = autopar.acosh %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d0, d1)], additive = []}}
+  %h = autopar.hard_sigmoid %a {alpha = 5.000000e-01 : f32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d1), (d0, d1) -> (d0, d1)], additive = []}}
+  %p = autopar.prelu %h, %s : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d1), (d0, d1) -> (d0, d1)], additive = []}}
+  %m = autopar.max %p, %s : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d0, d1)], additive = []}}
+  %i = autopar.is_inf %m {detect_negative = false} : (tensor<4x8xf32>) -> tensor<4x8xi1>
+  return %i : tensor<4x8xi1>
+}
+
+// -----
+
+// L1 and the sum of squares may be split along the reduced dimension (a
+// pending sum); min, product, L2, log-sum and log-sum-exp keep it whole.
+func.func @other_reductions(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x1xf32>, tensor<4xf32>, tensor<4xf32>) {
+  // expected-remark @+1 {{sharding rule: loops = [parallel, reduction], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d0)], additive = []}}
+  %l1 = autopar.reduce_l1 %x {axes = array<i64: 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<4xf32>
+  // expected-remark @+1 {{sharding rule: loops = [parallel, reduction], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d0, 0)], additive = []}}
+  %ss = autopar.reduce_sum_square %x {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  // expected-remark @+1 {{sharding rule: loops = [parallel, reduction*], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d0)], additive = []}}
+  %l2 = autopar.reduce_l2 %x {axes = array<i64: 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<4xf32>
+  // expected-remark @+1 {{sharding rule: loops = [parallel, reduction*], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d0)], additive = []}}
+  %lse = autopar.reduce_log_sum_exp %x {axes = array<i64: 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %l1, %ss, %l2, %lse : tensor<4xf32>, tensor<4x1xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// ArgMax keeps its axis whole.
+func.func @arg_max(%x: tensor<4x8xf32>) -> tensor<1x8xi64> {
+  // expected-remark @+1 {{sharding rule: loops = [reduction*, parallel], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (0, d1)], additive = []}}
+  %i = autopar.arg_max %x {axis = 0 : i64} : (tensor<4x8xf32>) -> tensor<1x8xi64>
+  return %i : tensor<1x8xi64>
+}
+
+// -----
+
+// GatherElements: the axis splits the indices only (data stays whole along
+// it); a dimension where data and indices differ in size stays whole.
+func.func @gather_elements(%d: tensor<4x8x3xf32>, %i: tensor<2x8x2xi64>) -> tensor<2x8x2xf32> {
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel, parallel*], maps = [(d0, d1, d2) -> (0, d1, 0), (d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (d0, d1, d2)], additive = []}}
+  %y = autopar.gather_elements %d, %i {axis = 0 : i64} : (tensor<4x8x3xf32>, tensor<2x8x2xi64>) -> tensor<2x8x2xf32>
+  return %y : tensor<2x8x2xf32>
+}
+
+// -----
+
+// Pad: padded dimensions stay whole; the pad value is replicated.
+func.func @pad(%x: tensor<4x8xf32>, %v: tensor<f32>) -> tensor<4x11xf32> {
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel*], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (), (d0, d1) -> (d0, d1)], additive = []}}
+  %y = autopar.pad %x, %v {pads = array<i64: 0, 1, 0, 2>} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x11xf32>
+  return %y : tensor<4x11xf32>
+}

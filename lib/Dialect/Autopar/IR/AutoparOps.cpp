@@ -272,7 +272,47 @@ AUTOPAR_SAME_TYPE_INFERENCE(NotOp)
 AUTOPAR_SAME_TYPE_INFERENCE(LeakyReluOp)
 AUTOPAR_SAME_TYPE_INFERENCE(GeluOp)
 AUTOPAR_SAME_TYPE_INFERENCE(ClipOp)
+AUTOPAR_SAME_TYPE_INFERENCE(SinOp)
+AUTOPAR_SAME_TYPE_INFERENCE(CosOp)
+AUTOPAR_SAME_TYPE_INFERENCE(TanOp)
+AUTOPAR_SAME_TYPE_INFERENCE(AsinOp)
+AUTOPAR_SAME_TYPE_INFERENCE(AcosOp)
+AUTOPAR_SAME_TYPE_INFERENCE(AtanOp)
+AUTOPAR_SAME_TYPE_INFERENCE(SinhOp)
+AUTOPAR_SAME_TYPE_INFERENCE(CoshOp)
+AUTOPAR_SAME_TYPE_INFERENCE(AsinhOp)
+AUTOPAR_SAME_TYPE_INFERENCE(AcoshOp)
+AUTOPAR_SAME_TYPE_INFERENCE(AtanhOp)
+AUTOPAR_SAME_TYPE_INFERENCE(FloorOp)
+AUTOPAR_SAME_TYPE_INFERENCE(CeilOp)
+AUTOPAR_SAME_TYPE_INFERENCE(RoundOp)
+AUTOPAR_SAME_TYPE_INFERENCE(SignOp)
+AUTOPAR_SAME_TYPE_INFERENCE(EluOp)
+AUTOPAR_SAME_TYPE_INFERENCE(SeluOp)
+AUTOPAR_SAME_TYPE_INFERENCE(CeluOp)
+AUTOPAR_SAME_TYPE_INFERENCE(HardSigmoidOp)
+AUTOPAR_SAME_TYPE_INFERENCE(HardSwishOp)
+AUTOPAR_SAME_TYPE_INFERENCE(SoftplusOp)
+AUTOPAR_SAME_TYPE_INFERENCE(SoftsignOp)
+AUTOPAR_SAME_TYPE_INFERENCE(ThresholdedReluOp)
+AUTOPAR_SAME_TYPE_INFERENCE(ShrinkOp)
 #undef AUTOPAR_SAME_TYPE_INFERENCE
+
+/// Float predicates: the operand's shape, boolean (i1) elements.
+#define AUTOPAR_PREDICATE_INFERENCE(OP)                                        \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *ctx, std::optional<Location> loc, ValueRange operands,      \
+      DictionaryAttr, OpaqueProperties, RegionRange,                           \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    auto type = cast<RankedTensorType>(operands[0].getType());                 \
+    if (!isa<FloatType>(type.getElementType()))                                \
+      return emitInferError(loc, "operand must have a float element type");    \
+    inferred.push_back(type.clone(IntegerType::get(ctx, 1)));                  \
+    return success();                                                          \
+  }
+AUTOPAR_PREDICATE_INFERENCE(IsNaNOp)
+AUTOPAR_PREDICATE_INFERENCE(IsInfOp)
+#undef AUTOPAR_PREDICATE_INFERENCE
 
 LogicalResult CastOp::verify() {
   if (getInput().getType().getShape() != getResult().getType().getShape())
@@ -324,6 +364,13 @@ AUTOPAR_BINARY_INFERENCE(AndOp, Type())
 AUTOPAR_BINARY_INFERENCE(EqualOp, IntegerType::get(ctx, 1))
 AUTOPAR_BINARY_INFERENCE(LessOp, IntegerType::get(ctx, 1))
 AUTOPAR_BINARY_INFERENCE(GreaterOp, IntegerType::get(ctx, 1))
+AUTOPAR_BINARY_INFERENCE(GreaterOrEqualOp, IntegerType::get(ctx, 1))
+AUTOPAR_BINARY_INFERENCE(LessOrEqualOp, IntegerType::get(ctx, 1))
+AUTOPAR_BINARY_INFERENCE(OrOp, Type())
+AUTOPAR_BINARY_INFERENCE(XorOp, Type())
+AUTOPAR_BINARY_INFERENCE(MaxOp, Type())
+AUTOPAR_BINARY_INFERENCE(MinOp, Type())
+AUTOPAR_BINARY_INFERENCE(ModOp, Type())
 #undef AUTOPAR_BINARY_INFERENCE
 
 LogicalResult PowOp::inferReturnTypes(MLIRContext *,
@@ -334,6 +381,24 @@ LogicalResult PowOp::inferReturnTypes(MLIRContext *,
   // ONNX Pow allows an exponent of another type; the result is the base's.
   return inferBroadcast(loc, operands, operands.take_front(),
                         Type(), inferred);
+}
+
+/// PRelu: the slope broadcasts unidirectionally to X.
+LogicalResult PReluOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        ValueRange operands, DictionaryAttr,
+                                        OpaqueProperties, RegionRange,
+                                        SmallVectorImpl<Type> &inferred) {
+  if (failed(inferBroadcast(loc, operands, operands, Type(), inferred)))
+    return failure();
+  auto x = cast<RankedTensorType>(operands[0].getType());
+  if (cast<RankedTensorType>(inferred.back()).getShape() != x.getShape())
+    return emitInferError(
+        loc,
+        "slope of shape " +
+            shapeStr(cast<RankedTensorType>(operands[1].getType()).getShape()) +
+            " does not broadcast to X of shape " + shapeStr(x.getShape()));
+  return success();
 }
 
 LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
@@ -465,7 +530,37 @@ static LogicalResult inferReduce(std::optional<Location> loc, Value input,
 AUTOPAR_REDUCE_INFERENCE(ReduceSumOp)
 AUTOPAR_REDUCE_INFERENCE(ReduceMeanOp)
 AUTOPAR_REDUCE_INFERENCE(ReduceMaxOp)
+AUTOPAR_REDUCE_INFERENCE(ReduceMinOp)
+AUTOPAR_REDUCE_INFERENCE(ReduceProdOp)
+AUTOPAR_REDUCE_INFERENCE(ReduceL1Op)
+AUTOPAR_REDUCE_INFERENCE(ReduceL2Op)
+AUTOPAR_REDUCE_INFERENCE(ReduceLogSumOp)
+AUTOPAR_REDUCE_INFERENCE(ReduceLogSumExpOp)
+AUTOPAR_REDUCE_INFERENCE(ReduceSumSquareOp)
 #undef AUTOPAR_REDUCE_INFERENCE
+
+/// ArgMax / ArgMin: int64 result without the axis (size 1 with keepdims).
+#define AUTOPAR_ARG_REDUCE_INFERENCE(OP)                                       \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *ctx, std::optional<Location> loc, ValueRange operands,      \
+      DictionaryAttr attributes, OpaqueProperties properties,                  \
+      RegionRange regions, SmallVectorImpl<Type> &inferred) {                  \
+    OP::Adaptor adaptor(operands, attributes, properties, regions);            \
+    auto type = cast<RankedTensorType>(adaptor.getInput().getType());          \
+    if (failed(checkAxis(loc, adaptor.getAxis(), type.getRank())))             \
+      return failure();                                                        \
+    SmallVector<int64_t> shape(type.getShape());                               \
+    if (adaptor.getKeepdims())                                                 \
+      shape[adaptor.getAxis()] = 1;                                            \
+    else                                                                       \
+      shape.erase(shape.begin() + adaptor.getAxis());                          \
+    inferred.push_back(                                                        \
+        RankedTensorType::get(shape, IntegerType::get(ctx, 64)));              \
+    return success();                                                          \
+  }
+AUTOPAR_ARG_REDUCE_INFERENCE(ArgMaxOp)
+AUTOPAR_ARG_REDUCE_INFERENCE(ArgMinOp)
+#undef AUTOPAR_ARG_REDUCE_INFERENCE
 
 //===----------------------------------------------------------------------===//
 // Data movement
@@ -617,6 +712,85 @@ LogicalResult GatherOp::inferReturnTypes(
   llvm::append_range(shape, indices.getShape());
   llvm::append_range(shape, data.getShape().drop_front(axis + 1));
   inferred.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}
+
+LogicalResult GatherElementsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  GatherElementsOp::Adaptor adaptor(operands, attributes, properties, regions);
+  auto data = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(loc, axis, data.getRank())))
+    return failure();
+  if (!isa<IntegerType>(indices.getElementType()))
+    return emitInferError(loc, "gather_elements indices must be integers");
+  if (indices.getRank() != data.getRank())
+    return emitInferError(loc, "indices of shape " +
+                                   shapeStr(indices.getShape()) +
+                                   " must have the rank of data of shape " +
+                                   shapeStr(data.getShape()));
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if (d != axis && !ShapedType::isDynamic(indices.getDimSize(d)) &&
+        !ShapedType::isDynamic(data.getDimSize(d)) &&
+        indices.getDimSize(d) > data.getDimSize(d))
+      return emitInferError(
+          loc, "indices of shape " + shapeStr(indices.getShape()) +
+                   " exceed data of shape " + shapeStr(data.getShape()) +
+                   " in dimension " + std::to_string(d));
+  inferred.push_back(indices.clone(data.getElementType()));
+  return success();
+}
+
+LogicalResult
+PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                        ValueRange operands, DictionaryAttr attributes,
+                        OpaqueProperties properties, RegionRange regions,
+                        SmallVectorImpl<Type> &inferred) {
+  PadOp::Adaptor adaptor(operands, attributes, properties, regions);
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> pads = adaptor.getPads();
+  int64_t rank = type.getRank();
+  if ((int64_t)pads.size() != 2 * rank)
+    return emitInferError(loc,
+                          "pad needs 2 * rank = " + std::to_string(2 * rank) +
+                              " pads, got " + std::to_string(pads.size()));
+  StringRef mode = adaptor.getMode();
+  if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+      mode != "wrap")
+    return emitInferError(loc, "unknown pad mode '" + mode.str() + "'");
+  if (Value value = adaptor.getValue()) {
+    auto valueType = cast<RankedTensorType>(value.getType());
+    if (valueType.getNumElements() != 1 ||
+        valueType.getElementType() != type.getElementType())
+      return emitInferError(loc, "pad value must be one element of the "
+                                 "input's type, got " +
+                                     shapeStr(valueType.getShape()));
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = type.getDimSize(d) + pads[d] + pads[rank + d];
+    if (size < 0)
+      return emitInferError(
+          loc, "pads crop dimension " + std::to_string(d) + " of size " +
+                   std::to_string(type.getDimSize(d)) + " below zero");
+    if (mode != "constant" && type.getDimSize(d) == 0 && size > 0)
+      return emitInferError(loc, "mode '" + mode.str() +
+                                     "' cannot pad the empty dimension " +
+                                     std::to_string(d));
+    if (mode == "reflect" &&
+        (pads[d] >= type.getDimSize(d) ||
+         pads[rank + d] >= type.getDimSize(d)) &&
+        (pads[d] > 0 || pads[rank + d] > 0))
+      return emitInferError(loc, "reflect pads of dimension " +
+                                     std::to_string(d) +
+                                     " must be smaller than its size " +
+                                     std::to_string(type.getDimSize(d)));
+    shape.push_back(size);
+  }
+  inferred.push_back(type.clone(shape));
   return success();
 }
 

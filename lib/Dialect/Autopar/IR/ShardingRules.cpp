@@ -450,6 +450,103 @@ LoopShardingRule ReduceMaxOp::getShardingRule() {
                        /*splittableReduction=*/false);
 }
 
+LoopShardingRule ReduceMinOp::getShardingRule() {
+  return getReduceRule(*this, getAxes(), getKeepdims(),
+                       /*splittableReduction=*/false);
+}
+
+/// A product is no sum: the reduced dimensions stay whole.
+LoopShardingRule ReduceProdOp::getShardingRule() {
+  return getReduceRule(*this, getAxes(), getKeepdims(),
+                       /*splittableReduction=*/false);
+}
+
+/// sum(|x|) over shards is the sum of the shards' sums: a pending sum.
+LoopShardingRule ReduceL1Op::getShardingRule() {
+  return getReduceRule(*this, getAxes(), getKeepdims(),
+                       /*splittableReduction=*/true);
+}
+
+/// sum(x^2) over shards is the sum of the shards' sums: a pending sum.
+LoopShardingRule ReduceSumSquareOp::getShardingRule() {
+  return getReduceRule(*this, getAxes(), getKeepdims(),
+                       /*splittableReduction=*/true);
+}
+
+/// sqrt, log and log-sum-exp of a sum are not sums: reduced dimensions stay
+/// whole.
+LoopShardingRule ReduceL2Op::getShardingRule() {
+  return getReduceRule(*this, getAxes(), getKeepdims(),
+                       /*splittableReduction=*/false);
+}
+
+LoopShardingRule ReduceLogSumOp::getShardingRule() {
+  return getReduceRule(*this, getAxes(), getKeepdims(),
+                       /*splittableReduction=*/false);
+}
+
+LoopShardingRule ReduceLogSumExpOp::getShardingRule() {
+  return getReduceRule(*this, getAxes(), getKeepdims(),
+                       /*splittableReduction=*/false);
+}
+
+/// ArgMax / ArgMin: the other dimensions split, the axis stays whole (an
+/// index is no sum).
+LoopShardingRule ArgMaxOp::getShardingRule() {
+  return getReduceRule(*this, {(int64_t)getAxis()}, getKeepdims(),
+                       /*splittableReduction=*/false);
+}
+
+LoopShardingRule ArgMinOp::getShardingRule() {
+  return getReduceRule(*this, {(int64_t)getAxis()}, getKeepdims(),
+                       /*splittableReduction=*/false);
+}
+
+/// GatherElements: one loop per result (indices) dimension. The gathered
+/// axis splits the indices only (data stays whole along it); another
+/// dimension splits both when data and indices have the same size there,
+/// and otherwise stays whole (the shards would not line up).
+LoopShardingRule GatherElementsOp::getShardingRule() {
+  GatherElementsOp op = *this;
+  MLIRContext *ctx = op.getContext();
+  ArrayRef<int64_t> data = shapeOf(op.getData()),
+                    indices = shapeOf(op.getIndices());
+  int64_t axis = op.getAxis();
+  LoopShardingRule rule;
+  SmallVector<std::optional<unsigned>> dataLoops;
+  for (int64_t d = 0; d < (int64_t)indices.size(); ++d) {
+    bool aligned = d != axis && data[d] == indices[d];
+    unsigned loop = rule.addLoop(IteratorType::parallel, d == axis || aligned);
+    dataLoops.push_back(aligned ? std::optional<unsigned>(loop) : std::nullopt);
+  }
+  rule.maps.push_back(mapOf(ctx, indices.size(), dataLoops));
+  rule.maps.push_back(AffineMap::getMultiDimIdentityMap(indices.size(), ctx));
+  rule.maps.push_back(AffineMap::getMultiDimIdentityMap(indices.size(), ctx));
+  return rule;
+}
+
+/// Pad: dimensions without pads split (input and result alike); padded
+/// dimensions stay whole. The pad value is a replicated scalar.
+LoopShardingRule PadOp::getShardingRule() {
+  PadOp op = *this;
+  MLIRContext *ctx = op.getContext();
+  ArrayRef<int64_t> y = shapeOf(op.getResult());
+  ArrayRef<int64_t> pads = op.getPads();
+  int64_t rank = y.size();
+  SmallVector<int64_t> whole;
+  for (int64_t d = 0; d < rank; ++d)
+    if (pads[d] != 0 || pads[rank + d] != 0)
+      whole.push_back(d);
+  LoopShardingRule rule = parallelRule(y, whole);
+  rule.maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  if (Value value = op.getValue())
+    rule.maps.push_back(mapOf(ctx, rank,
+                              SmallVector<std::optional<unsigned>>(
+                                  shapeOf(value).size(), std::nullopt)));
+  rule.maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  return rule;
+}
+
 LoopShardingRule GlobalAveragePoolOp::getShardingRule() {
   SmallVector<int64_t> spatial;
   for (int64_t d = 2; d < (int64_t)shapeOf(getInput()).size(); ++d)

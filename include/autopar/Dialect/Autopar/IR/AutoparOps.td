@@ -197,6 +197,95 @@ def Autopar_ClipOp : Autopar_UnaryOp<"clip"> {
     OptionalAttr<F64Attr>:$max);
 }
 
+// Trigonometric and hyperbolic functions (float).
+def Autopar_SinOp : Autopar_UnaryOp<"sin", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Sin"; }
+def Autopar_CosOp : Autopar_UnaryOp<"cos", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Cos"; }
+def Autopar_TanOp : Autopar_UnaryOp<"tan", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Tan"; }
+def Autopar_AsinOp : Autopar_UnaryOp<"asin", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Asin"; }
+def Autopar_AcosOp : Autopar_UnaryOp<"acos", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Acos"; }
+def Autopar_AtanOp : Autopar_UnaryOp<"atan", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Atan"; }
+def Autopar_SinhOp : Autopar_UnaryOp<"sinh", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Sinh"; }
+def Autopar_CoshOp : Autopar_UnaryOp<"cosh", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Cosh"; }
+def Autopar_AsinhOp : Autopar_UnaryOp<"asinh", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Asinh"; }
+def Autopar_AcoshOp : Autopar_UnaryOp<"acosh", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Acosh"; }
+def Autopar_AtanhOp : Autopar_UnaryOp<"atanh", [],
+    Autopar_TranscendentalCost> { let summary = "ONNX Atanh"; }
+
+// Rounding and sign.
+def Autopar_FloorOp : Autopar_UnaryOp<"floor"> { let summary = "ONNX Floor"; }
+def Autopar_CeilOp : Autopar_UnaryOp<"ceil"> { let summary = "ONNX Ceil"; }
+def Autopar_RoundOp : Autopar_UnaryOp<"round"> {
+  let summary = "ONNX Round: to the nearest integer, halves to even";
+}
+def Autopar_SignOp : Autopar_UnaryOp<"sign"> {
+  let summary = "ONNX Sign: -1, 0 or 1 (NaN stays NaN)";
+}
+def Autopar_IsNaNOp : Autopar_UnaryOp<"is_nan"> {
+  let summary = "ONNX IsNaN; the result is a boolean (i1) tensor";
+}
+def Autopar_IsInfOp : Autopar_UnaryOp<"is_inf"> {
+  let summary = "ONNX IsInf; the result is a boolean (i1) tensor";
+  let arguments = (ins AnyRankedTensor:$input,
+    DefaultValuedAttr<BoolAttr, "true">:$detect_negative,
+    DefaultValuedAttr<BoolAttr, "true">:$detect_positive);
+}
+
+// Activations (float).
+def Autopar_EluOp : Autopar_UnaryOp<"elu", [], Autopar_TranscendentalCost> {
+  let summary = "ONNX Elu: X < 0 ? alpha * (exp(X) - 1) : X";
+  let arguments = (ins AnyRankedTensor:$input,
+    DefaultValuedAttr<F32Attr, "1.0">:$alpha);
+}
+def Autopar_SeluOp : Autopar_UnaryOp<"selu", [], Autopar_TranscendentalCost> {
+  let summary =
+    "ONNX Selu: gamma * (X <= 0 ? alpha * (exp(X) - 1) : X)";
+  let arguments = (ins AnyRankedTensor:$input,
+    DefaultValuedAttr<F32Attr, "1.67326319217681884765625">:$alpha,
+    DefaultValuedAttr<F32Attr, "1.05070102214813232421875">:$gamma);
+}
+def Autopar_CeluOp : Autopar_UnaryOp<"celu", [], Autopar_TranscendentalCost> {
+  let summary = "ONNX Celu: max(0, X) + min(0, alpha * (exp(X / alpha) - 1))";
+  let arguments = (ins AnyRankedTensor:$input,
+    DefaultValuedAttr<F32Attr, "1.0">:$alpha);
+}
+def Autopar_HardSigmoidOp : Autopar_UnaryOp<"hard_sigmoid"> {
+  let summary = "ONNX HardSigmoid: max(0, min(1, alpha * X + beta))";
+  let arguments = (ins AnyRankedTensor:$input,
+    DefaultValuedAttr<F32Attr, "0.2">:$alpha,
+    DefaultValuedAttr<F32Attr, "0.5">:$beta);
+}
+def Autopar_HardSwishOp : Autopar_UnaryOp<"hard_swish"> {
+  let summary = "ONNX HardSwish: X * max(0, min(1, X / 6 + 1 / 2))";
+}
+def Autopar_SoftplusOp : Autopar_UnaryOp<"softplus", [],
+    Autopar_TranscendentalCost> {
+  let summary = "ONNX Softplus: log(exp(X) + 1)";
+}
+def Autopar_SoftsignOp : Autopar_UnaryOp<"softsign"> {
+  let summary = "ONNX Softsign: X / (1 + |X|)";
+}
+def Autopar_ThresholdedReluOp : Autopar_UnaryOp<"thresholded_relu"> {
+  let summary = "ONNX ThresholdedRelu: X > alpha ? X : 0";
+  let arguments = (ins AnyRankedTensor:$input,
+    DefaultValuedAttr<F32Attr, "1.0">:$alpha);
+}
+def Autopar_ShrinkOp : Autopar_UnaryOp<"shrink"> {
+  let summary = "ONNX Shrink: X < -lambd ? X + bias : X > lambd ? X - bias : 0";
+  let arguments = (ins AnyRankedTensor:$input,
+    DefaultValuedAttr<F32Attr, "0.0">:$bias,
+    DefaultValuedAttr<F32Attr, "0.5">:$lambd);
+}
+
 def Autopar_CastOp : Autopar_Op<"cast", [Pure, Autopar_ElementwiseRule,
     Autopar_CostInterface, Autopar_DataMovementCost]> {
   let summary = "ONNX Cast: the result's element type is the `to` type";
@@ -234,6 +323,40 @@ def Autopar_LessOp : Autopar_BinaryOp<"less"> {
 }
 def Autopar_GreaterOp : Autopar_BinaryOp<"greater"> {
   let description = "The result is a boolean (i1) tensor.";
+}
+
+def Autopar_GreaterOrEqualOp : Autopar_BinaryOp<"greater_or_equal"> {
+  let description = "The result is a boolean (i1) tensor.";
+}
+def Autopar_LessOrEqualOp : Autopar_BinaryOp<"less_or_equal"> {
+  let description = "The result is a boolean (i1) tensor.";
+}
+def Autopar_OrOp : Autopar_BinaryOp<"or", [Commutative]>;
+def Autopar_XorOp : Autopar_BinaryOp<"xor", [Commutative]>;
+def Autopar_MaxOp : Autopar_BinaryOp<"max", [Commutative]> {
+  let description = [{
+    Two operands of ONNX's variadic Max (the importer chains more); a NaN
+    operand gives NaN.
+  }];
+}
+def Autopar_MinOp : Autopar_BinaryOp<"min", [Commutative]> {
+  let description = [{
+    Two operands of ONNX's variadic Min (the importer chains more); a NaN
+    operand gives NaN.
+  }];
+}
+def Autopar_ModOp : Autopar_BinaryOp<"mod"> {
+  let description = [{
+    With `fmod` the remainder has the sign of the dividend (C fmod);
+    without it (integers only) the sign of the divisor (Python %).
+  }];
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
+    DefaultValuedAttr<BoolAttr, "false">:$fmod);
+}
+def Autopar_PReluOp : Autopar_BinaryOp<"prelu"> {
+  let description = [{
+    ONNX PRelu: X < 0 ? slope * X : X; `slope` broadcasts to X.
+  }];
 }
 
 def Autopar_WhereOp : Autopar_ComputeOp<"where",
@@ -305,6 +428,30 @@ class Autopar_ReduceOp<string mnemonic> : Autopar_ComputeOp<mnemonic,
 def Autopar_ReduceSumOp : Autopar_ReduceOp<"reduce_sum">;
 def Autopar_ReduceMeanOp : Autopar_ReduceOp<"reduce_mean">;
 def Autopar_ReduceMaxOp : Autopar_ReduceOp<"reduce_max">;
+def Autopar_ReduceMinOp : Autopar_ReduceOp<"reduce_min">;
+def Autopar_ReduceProdOp : Autopar_ReduceOp<"reduce_prod">;
+def Autopar_ReduceL1Op : Autopar_ReduceOp<"reduce_l1">;
+def Autopar_ReduceL2Op : Autopar_ReduceOp<"reduce_l2">;
+def Autopar_ReduceLogSumOp : Autopar_ReduceOp<"reduce_log_sum">;
+def Autopar_ReduceLogSumExpOp : Autopar_ReduceOp<"reduce_log_sum_exp">;
+def Autopar_ReduceSumSquareOp : Autopar_ReduceOp<"reduce_sum_square">;
+
+/// ONNX ArgMax / ArgMin: int64 indices of the extreme along `axis`.
+class Autopar_ArgReduceOp<string mnemonic> : Autopar_ComputeOp<mnemonic,
+    [Autopar_OwnRule, Autopar_ReductionCost<1>]> {
+  let summary = "ONNX " # mnemonic # " along `axis` (non-negative)";
+  let description = [{
+    The result is int64. Ties give the first index, or the last with
+    `select_last_index`; a NaN wins over every number (the first NaN, or the
+    last). With `keepdims` the axis stays with size 1.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis,
+    DefaultValuedAttr<BoolAttr, "true">:$keepdims,
+    DefaultValuedAttr<BoolAttr, "false">:$select_last_index);
+  let results = (outs AnyRankedTensor:$result);
+}
+def Autopar_ArgMaxOp : Autopar_ArgReduceOp<"arg_max">;
+def Autopar_ArgMinOp : Autopar_ArgReduceOp<"arg_min">;
 
 //===----------------------------------------------------------------------===//
 // Data movement
@@ -390,6 +537,35 @@ def Autopar_GatherOp : Autopar_ComputeOp<"gather",
   }];
   let arguments = (ins AnyRankedTensor:$data, AnyRankedTensor:$indices,
     I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+}
+
+def Autopar_GatherElementsOp : Autopar_ComputeOp<"gather_elements",
+    [Autopar_OwnRule, Autopar_DataMovementCost]> {
+  let summary = "ONNX GatherElements along `axis` (non-negative)";
+  let description = [{
+    `data` and `indices` have the same rank; the result has the shape of
+    `indices` and element i is `data` at i with the `axis` coordinate
+    replaced by `indices[i]`. Negative indices count from the end; an index
+    out of range is a runtime error.
+  }];
+  let arguments = (ins AnyRankedTensor:$data, AnyRankedTensor:$indices,
+    I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+}
+
+def Autopar_PadOp : Autopar_ComputeOp<"pad",
+    [Autopar_OwnRule, Autopar_DataMovementCost]> {
+  let summary = "ONNX Pad in every mode with constant pads";
+  let description = [{
+    `pads` = [begin_1.., end_1..] per dimension; negative pads crop. Mode
+    `constant` fills with `value` (a scalar operand, which may be computed
+    at run time; absent: 0), `reflect` mirrors without repeating the edge,
+    `edge` repeats the edge, `wrap` wraps around.
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+    Optional<AnyRankedTensor>:$value, DenseI64ArrayAttr:$pads,
+    DefaultValuedAttr<StrAttr, "\"constant\"">:$mode);
   let results = (outs AnyRankedTensor:$result);
 }
 
