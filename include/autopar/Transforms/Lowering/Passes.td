@@ -32,9 +32,10 @@ def PackContractionsPass
       `autopar.packed_tiles`, `autopar.packed_source_type`,
       `autopar.packed_transposed`, see
       autopar/Transforms/Lowering/PackedWeights.h) and the compiler driver
-      writes its file packed, so that no step re-lays it out (only when the
-      tiles divide N and K: the file is then a permutation of the shard, of
-      the size the plan accounts for); otherwise it is packed per call by
+      writes its file packed, so that no step re-lays it out (when the tiles
+      do not divide N and K, the file holds the zero padding too: allowed up
+      to a sixteenth more than the shard the plan accounts for); otherwise it
+      is packed per call by
       `linalg.pack`;
     - `linalg.mmt4d` accumulates into a zero-filled `M1 x N1 x m0 x n0`
       tensor, `linalg.unpack` drops the padding, and a gemm's
