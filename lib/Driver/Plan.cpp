@@ -17,6 +17,7 @@
 #include "autopar/Pipelines/Pipelines.h"
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/AutoPlan.h"
+#include "autopar/Transforms/Planning/PipelinePlan.h"
 #include "autopar/Transforms/Planning/PlanReport.h"
 #include "autopar/Transforms/Planning/TrainingLoss.h"
 
@@ -374,6 +375,76 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
   return success();
 }
 
+/// Plans `module` as a pipeline of `config.stages` stages over `grid`:
+/// each stage searched on its slab, or, with `fixed`, each stage given the
+/// fixed configuration's data or tensor plan on its slab. The plan file
+/// holds the stages, each with its own plan.
+static LogicalResult planPipelineModule(
+    MLIRContext &ctx, ModuleOp module, ArrayRef<int64_t> grid,
+    const std::optional<ClusterSpec> &cluster, PlanMode mode, bool quiet,
+    PlanMetadata &meta, const PlanSearchOptions &search,
+    const PipelineConfig &config, const std::optional<FixedConfig> &fixed) {
+  assert(cluster && "pipeline planning needs a cluster");
+  meta.strategy = fixed ? "fixed" : "auto";
+  meta.mode = stringifyPlanMode(mode).str();
+  if (mode == PlanMode::Training)
+    meta.extra["note"] = "training plans are priced, not executed, until "
+                         "training steps can run";
+  AutoPlanOptions options = makePlanOptions(grid, cluster, mode, search);
+  options.searchRecompute = search.searchRecompute && !fixed;
+  options.progress = quiet ? nullptr : &llvm::errs();
+  if (search.precision != PlanPrecision::Model)
+    meta.extra["precision"] = stringifyPlanPrecision(search.precision);
+  if (search.shardOptimizer)
+    meta.extra["optimizer"] = "sharded over each weight's replicas";
+  auto fixedStage =
+      [&](ModuleOp stage,
+          AutoPlanOptions &stageOptions) -> FailureOr<PlanPrediction> {
+    FixedConfig slab = *fixed;
+    slab.pp = 1;
+    std::string error;
+    auto view = getFixedGridView(slab, stageOptions.gridShape,
+                                 stageOptions.cluster, error);
+    if (failed(view))
+      return emitError(stage.getLoc()) << error;
+    PlanMetadata scratch;
+    PlanSearchOptions stageSearch = search;
+    stageSearch.searchRecompute = false;
+    if (failed(planModule(ctx, stage, view->first,
+                          fixed->tp == 1 ? "data" : "tensor", view->second,
+                          mode, /*quiet=*/true, scratch, stageSearch)))
+      return failure();
+    stageOptions.gridShape = view->first;
+    stageOptions.cluster = *view->second;
+    return predictAnnotatedPlan(stage, stageOptions);
+  };
+  auto searchStage = [&](ModuleOp stage, AutoPlanOptions &stageOptions) {
+    return planStageAutomatically(stage, stageOptions);
+  };
+  FailureOr<PipelinePlanResult> result =
+      fixed ? planPipeline(module, options, config, fixedStage)
+            : planPipeline(module, options, config, searchStage);
+  if (failed(result))
+    return failure();
+  meta.searchTimeSeconds = result->searchTimeSeconds;
+  json::Object predicted = predictionJson(result->predicted);
+  predicted["fits"] = result->predicted.fits;
+  meta.extra["predicted"] = std::move(predicted);
+  meta.extra["pipeline"] = std::move(result->report);
+  if (mode == PlanMode::Training)
+    meta.extra["recompute"] = json::Object{
+        {"setting", stringifyRecomputeSpec(result->predicted.recompute)},
+        {"searched", options.searchRecompute},
+        {"recompute_s", result->predicted.recomputeTime},
+        {"note", "per stage in pipeline.stage_list; this is the busiest "
+                 "stage's"}};
+  json::Value c = clusterToJson(*cluster);
+  if (json::Object *o = c.getAsObject())
+    (*o)["source"] = cluster->source;
+  meta.extra["cluster"] = std::move(c);
+  return success();
+}
+
 int driver::planCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar plan options");
   static ModelPlanOptions common(category, "device grid: N or AxB[xC...]", "");
@@ -446,6 +517,18 @@ int driver::planCommand(int argc, char **argv) {
                      "devices of the last axis, data over the rest), and "
                      "compare autopar's own plan with it"),
       llvm::cl::value_desc("config"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> stages(
+      "stages",
+      llvm::cl::desc("pipeline stages P (default 1): the model is cut between "
+                     "repeated blocks into P stages, each on a slab of grid "
+                     "axis 0, each planned on its slab, and the split is "
+                     "searched"),
+      llvm::cl::value_desc("P"), llvm::cl::init("1"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> schedule(
+      "schedule",
+      llvm::cl::desc("pipeline schedule with --stages: 1f1b (default in "
+                     "training), zb (zero-bubble ZB-H1) or gpipe (inference)"),
+      llvm::cl::value_desc("name"), llvm::cl::cat(category));
   static llvm::cl::opt<bool> distributedOptimizer(
       "distributed-optimizer",
       llvm::cl::desc("training: shard fp32 master weights and Adam states "
@@ -579,13 +662,50 @@ int driver::planCommand(int argc, char **argv) {
       printError("--fixed: recompute needs --mode training");
       return kErrorExitCode;
     }
-    if (fixedConfig->pp > 1) {
-      printError(
-          "--fixed: pipeline stages (pp=" + std::to_string(fixedConfig->pp) +
-          ") are not implemented yet; pp=1 configurations can be "
-          "priced");
+  }
+  FailureOr<uint64_t> stageCount = parseUnsignedOption("stages", stages);
+  if (failed(stageCount))
+    return kErrorExitCode;
+  if (*stageCount == 0) {
+    printError("--stages must be at least 1");
+    return kErrorExitCode;
+  }
+  PipelineConfig pipeline;
+  pipeline.stages = unsigned(*stageCount);
+  pipeline.schedule = *planMode == PlanMode::Training
+                          ? PipelineSchedule::OneFOneB
+                          : PipelineSchedule::GPipe;
+  if (!schedule.empty()) {
+    std::optional<PipelineSchedule> named = symbolizePipelineSchedule(schedule);
+    if (!named || *named == PipelineSchedule::Interleaved) {
+      printError("unknown --schedule '" + schedule +
+                 "': expected 1f1b, zb or gpipe");
       return kErrorExitCode;
     }
+    if (*stageCount < 2) {
+      printError("--schedule needs --stages 2 or more");
+      return kErrorExitCode;
+    }
+    pipeline.schedule = *named;
+  }
+  if (fixedConfig) {
+    if (stages.getNumOccurrences() || !schedule.empty()) {
+      printError("--fixed sets the stages (pp=P) and the schedule "
+                 "(schedule=...) itself: drop --stages and --schedule");
+      return kErrorExitCode;
+    }
+    pipeline.stages = unsigned(fixedConfig->pp);
+    pipeline.schedule =
+        fixedConfig->schedule == "zb" ? PipelineSchedule::ZeroBubbleH1
+        : fixedConfig->schedule == "interleaved" ? PipelineSchedule::Interleaved
+                                                 : PipelineSchedule::OneFOneB;
+    if (*planMode != PlanMode::Training)
+      pipeline.schedule = PipelineSchedule::GPipe;
+  }
+  if (pipeline.stages > 1 && common.plan.getNumOccurrences() &&
+      common.plan != "auto") {
+    printError("--stages searches each stage's plan and needs --plan auto");
+    return kErrorExitCode;
   }
   FailureOr<uint64_t> seconds = parseUnsignedOption("time-limit", timeLimit);
   if (failed(seconds))
@@ -772,9 +892,14 @@ int driver::planCommand(int argc, char **argv) {
   }
   search.microbatches = m;
   OwningOpRef<ModuleOp> pristine = module->clone();
-  if (failed(planModule(ctx, *module, planGrid, plan, planCluster, *planMode,
-                        quiet, meta, search)))
+  if (pipeline.stages > 1) {
+    if (failed(planPipelineModule(ctx, *module, *grid, *spec, *planMode, quiet,
+                                  meta, search, pipeline, fixedConfig)))
+      return kErrorExitCode;
+  } else if (failed(planModule(ctx, *module, planGrid, plan, planCluster,
+                               *planMode, quiet, meta, search))) {
     return kErrorExitCode;
+  }
   if (fixedConfig) {
     // autopar's own plan of the same step (same microbatches), searched on
     // the whole grid, for the comparison.
@@ -799,6 +924,18 @@ int driver::planCommand(int argc, char **argv) {
     const json::Object *fixedPred = meta.extra.getObject("predicted");
     double fixedStep = fixedPred->getNumber("step_time_s").value_or(0);
     int64_t fixedPeak = fixedPred->getInteger("peak_memory_bytes").value_or(0);
+    // With stages, the view is each stage's slab's.
+    SmallVector<int64_t> stageView = planGrid;
+    if (fixedConfig->pp > 1) {
+      FixedConfig slab = *fixedConfig;
+      slab.pp = 1;
+      SmallVector<int64_t> slabGrid(*grid);
+      slabGrid[0] /= fixedConfig->pp;
+      std::string ignored;
+      if (auto view = getFixedGridView(slab, slabGrid, *spec, ignored);
+          succeeded(view))
+        stageView = view->first;
+    }
     json::Object report{
         {"config", fixedConfig->text},
         {"tp", fixedConfig->tp},
@@ -810,7 +947,7 @@ int driver::planCommand(int argc, char **argv) {
         {"schedule", fixedConfig->schedule == "interleaved"
                          ? "interleaved:" + std::to_string(fixedConfig->chunks)
                          : fixedConfig->schedule},
-        {"grid_view", json::Array(planGrid)},
+        {"grid_view", json::Array(stageView)},
         {"fits", planCluster->memoryBytes <= 0 ||
                      fixedPeak <= planCluster->memoryBytes}};
     if (fixedConfig->pp == 1)
@@ -837,6 +974,12 @@ int driver::planCommand(int argc, char **argv) {
     meta.extra["fixed"] = std::move(report);
   }
 
+  if (pipeline.stages > 1) {
+    // The stages carry their own plans; the whole module has none.
+    module = ModuleOp::create(module->getLoc());
+    OpBuilder b = OpBuilder::atBlockBegin(module->getBody());
+    shard::GridOp::create(b, module->getLoc(), "grid", *grid);
+  }
   json::Value planJson = buildPlanJson(*module, meta);
   std::string text = llvm::formatv("{0:2}", planJson).str() + "\n";
   if (failed(writeFileBytes(ctx, output,

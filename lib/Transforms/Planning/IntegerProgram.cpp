@@ -243,7 +243,8 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
       unsigned rep = nodes[n].rep;
       for (unsigned s = 0; s < nodes[rep].strategies.size(); ++s)
         addX(base, rep, s,
-             scale * valueBytes(n, r, nodes[n].strategies[s].results[r]));
+             scale * graph.getStoredCopies(n) *
+                 valueBytes(n, r, nodes[n].strategies[s].results[r]));
     }
     std::set<std::vector<std::pair<int, double>>> seen;
     for (const LivenessPoint &pt : graph.points) {

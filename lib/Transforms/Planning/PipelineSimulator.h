@@ -21,12 +21,14 @@
 #ifndef AUTOPAR_LIB_TRANSFORMS_PLANNING_PIPELINESIMULATOR_H
 #define AUTOPAR_LIB_TRANSFORMS_PLANNING_PIPELINESIMULATOR_H
 
+#include "autopar/Transforms/Planning/PipelineSchedule.h"
+
 #include <string>
 #include <vector>
 
 namespace mlir::autopar::planning {
 
-enum class PipelineSchedule { GPipe, OneFOneB, Interleaved, ZeroBubbleH1 };
+using mlir::autopar::PipelineSchedule;
 
 /// One step of a pipeline to simulate.
 struct PipelineProblem {

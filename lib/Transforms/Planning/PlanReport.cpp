@@ -225,11 +225,21 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
   const json::Object *memory = root.getObject("memory");
   os << "\npredicted per device ("
      << root.getString("mode").value_or("inference") << " step)\n";
-  os << llvm::formatv("  step time     {0}  = compute {1} + communication "
-                      "{2}\n",
-                      formatSeconds(*pred->getNumber("step_time_s")),
-                      formatSeconds(pred->getNumber("compute_s").value_or(0)),
-                      formatSeconds(pred->getNumber("comm_s").value_or(0)));
+  double step = *pred->getNumber("step_time_s");
+  double compute = pred->getNumber("compute_s").value_or(0);
+  double comm = pred->getNumber("comm_s").value_or(0);
+  if (root.getObject("pipeline"))
+    os << llvm::formatv("  step time     {0}  = the busiest stage's compute "
+                        "{1} + communication {2} + waits for other stages "
+                        "(bubble, transfers, gradient reductions) {3}\n",
+                        formatSeconds(step), formatSeconds(compute),
+                        formatSeconds(comm),
+                        formatSeconds(std::max(0.0, step - compute - comm)));
+  else
+    os << llvm::formatv("  step time     {0}  = compute {1} + communication "
+                        "{2}\n",
+                        formatSeconds(step), formatSeconds(compute),
+                        formatSeconds(comm));
   os << "  peak memory   "
      << formatByteSize(pred->getNumber("peak_memory_bytes").value_or(0))
      << " at '" << pred->getString("peak_at").value_or("") << "'";
@@ -322,6 +332,50 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
     os << "  note          " << *note << "\n";
 }
 
+/// The ops of a plan, one entry each with its strategy and collectives.
+static void renderOps(llvm::raw_ostream &os, const json::Array &ops) {
+  for (const json::Value &v : ops) {
+    const json::Object *op = v.getAsObject();
+    os << llvm::formatv("{0,-28} {1}", op->getString("node").value_or(""),
+                        op->getString("op").value_or(""));
+    if (std::optional<double> cost = op->getNumber("cost_s"))
+      os << llvm::formatv("  cost {0}", formatSeconds(*cost));
+    os << "\n";
+    if (std::optional<StringRef> strategy = op->getString("strategy"))
+      os << "    strategy  " << *strategy << "\n";
+    if (const json::Object *r = op->getObject("runner_up"))
+      os << "    runner-up " << r->getString("strategy").value_or("")
+         << llvm::formatv(
+                "  (+{0})\n",
+                formatSeconds(r->getNumber("cost_delta_s").value_or(0)));
+    if (const json::Array *operands = op->getArray("operands"))
+      for (const json::Value &ov : *operands) {
+        const json::Object *o = ov.getAsObject();
+        os << llvm::formatv("    in  {0,-24} {1}",
+                            o->getString("value").value_or(""),
+                            o->getString("sharding").value_or(""));
+        if (const json::Array *steps = o->getArray("collectives"))
+          for (const json::Value &sv : *steps) {
+            const json::Object *s = sv.getAsObject();
+            os << "  <- " << s->getString("kind").value_or("") << " axes=[";
+            if (const json::Array *axes = s->getArray("axes"))
+              llvm::interleaveComma(*axes, os, [&](const json::Value &a) {
+                os << *a.getAsInteger();
+              });
+            os << "] " << s->getInteger("bytes_per_device").value_or(0) << " B";
+          }
+        os << "\n";
+      }
+    if (const json::Array *results = op->getArray("results"))
+      for (const json::Value &rv : *results) {
+        const json::Object *r = rv.getAsObject();
+        os << llvm::formatv("    out {0,-24} {1}\n",
+                            r->getString("value").value_or(""),
+                            r->getString("sharding").value_or(""));
+      }
+  }
+}
+
 std::string mlir::autopar::renderPlanText(const json::Value &plan) {
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -403,6 +457,44 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
             fixed->getNumber("fixed_over_own_plan").value_or(0));
     }
   }
+  if (const json::Object *pipe = root->getObject("pipeline")) {
+    os << llvm::formatv("  pipeline:  {0} stages, schedule {1}, {2} "
+                        "microbatches, bubble {3:p}, layout {4}\n",
+                        pipe->getInteger("stages").value_or(0),
+                        pipe->getString("schedule").value_or(""),
+                        pipe->getInteger("microbatches").value_or(0),
+                        pipe->getNumber("bubble_fraction").value_or(0),
+                        pipe->getString("layout").value_or(""));
+    if (const json::Array *stages = pipe->getArray("stage_list"))
+      for (const json::Value &sv : *stages) {
+        const json::Object *st = sv.getAsObject();
+        const json::Array *blocks = st->getArray("blocks");
+        const json::Array *slab = st->getArray("slab");
+        std::string grid;
+        if (const json::Array *g = st->getArray("grid"))
+          for (auto [i, v] : llvm::enumerate(*g))
+            grid += (i ? "x" : "") + std::to_string(*v.getAsInteger());
+        os << llvm::formatv(
+            "    stage {0}: blocks [{1}, {2}){3}{4} on rows [{5}, {6}) of "
+            "axis 0 (grid {7}); per microbatch forward {8}, backward {9}; "
+            "per step {10}; send {11}; {12} microbatches in flight; peak "
+            "{13}; recompute {14}\n",
+            st->getInteger("index").value_or(0),
+            blocks ? *(*blocks)[0].getAsInteger() : 0,
+            blocks ? *(*blocks)[1].getAsInteger() : 0,
+            st->getBoolean("prefix").value_or(false) ? " + ops before" : "",
+            st->getBoolean("suffix").value_or(false) ? " + ops after" : "",
+            slab ? *(*slab)[0].getAsInteger() : 0,
+            slab ? *(*slab)[1].getAsInteger() : 0, grid,
+            formatSeconds(st->getNumber("forward_s").value_or(0)),
+            formatSeconds(st->getNumber("backward_s").value_or(0)),
+            formatSeconds(st->getNumber("per_step_s").value_or(0)),
+            formatSeconds(st->getNumber("transfer_s").value_or(0)),
+            st->getInteger("in_flight").value_or(0),
+            formatByteSize(st->getInteger("peak_memory_bytes").value_or(0)),
+            st->getString("recompute").value_or("none"));
+      }
+  }
   if (const json::Object *pred = root->getObject("predicted"))
     os << "  communication per device: "
        << pred->getInteger("comm_bytes_per_device").value_or(0) << " bytes\n";
@@ -410,49 +502,17 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
   os << "\nsharding notation: one entry per dimension, '_' = whole, digits = "
         "grid axes that split it (major first); +partial(a) = pending sum over "
         "axis a\n\n";
-  if (const json::Array *ops = root->getArray("ops")) {
-    for (const json::Value &v : *ops) {
-      const json::Object *op = v.getAsObject();
-      os << llvm::formatv("{0,-28} {1}", op->getString("node").value_or(""),
-                          op->getString("op").value_or(""));
-      if (std::optional<double> cost = op->getNumber("cost_s"))
-        os << llvm::formatv("  cost {0}", formatSeconds(*cost));
-      os << "\n";
-      if (std::optional<StringRef> strategy = op->getString("strategy"))
-        os << "    strategy  " << *strategy << "\n";
-      if (const json::Object *r = op->getObject("runner_up"))
-        os << "    runner-up " << r->getString("strategy").value_or("")
-           << llvm::formatv(
-                  "  (+{0})\n",
-                  formatSeconds(r->getNumber("cost_delta_s").value_or(0)));
-      if (const json::Array *operands = op->getArray("operands"))
-        for (const json::Value &ov : *operands) {
-          const json::Object *o = ov.getAsObject();
-          os << llvm::formatv("    in  {0,-24} {1}",
-                              o->getString("value").value_or(""),
-                              o->getString("sharding").value_or(""));
-          if (const json::Array *steps = o->getArray("collectives"))
-            for (const json::Value &sv : *steps) {
-              const json::Object *s = sv.getAsObject();
-              os << "  <- " << s->getString("kind").value_or("") << " axes=[";
-              if (const json::Array *axes = s->getArray("axes"))
-                llvm::interleaveComma(*axes, os, [&](const json::Value &a) {
-                  os << *a.getAsInteger();
-                });
-              os << "] " << s->getInteger("bytes_per_device").value_or(0)
-                 << " B";
-            }
-          os << "\n";
-        }
-      if (const json::Array *results = op->getArray("results"))
-        for (const json::Value &rv : *results) {
-          const json::Object *r = rv.getAsObject();
-          os << llvm::formatv("    out {0,-24} {1}\n",
-                              r->getString("value").value_or(""),
-                              r->getString("sharding").value_or(""));
-        }
-    }
-  }
+  if (const json::Array *ops = root->getArray("ops"))
+    renderOps(os, *ops);
+  if (const json::Object *pipe = root->getObject("pipeline"))
+    if (const json::Array *stages = pipe->getArray("stage_list"))
+      for (const json::Value &sv : *stages) {
+        const json::Object *stage = sv.getAsObject();
+        os << "\nstage " << stage->getInteger("index").value_or(0) << ":\n";
+        if (const json::Object *plan = stage->getObject("plan"))
+          if (const json::Array *ops = plan->getArray("ops"))
+            renderOps(os, *ops);
+      }
   return out;
 }
 
@@ -475,6 +535,11 @@ mlir::autopar::readPlanValues(StringRef path, MLIRContext *ctx, Location loc) {
     return emitError(loc) << "plan file '" << path << "' has schema_version "
                           << (version ? std::to_string(*version) : "none")
                           << ", expected " << kPlanSchemaVersion;
+  if (const json::Object *pipeline = root->getObject("pipeline"))
+    return emitError(loc)
+           << "plan file '" << path << "' holds a pipeline plan of "
+           << pipeline->getInteger("stages").value_or(0)
+           << " stages; compiling pipeline stages is not implemented yet";
   const json::Object *values = root->getObject("values");
   if (!values)
     return emitError(loc) << "plan file '" << path

@@ -20,8 +20,6 @@ static constexpr double kGradientBytesPerParameter = 4;
 static constexpr double kAdamBytesPerParameter = 8;
 /// The fp32 master copy a 16-bit weight is updated through.
 static constexpr double kMasterBytesPerParameter = 4;
-/// Backward compute relative to forward (two matmuls per forward matmul).
-static constexpr double kBackwardComputeFactor = 2;
 
 const ReshardCost &PlanPricer::reshard(RankedTensorType type, ShardingAttr from,
                                        ShardingAttr to) const {
@@ -128,7 +126,8 @@ PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
   double base = 0, params = 0;
   for (auto [n, r] : graph.persistent) {
     double b =
-        valueBytes(n, r, graph.nodes[n].strategies[choice[n]].results[r]);
+        valueBytes(n, r, graph.nodes[n].strategies[choice[n]].results[r]) *
+        graph.getStoredCopies(n);
     base += b;
     if (graph.nodes[n].kind == NodeKind::Weight)
       params += b;

@@ -25,6 +25,10 @@
 
 namespace mlir::autopar::planning {
 
+/// Seconds of a node's backward pass per second of its forward pass (input
+/// and weight gradients: two contractions per forward one).
+constexpr double kBackwardComputeFactor = 2;
+
 class PlanPricer {
 public:
   explicit PlanPricer(const StrategyGraph &graph)

@@ -124,6 +124,17 @@ public:
   /// backward pass (recomputation). Empty: none.
   std::vector<bool> recomputed;
 
+  /// How many times a persistent value of node `n` is held: the
+  /// microbatches in flight (`activationCopies`) for the runtime inputs and
+  /// stored activations of training, once otherwise.
+  double getStoredCopies(unsigned n) const {
+    NodeKind kind = nodes[n].kind;
+    return options.mode == PlanMode::Training &&
+                   (kind == NodeKind::Compute || kind == NodeKind::Input)
+               ? double(options.activationCopies)
+               : 1.0;
+  }
+
   bool isRecomputed(unsigned node) const {
     return node < recomputed.size() && recomputed[node];
   }

@@ -97,6 +97,10 @@ struct AutoPlanOptions {
   /// traffic repeat per microbatch, a weight's gradient reduction and the
   /// optimizer update happen once per step.
   int64_t microbatches = 1;
+  /// Training: microbatches whose stored activations a device holds at once
+  /// (a pipeline stage's microbatches in flight); the runtime inputs and
+  /// activations of the persistent set count this many times.
+  int64_t activationCopies = 1;
   /// Training: the recomputation priced; ignored when `searchRecompute`.
   RecomputeSpec recompute;
   /// Training: search the recomputation too (none first; selective and full

@@ -1,0 +1,104 @@
+//===- PipelinePlan.h - pipeline stages over slabs of the grid --*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Pipeline parallelism on top of the intra-stage planner: the program is cut
+// into P stages at repeated-block boundaries (the first stage also holds what
+// precedes the blocks, such as the embedding; the last one what follows, such
+// as the head and the loss), each stage runs on a slab of the grid contiguous
+// along axis 0, and each stage's plan is found by the intra-stage planner on
+// its slab with the activations of its microbatches in flight counted. A
+// dynamic program over the stages' block counts, with the bottleneck stage
+// enumerated (Alpa's formulation), proposes splits; the event simulator
+// (PipelineSimulator) prices each proposal and the fastest fitting one wins.
+// Identical stages (same block count, same position class, same microbatches
+// in flight) are planned once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_TRANSFORMS_PLANNING_PIPELINEPLAN_H
+#define AUTOPAR_TRANSFORMS_PLANNING_PIPELINEPLAN_H
+
+#include "autopar/Transforms/Planning/AutoPlan.h"
+#include "autopar/Transforms/Planning/PipelineSchedule.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::autopar {
+
+/// `gpipe`, `1f1b`, `interleaved` or `zb`.
+StringRef stringifyPipelineSchedule(PipelineSchedule schedule);
+std::optional<PipelineSchedule> symbolizePipelineSchedule(StringRef name);
+
+struct PipelineConfig {
+  /// P: stages, one per slab of grid axis 0 (P divides it).
+  unsigned stages = 2;
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  /// How many repeated blocks a stage may differ from an even split by.
+  unsigned blockSlack = 1;
+};
+
+/// One stage of a chosen pipeline.
+struct PipelineStage {
+  /// Repeated blocks [firstBlock, firstBlock + numBlocks).
+  unsigned firstBlock = 0, numBlocks = 0;
+  /// Whether the stage also runs the ops before / after the blocks.
+  bool hasPrefix = false, hasSuffix = false;
+  /// The ONNX names of its first and last ops.
+  std::string firstOp, lastOp;
+  /// Rows [slabBegin, slabEnd) of grid axis 0, and the stage's grid.
+  int64_t slabBegin = 0, slabEnd = 0;
+  SmallVector<int64_t> grid;
+  /// Seconds per microbatch (forward; backward including recomputation),
+  /// per step (gradient reductions once per step), and of sending one
+  /// microbatch's boundary activation to the next stage.
+  double forward = 0, backward = 0, perStep = 0, transfer = 0;
+  /// Microbatches whose activations the stage holds at once.
+  unsigned inFlight = 1;
+  /// The stage's own plan, priced on its slab.
+  PlanPrediction predicted;
+  /// The stage's plan file (buildPlanJson of its annotated module).
+  llvm::json::Value plan = nullptr;
+};
+
+struct PipelinePlanResult {
+  PlanPrediction predicted;
+  std::vector<PipelineStage> stages;
+  double bubbleFraction = 0;
+  /// Megatron-Core's --pipeline-model-parallel-layout, e.g. `Et*3|t*3L`.
+  std::string layout;
+  double searchTimeSeconds = 0;
+  /// The `pipeline` section of plan.json.
+  llvm::json::Object report;
+};
+
+/// Plans (and annotates) one stage: `stage` is a module with a function
+/// @main; `options` carry the stage's grid and the microbatches it holds. A
+/// planner that prices the stage on another view of its slab (a fixed
+/// configuration's data x tensor grid) sets `options` to that view. Returns
+/// the plan's prediction at `options.microbatches`.
+using StagePlanner = llvm::function_ref<FailureOr<PlanPrediction>(
+    ModuleOp stage, AutoPlanOptions &options)>;
+
+/// The intra-stage planner that searches (planAutomatically).
+FailureOr<PlanPrediction> planStageAutomatically(ModuleOp stage,
+                                                 AutoPlanOptions &options);
+
+/// Splits `module` (one microbatch of the step, with its loss in training)
+/// into `config.stages` stages over `options.gridShape` and plans each with
+/// `planStage`. Fails with a diagnostic when the grid or the model cannot be
+/// split (axis 0 not divisible, fewer repeated blocks than stages) or when no
+/// split fits in memory. `module` is not changed.
+FailureOr<PipelinePlanResult> planPipeline(ModuleOp module,
+                                           const AutoPlanOptions &options,
+                                           const PipelineConfig &config,
+                                           StagePlanner planStage);
+
+} // namespace mlir::autopar
+
+#endif // AUTOPAR_TRANSFORMS_PLANNING_PIPELINEPLAN_H

@@ -1,0 +1,645 @@
+//===- PipelinePlan.cpp - pipeline stages over slabs of the grid ----------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// In the order it runs:
+//   1. the repeated blocks of @main (BlockFolding.h) give the cut points;
+//   2. the schedule simulated with unit times gives each stage's
+//      microbatches in flight;
+//   3. each stage candidate (block count, first/interior/last, microbatches
+//      in flight) is extracted into a module of its own and planned on its
+//      slab by the intra-stage planner, once per distinct candidate; its
+//      price is split into per-microbatch and per-step seconds;
+//   4. for every bottleneck bound, a dynamic program over the stages picks
+//      the block counts with the least total work under the bound, and the
+//      event simulator prices the split; the fastest fitting split wins.
+//
+//===----------------------------------------------------------------------===//
+
+#include "autopar/Transforms/Planning/PipelinePlan.h"
+#include "autopar/Transforms/Planning/PlanReport.h"
+
+#include "BlockFolding.h"
+#include "PipelineSimulator.h"
+#include "Pricing.h"
+#include "StrategyGraph.h"
+
+#include "autopar/Analysis/CostModel.h"
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::planning;
+namespace json = llvm::json;
+
+StringRef mlir::autopar::stringifyPipelineSchedule(PipelineSchedule schedule) {
+  switch (schedule) {
+  case PipelineSchedule::GPipe:
+    return "gpipe";
+  case PipelineSchedule::OneFOneB:
+    return "1f1b";
+  case PipelineSchedule::Interleaved:
+    return "interleaved";
+  case PipelineSchedule::ZeroBubbleH1:
+    return "zb";
+  }
+  llvm_unreachable("unknown pipeline schedule");
+}
+
+std::optional<PipelineSchedule>
+mlir::autopar::symbolizePipelineSchedule(StringRef name) {
+  if (name == "gpipe")
+    return PipelineSchedule::GPipe;
+  if (name == "1f1b")
+    return PipelineSchedule::OneFOneB;
+  if (name == "interleaved")
+    return PipelineSchedule::Interleaved;
+  if (name == "zb")
+    return PipelineSchedule::ZeroBubbleH1;
+  return std::nullopt;
+}
+
+FailureOr<PlanPrediction>
+mlir::autopar::planStageAutomatically(ModuleOp stage,
+                                      AutoPlanOptions &options) {
+  FailureOr<AutoPlanResult> result = planAutomatically(stage, options);
+  if (failed(result))
+    return failure();
+  return result->predicted;
+}
+
+namespace {
+
+/// Where the stages may be cut: the compute ops before the repeated blocks
+/// (prefix), `blocks` blocks of `period` ops, and the ops after (suffix).
+struct CutPoints {
+  unsigned prefixEnd = 0, period = 0, blocks = 0, numOps = 0;
+  unsigned blockBegin(unsigned b) const { return prefixEnd + b * period; }
+};
+
+/// A stage candidate: `blocks` repeated blocks, whether it is the first or
+/// last stage (holding the prefix or suffix), and its microbatches in flight.
+using StageKey = std::tuple<unsigned, bool, bool, unsigned>;
+
+/// A candidate planned on its slab.
+struct StageEval {
+  bool planned = false;
+  std::string error;
+  OwningOpRef<ModuleOp> module;
+  PlanPrediction predicted;
+  double forward = 0, backward = 0, perStep = 0;
+  /// Bytes per device of the activations it receives from the previous
+  /// stage for one microbatch.
+  double receivedBytes = 0;
+  std::string firstOp, lastOp;
+};
+
+} // namespace
+
+/// Copies the compute ops at program positions `positions` (ascending) of
+/// `graph` into a new module's @main: operands produced outside become
+/// arguments (named after the values), the weights and constants they read
+/// are copied, and the original function's results the ops produce are
+/// returned. Values used by later stages are not returned: their layout is
+/// the stage plan's choice, not replicated.
+static OwningOpRef<ModuleOp> extractStage(const StrategyGraph &graph,
+                                          ArrayRef<unsigned> positions,
+                                          SmallVectorImpl<Value> &received) {
+  func::FuncOp func = graph.func;
+  MLIRContext *ctx = func.getContext();
+  Location loc = func.getLoc();
+  DenseSet<Operation *> inStage;
+  SmallVector<Operation *> ops;
+  for (unsigned pos : positions) {
+    Operation *op = graph.nodes[graph.sequence[pos]].op;
+    inStage.insert(op);
+    ops.push_back(op);
+  }
+  // Arguments: operands produced outside the stage by something other than
+  // a weight or a constant, in order of first use.
+  SmallVector<Value> external;
+  DenseSet<Value> seen;
+  SmallVector<Operation *> copied;
+  DenseSet<Operation *> copiedSet;
+  for (Operation *op : ops) {
+    op->walk([&](Operation *nested) {
+      for (Value v : nested->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (def && inStage.contains(def))
+          continue;
+        if (def && def->getParentOp() != func.getOperation())
+          continue; // defined inside a region of the op itself
+        if (def && isa<WeightOp, ConstantOp>(def)) {
+          if (copiedSet.insert(def).second)
+            copied.push_back(def);
+          continue;
+        }
+        if (seen.insert(v).second)
+          external.push_back(v);
+      }
+    });
+  }
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Value> results;
+  for (Value v : ret.getOperands())
+    if (Operation *def = v.getDefiningOp(); def && inStage.contains(def))
+      results.push_back(v);
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  for (NamedAttribute attr :
+       func->getParentOfType<ModuleOp>()->getDiscardableAttrs())
+    (*module)->setAttr(attr.getName(), attr.getValue());
+  OpBuilder b = OpBuilder::atBlockBegin(module->getBody());
+  SmallVector<Type> argTypes, resultTypes;
+  for (Value v : external)
+    argTypes.push_back(v.getType());
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  auto stage = func::FuncOp::create(b, loc, "main",
+                                    b.getFunctionType(argTypes, resultTypes));
+  Block *body = stage.addEntryBlock();
+  IRMapping map;
+  for (auto [i, v] : llvm::enumerate(external)) {
+    std::string name = getOnnxValueName(v);
+    BlockArgument arg = body->getArgument(i);
+    if (!name.empty())
+      arg.setLoc(NameLoc::get(StringAttr::get(ctx, name)));
+    map.map(v, arg);
+    if (!isa<BlockArgument>(v))
+      received.push_back(v);
+  }
+  b.setInsertionPointToStart(body);
+  for (Operation *op : copied)
+    b.clone(*op, map);
+  for (Operation *op : ops)
+    b.clone(*op, map);
+  SmallVector<Value> mapped;
+  for (Value v : results)
+    mapped.push_back(map.lookup(v));
+  func::ReturnOp::create(b, loc, mapped);
+  return module;
+}
+
+/// Bytes of `type` with floats in the plan's precision.
+static double pricedBytes(RankedTensorType type, PlanPrecision precision) {
+  Type element = type.getElementType();
+  int64_t bytes = getElementBytes(element);
+  if (isa<FloatType>(element) && precision != PlanPrecision::Model)
+    bytes = precision == PlanPrecision::F32 ? 4 : 2;
+  return double(type.getNumElements()) * double(bytes);
+}
+
+/// `E` for the prefix, `t` per block, `L` for the suffix, stages separated by
+/// `|` (Megatron-Core's --pipeline-model-parallel-layout).
+static std::string formatLayout(ArrayRef<PipelineStage> stages) {
+  std::string text;
+  for (auto [i, s] : llvm::enumerate(stages)) {
+    if (i)
+      text += "|";
+    if (s.hasPrefix)
+      text += "E";
+    if (s.numBlocks == 1)
+      text += "t";
+    else if (s.numBlocks > 1)
+      text += "t*" + std::to_string(s.numBlocks);
+    if (s.hasSuffix)
+      text += "L";
+  }
+  return text;
+}
+
+FailureOr<PipelinePlanResult>
+mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
+                            const PipelineConfig &config,
+                            StagePlanner planStage) {
+  auto startTime = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         startTime)
+        .count();
+  };
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func)
+    return module.emitError() << "expected a function @main to plan";
+  Location loc = func.getLoc();
+  unsigned p = config.stages;
+  bool training = options.mode == PlanMode::Training;
+  int64_t m = training ? options.microbatches : 1;
+  ArrayRef<int64_t> grid = options.gridShape;
+  if (p < 2)
+    return emitError(loc) << "a pipeline needs at least 2 stages, got " << p;
+  if (grid.empty() || grid[0] % p != 0)
+    return emitError(loc) << "pipeline stages take slabs of grid axis 0: " << p
+                          << " stages do not divide axis 0 of the grid "
+                          << formatGridShape(grid);
+  if (config.schedule == PipelineSchedule::Interleaved)
+    return emitError(loc) << "the interleaved schedule is not implemented in "
+                             "the stage search yet: use 1f1b, zb or gpipe";
+  if (!training && config.schedule != PipelineSchedule::GPipe)
+    return emitError(loc) << "an inference pipeline runs forwards only: use "
+                             "the gpipe schedule, not "
+                          << stringifyPipelineSchedule(config.schedule);
+
+  // 1. Cut points.
+  StrategyGraph graph(func, options);
+  if (failed(graph.build()))
+    return failure();
+  std::vector<FoldedBlock> found = foldRepeatedBlocks(graph, /*share=*/false);
+  const FoldedBlock *main = nullptr;
+  for (const FoldedBlock &b : found)
+    if (!main || b.repeats > main->repeats ||
+        (b.repeats == main->repeats && b.period > main->period))
+      main = &b;
+  if (!main || main->repeats < p)
+    return emitError(loc) << "pipeline stages are cut between repeated "
+                             "blocks, and the model has "
+                          << (main ? main->repeats : 0)
+                          << " repeated blocks for " << p << " stages";
+  CutPoints cuts{main->start, main->period, main->repeats,
+                 unsigned(graph.sequence.size())};
+  unsigned numBlocks = cuts.blocks;
+
+  // 2. Microbatches in flight per stage: the schedule with unit times.
+  PipelineProblem unit;
+  unit.schedule = config.schedule;
+  unit.stages = p;
+  unit.microbatches = unsigned(m);
+  unit.forwardOnly = !training;
+  unit.forward.assign(p, 1.0);
+  unit.transfer.assign(p, 0.0);
+  if (training)
+    unit.backward.assign(p, kBackwardComputeFactor);
+  if (config.schedule == PipelineSchedule::ZeroBubbleH1) {
+    unit.backward.assign(p, 1.0);
+    unit.weightGrad.assign(p, 1.0);
+  }
+  if (std::string bad = checkPipelineProblem(unit); !bad.empty())
+    return emitError(loc) << "pipeline schedule: " << bad;
+  PipelineResult unitRun = simulatePipeline(unit);
+  std::vector<unsigned> inFlight(p, 1);
+  if (training)
+    for (unsigned s = 0; s < p; ++s)
+      inFlight[s] = std::max(1u, unitRun.peakInFlight[s]);
+
+  SmallVector<int64_t> slabGrid(grid.begin(), grid.end());
+  slabGrid[0] = grid[0] / p;
+  int64_t slabDevices = 1;
+  for (int64_t size : slabGrid)
+    slabDevices *= size;
+  const AxisLink *link =
+      options.cluster.axes.empty() ? nullptr : &options.cluster.axes[0];
+
+  // 3. Stage candidates, planned once each.
+  std::map<StageKey, std::unique_ptr<StageEval>> evals;
+  unsigned solved = 0;
+  auto evaluate = [&](unsigned k, unsigned s) -> StageEval & {
+    bool first = s == 0, last = s + 1 == p;
+    StageKey key{k, first, last, inFlight[s]};
+    auto it = evals.find(key);
+    if (it != evals.end())
+      return *it->second;
+    auto eval = std::make_unique<StageEval>();
+    StageEval &e = *eval;
+    evals.emplace(key, std::move(eval));
+    // A canonical position: identical blocks make every position alike.
+    unsigned firstBlock = first ? 0 : last ? numBlocks - k : 1;
+    if (!first && !last && firstBlock + k > numBlocks - 1) {
+      e.error = "no interior position holds " + std::to_string(k) + " blocks";
+      return e;
+    }
+    SmallVector<unsigned> positions;
+    unsigned begin = first ? 0 : cuts.blockBegin(firstBlock);
+    unsigned end = last ? cuts.numOps : cuts.blockBegin(firstBlock + k);
+    for (unsigned pos = begin; pos < end; ++pos)
+      positions.push_back(pos);
+    SmallVector<Value> received;
+    e.module = extractStage(graph, positions, received);
+    e.firstOp = graph.nodes[graph.sequence[begin]].name;
+    e.lastOp = graph.nodes[graph.sequence[end - 1]].name;
+    for (Value v : received)
+      e.receivedBytes +=
+          pricedBytes(cast<RankedTensorType>(v.getType()), options.precision) /
+          double(slabDevices);
+    AutoPlanOptions stageOptions = options;
+    stageOptions.gridShape = slabGrid;
+    stageOptions.activationCopies = inFlight[s];
+    stageOptions.progress = nullptr;
+    if (options.progress)
+      *options.progress << llvm::formatv(
+          "autopar: [{0:f1} s] planning a {1} stage of {2} blocks on grid "
+          "{3} ({4} microbatches in flight)\n",
+          elapsed(),
+          first  ? "first"
+          : last ? "last"
+                 : "middle",
+          k, formatGridShape(slabGrid), inFlight[s]);
+    std::string why;
+    FailureOr<PlanPrediction> planned = failure();
+    {
+      ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &d) {
+        if (d.getSeverity() == DiagnosticSeverity::Error && why.empty())
+          why = d.str();
+        return success();
+      });
+      planned = planStage(*e.module, stageOptions);
+    }
+    ++solved;
+    if (failed(planned)) {
+      e.error = why.empty() ? "the stage could not be planned" : why;
+      return e;
+    }
+    e.predicted = *planned;
+    if (!training) {
+      e.forward = planned->stepTime;
+    } else {
+      // The price is linear in the microbatches: per-microbatch work plus
+      // the once-per-step gradient reductions.
+      AutoPlanOptions at = stageOptions;
+      at.searchRecompute = false;
+      at.recompute = planned->recompute;
+      at.microbatches = 1;
+      FailureOr<PlanPrediction> one = predictAnnotatedPlan(*e.module, at);
+      at.microbatches = 2;
+      FailureOr<PlanPrediction> two = predictAnnotatedPlan(*e.module, at);
+      if (failed(one) || failed(two)) {
+        e.error = "internal error: the stage plan could not be priced again";
+        return e;
+      }
+      double perMicrobatch = two->stepTime - one->stepTime;
+      e.perStep = one->stepTime - perMicrobatch;
+      double predicted = double(m) * perMicrobatch + e.perStep;
+      if (std::fabs(predicted - planned->stepTime) >
+          1e-6 * planned->stepTime + 1e-12) {
+        e.error = llvm::formatv("internal error: the stage's price is not "
+                                "linear in its microbatches ({0} s at {1}, "
+                                "{2} s extrapolated)",
+                                planned->stepTime, m, predicted)
+                      .str();
+        return e;
+      }
+      double recompute = one->recomputeTime;
+      e.forward = (perMicrobatch - recompute) / (1 + kBackwardComputeFactor);
+      e.backward = perMicrobatch - e.forward;
+    }
+    e.planned = true;
+    return e;
+  };
+
+  unsigned even = numBlocks / p;
+  unsigned kMin = even > config.blockSlack ? even - config.blockSlack : 1;
+  unsigned kMax = std::min(numBlocks - (p - 1),
+                           (numBlocks + p - 1) / p + config.blockSlack);
+  kMin = std::max(kMin, 1u);
+  // Every candidate of every stage position.
+  std::vector<std::vector<StageEval *>> table(
+      p, std::vector<StageEval *>(kMax + 1, nullptr));
+  std::vector<double> bounds;
+  for (unsigned s = 0; s < p; ++s)
+    for (unsigned k = kMin; k <= kMax; ++k) {
+      StageEval &e = evaluate(k, s);
+      table[s][k] = &e;
+      if (e.planned && e.predicted.fits)
+        bounds.push_back(e.forward + e.backward);
+    }
+  for (const auto &[key, e] : evals)
+    if (!e->planned && StringRef(e->error).starts_with("internal error"))
+      return emitError(loc) << e->error;
+  llvm::sort(bounds);
+  bounds.erase(llvm::unique(bounds), bounds.end());
+
+  // 4. Per bottleneck bound, the least total work; simulated.
+  struct Split {
+    std::vector<unsigned> blocks;
+    PipelineResult run;
+    double step = std::numeric_limits<double>::infinity();
+  };
+  std::optional<Split> best;
+  unsigned simulated = 0;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::set<std::vector<unsigned>> tried;
+  for (double bound : bounds) {
+    std::vector<std::vector<double>> dp(
+        p + 1, std::vector<double>(numBlocks + 1, inf));
+    std::vector<std::vector<unsigned>> pick(
+        p + 1, std::vector<unsigned>(numBlocks + 1, 0));
+    dp[0][0] = 0;
+    for (unsigned s = 0; s < p; ++s)
+      for (unsigned j = 0; j <= numBlocks; ++j) {
+        if (dp[s][j] == inf)
+          continue;
+        for (unsigned k = kMin; k <= kMax && j + k <= numBlocks; ++k) {
+          StageEval *e = table[s][k];
+          if (!e->planned || !e->predicted.fits ||
+              e->forward + e->backward > bound)
+            continue;
+          double total = dp[s][j] + e->forward + e->backward;
+          if (total < dp[s + 1][j + k]) {
+            dp[s + 1][j + k] = total;
+            pick[s + 1][j + k] = k;
+          }
+        }
+      }
+    if (dp[p][numBlocks] == inf)
+      continue;
+    std::vector<unsigned> blocks(p);
+    for (unsigned s = p, j = numBlocks; s > 0; --s) {
+      blocks[s - 1] = pick[s][j];
+      j -= pick[s][j];
+    }
+    if (!tried.insert(blocks).second)
+      continue;
+    PipelineProblem problem = unit;
+    double perStep = 0;
+    for (unsigned s = 0; s < p; ++s) {
+      StageEval *e = table[s][blocks[s]];
+      problem.forward[s] = e->forward;
+      if (training) {
+        if (config.schedule == PipelineSchedule::ZeroBubbleH1) {
+          problem.backward[s] = e->backward / 2;
+          problem.weightGrad[s] = e->backward / 2;
+        } else {
+          problem.backward[s] = e->backward;
+        }
+      }
+      perStep = std::max(perStep, e->perStep);
+      if (s + 1 < p) {
+        double bytes = table[s + 1][blocks[s + 1]]->receivedBytes;
+        problem.transfer[s] = link && link->bandwidth > 0 && bytes > 0
+                                  ? link->latency + bytes / link->bandwidth
+                                  : 0;
+      }
+    }
+    PipelineResult run = simulatePipeline(problem);
+    ++simulated;
+    // The simulator against the bounds of any schedule: no faster than the
+    // busiest stage's work, no slower than running every stage in turn.
+    double work = 0, serial = 0;
+    for (unsigned s = 0; s < p; ++s) {
+      double stage =
+          problem.forward[s] + (training ? table[s][blocks[s]]->backward : 0);
+      work = std::max(work, stage * double(m));
+      serial += (stage + 2 * problem.transfer[s]) * double(m);
+    }
+    if (run.makespan < work * (1 - 1e-9) || run.makespan > serial * (1 + 1e-9))
+      return emitError(loc)
+             << "internal error: the pipeline simulator priced a step at "
+             << run.makespan << " s, outside [" << work << ", " << serial
+             << "] s";
+    double step = run.makespan + perStep;
+    if (!best || step < best->step)
+      best = Split{blocks, run, step};
+  }
+  if (!best) {
+    InFlightDiagnostic diag =
+        emitError(loc) << "no split of the " << numBlocks
+                       << " repeated blocks into " << p
+                       << " pipeline stages of " << kMin << " to " << kMax
+                       << " blocks fits in memory on slabs of grid "
+                       << formatGridShape(slabGrid);
+    int64_t smallest = -1;
+    std::string why;
+    for (const auto &[key, e] : evals) {
+      if (e->planned &&
+          (smallest < 0 || e->predicted.peakMemoryBytes < smallest))
+        smallest = e->predicted.peakMemoryBytes;
+      if (!e->planned && why.empty())
+        why = e->error;
+    }
+    if (smallest >= 0)
+      diag << "; the smallest stage peak reached is " << smallest << " bytes ("
+           << formatByteSize(smallest) << ")";
+    if (!why.empty())
+      diag << "; a stage failed: " << why;
+    return failure();
+  }
+
+  // The result and its report.
+  PipelinePlanResult result;
+  result.predicted.stepTime = best->step;
+  result.bubbleFraction = best->run.bubbleFraction;
+  json::Array stageList;
+  unsigned nextBlock = 0;
+  int64_t slabRows = slabGrid[0];
+  double busiest = -1;
+  for (unsigned s = 0; s < p; ++s) {
+    StageEval *e = table[s][best->blocks[s]];
+    PipelineStage st;
+    st.firstBlock = nextBlock;
+    st.numBlocks = best->blocks[s];
+    nextBlock += st.numBlocks;
+    st.hasPrefix = s == 0;
+    st.hasSuffix = s + 1 == p;
+    st.firstOp = e->firstOp;
+    st.lastOp = e->lastOp;
+    st.slabBegin = s * slabRows;
+    st.slabEnd = (s + 1) * slabRows;
+    st.grid = slabGrid;
+    st.forward = e->forward;
+    st.backward = e->backward;
+    st.perStep = e->perStep;
+    st.transfer =
+        s + 1 < p
+            ? (link && link->bandwidth > 0 &&
+                       table[s + 1][best->blocks[s + 1]]->receivedBytes > 0
+                   ? link->latency +
+                         table[s + 1][best->blocks[s + 1]]->receivedBytes /
+                             link->bandwidth
+                   : 0)
+            : 0;
+    st.inFlight = inFlight[s];
+    st.predicted = e->predicted;
+    PlanMetadata meta;
+    meta.strategy = "auto";
+    meta.mode = stringifyPlanMode(options.mode).str();
+    st.plan = buildPlanJson(*e->module, meta);
+    PlanPrediction &total = result.predicted;
+    if (e->predicted.peakMemoryBytes > total.peakMemoryBytes) {
+      total.peakMemoryBytes = e->predicted.peakMemoryBytes;
+      total.peakAt = "stage " + std::to_string(s) + ": " + e->predicted.peakAt;
+      total.parameterStateBytes = e->predicted.parameterStateBytes;
+      total.activationBytes = e->predicted.activationBytes;
+    }
+    if (best->run.busy[s] > busiest) {
+      busiest = best->run.busy[s];
+      total.computeTime = e->predicted.computeTime;
+      total.commTime = e->predicted.commTime;
+      total.recompute = e->predicted.recompute;
+      total.recomputeTime = e->predicted.recomputeTime;
+    }
+    json::Object entry{
+        {"index", s},
+        {"blocks", json::Array{st.firstBlock, st.firstBlock + st.numBlocks}},
+        {"prefix", st.hasPrefix},
+        {"suffix", st.hasSuffix},
+        {"first_op", st.firstOp},
+        {"last_op", st.lastOp},
+        {"slab", json::Array{st.slabBegin, st.slabEnd}},
+        {"grid", json::Array(slabGrid)},
+        {"forward_s", st.forward},
+        {"backward_s", st.backward},
+        {"per_step_s", st.perStep},
+        {"transfer_s", st.transfer},
+        {"in_flight", st.inFlight},
+        {"busy_s", best->run.busy[s]},
+        {"finish_s", best->run.finish[s]},
+        {"step_time_s", e->predicted.stepTime},
+        {"peak_memory_bytes", e->predicted.peakMemoryBytes},
+        {"peak_at", e->predicted.peakAt},
+        {"recompute", stringifyRecomputeSpec(e->predicted.recompute)},
+        {"plan", st.plan}};
+    stageList.push_back(std::move(entry));
+    result.stages.push_back(std::move(st));
+  }
+  result.predicted.fits =
+      options.cluster.memoryBytes <= 0 ||
+      result.predicted.peakMemoryBytes <= options.cluster.memoryBytes;
+  result.layout = formatLayout(result.stages);
+  result.searchTimeSeconds = elapsed();
+  result.report = json::Object{
+      {"stages", p},
+      {"schedule", stringifyPipelineSchedule(config.schedule)},
+      {"microbatches", m},
+      {"bubble_fraction", result.bubbleFraction},
+      {"makespan_s", best->run.makespan},
+      {"layout", result.layout},
+      {"repeated_blocks", numBlocks},
+      {"block_range", json::Array{kMin, kMax}},
+      {"stage_plans_solved", solved},
+      {"splits_simulated", simulated},
+      {"search_time_s", result.searchTimeSeconds},
+      {"space",
+       llvm::formatv("stages cut between repeated blocks, {0} to {1} blocks "
+                     "each, the first also holding the ops before the "
+                     "blocks and the last those after; each stage on a slab "
+                     "of {2} rows of grid axis 0, planned by the intra-stage "
+                     "search",
+                     kMin, kMax, slabRows)
+           .str()},
+      {"stage_list", std::move(stageList)}};
+  if (options.progress)
+    *options.progress << llvm::formatv(
+        "autopar: [{0:f1} s] pipeline of {1} stages ({2}): step {3:e3} s, "
+        "bubble {4:p}, peak {5} per device; {6} stage plans, {7} splits "
+        "simulated\n",
+        elapsed(), p, result.layout, result.predicted.stepTime,
+        result.bubbleFraction, formatByteSize(result.predicted.peakMemoryBytes),
+        solved, simulated);
+  return result;
+}
