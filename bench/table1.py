@@ -21,9 +21,13 @@ F / (n * step) with Megatron's FLOP count
 F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) against the published figure,
 and autopar's own plan of the same step (plan.json's fixed.own_plan).
 
-Rows with pipeline stages (p > 1) need the stage search, which is not
-implemented yet: they are listed as such, not priced. The cluster file is
-not calibrated (peak 312 TFLOP/s, no shape-dependent efficiency).
+Rows with pipeline stages (p > 1) are priced with p stages on slabs of the
+grid's first axis, 1F1B, each stage given the tensor plan on its slab and
+the block counts searched (the stage DP of `autopar plan`); Megatron ran
+rows 6-9 with its interleaved schedule (v = 2 or 3 model chunks per
+device), which the stage search does not price yet: those rows are marked
+`*` and priced with plain 1F1B, whose bubble is v times larger. The cluster
+file is not calibrated (peak 312 TFLOP/s, no shape-dependent efficiency).
 
     /usr/bin/python3 bench/table1.py [--rows 1,2] [--work DIR] [--json F]
 
@@ -108,13 +112,6 @@ def main(argv=None):
             (params, heads, hidden, layers, t, p, d, gpus, batch, mb,
              interleave, published) = ROWS[r - 1]
             config = f"{t},{p},{d},{mb}"
-            if p > 1:
-                print(f"{r:>3} {params:>7} {gpus:>5} {config:>12}  not "
-                      f"priced: pipeline stages (p={p}) are not implemented "
-                      f"yet")
-                results.append(dict(row=r, priced=False,
-                                    reason="pipeline stages"))
-                continue
             cfg = gpt_decoder.GptConfig(layers, hidden, heads, SEQ, batch,
                                         vocab=VOCAB)
             model_path = os.path.join(work, f"row{r}.onnx")
@@ -153,7 +150,9 @@ def main(argv=None):
                 / 1e12
             own = plan["fixed"].get("own_plan", {})
             own_step = own.get("step_time_s")
-            print(f"{r:>3} {params:>7} {gpus:>5} {config:>12} {step:>8.3f} "
+            mark = "*" if interleave > 1 else " "
+            print(f"{r:>3} {params:>7} {gpus:>5} {config:>11}{mark} "
+                  f"{step:>8.3f} "
                   f"{peak / 2**30:>6.1f} {tflops:>8.1f} {published:>9} "
                   f"{tflops / published:>6.3f} "
                   f"{own_step if own_step is not None else float('nan'):>10.3f}"
@@ -163,6 +162,9 @@ def main(argv=None):
                                 peak_memory_bytes=peak,
                                 fits=plan["fixed"]["fits"],
                                 tflops_per_gpu=tflops, published=published,
+                                megatron_interleave=interleave,
+                                pipeline=plan.get("pipeline", {}).get(
+                                    "layout"),
                                 own_plan=own, wall_s=wall))
     finally:
         if not args.work:

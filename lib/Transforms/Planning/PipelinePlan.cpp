@@ -105,6 +105,8 @@ struct StageEval {
   OwningOpRef<ModuleOp> module;
   PlanPrediction predicted;
   double forward = 0, backward = 0, perStep = 0;
+  /// The options the plan was priced with (the stage planner's view).
+  AutoPlanOptions priced;
   /// Bytes per device of the activations it receives from the previous
   /// stage for one microbatch.
   double receivedBytes = 0;
@@ -309,9 +311,10 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // 3. Stage candidates, planned once each.
   std::map<StageKey, std::unique_ptr<StageEval>> evals;
   unsigned solved = 0;
-  auto evaluate = [&](unsigned k, unsigned s) -> StageEval & {
-    bool first = s == 0, last = s + 1 == p;
-    StageKey key{k, first, last, inFlight[s]};
+  unsigned repriced = 0;
+  auto plan = [&](unsigned k, bool first, bool last,
+                  unsigned copies) -> StageEval & {
+    StageKey key{k, first, last, copies};
     auto it = evals.find(key);
     if (it != evals.end())
       return *it->second;
@@ -339,7 +342,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
           double(slabDevices);
     AutoPlanOptions stageOptions = options;
     stageOptions.gridShape = slabGrid;
-    stageOptions.activationCopies = inFlight[s];
+    stageOptions.activationCopies = copies;
     stageOptions.progress = nullptr;
     if (options.progress)
       *options.progress << llvm::formatv(
@@ -349,7 +352,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
           first  ? "first"
           : last ? "last"
                  : "middle",
-          k, formatGridShape(slabGrid), inFlight[s]);
+          k, formatGridShape(slabGrid), copies);
     std::string why;
     FailureOr<PlanPrediction> planned = failure();
     {
@@ -398,8 +401,44 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       e.forward = (perMicrobatch - recompute) / (1 + kBackwardComputeFactor);
       e.backward = perMicrobatch - e.forward;
     }
+    e.priced = stageOptions;
     e.planned = true;
     return e;
+  };
+  // A stage holding c microbatches: the plan for one, priced again with c,
+  // when it still fits (the plan with the fewest activations stored is then
+  // optimal for c too: holding more only removes plans); otherwise a plan
+  // searched with c.
+  auto evaluate = [&](unsigned k, unsigned s) -> StageEval & {
+    bool first = s == 0, last = s + 1 == p;
+    unsigned copies = inFlight[s];
+    StageKey key{k, first, last, copies};
+    if (auto it = evals.find(key); it != evals.end())
+      return *it->second;
+    StageEval &base = plan(k, first, last, 1);
+    if (copies == 1 || !base.planned)
+      return copies == 1 ? base : plan(k, first, last, copies);
+    AutoPlanOptions at = base.priced;
+    at.activationCopies = copies;
+    at.searchRecompute = false;
+    at.recompute = base.predicted.recompute;
+    FailureOr<PlanPrediction> again = predictAnnotatedPlan(*base.module, at);
+    if (failed(again) || !again->fits)
+      return plan(k, first, last, copies);
+    auto eval = std::make_unique<StageEval>();
+    StageEval &e = *eval;
+    e.planned = true;
+    e.module = base.module->clone();
+    e.predicted = *again;
+    e.forward = base.forward;
+    e.backward = base.backward;
+    e.perStep = base.perStep;
+    e.priced = at;
+    e.receivedBytes = base.receivedBytes;
+    e.firstOp = base.firstOp;
+    e.lastOp = base.lastOp;
+    ++repriced;
+    return *evals.emplace(key, std::move(eval)).first->second;
   };
 
   unsigned even = numBlocks / p;
@@ -622,6 +661,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       {"repeated_blocks", numBlocks},
       {"block_range", json::Array{kMin, kMax}},
       {"stage_plans_solved", solved},
+      {"stage_plans_repriced", repriced},
       {"splits_simulated", simulated},
       {"search_time_s", result.searchTimeSeconds},
       {"space",
