@@ -522,7 +522,8 @@ int driver::planCommand(int argc, char **argv) {
       llvm::cl::desc("pipeline stages P (default 1): the model is cut between "
                      "repeated blocks into P stages, each on a slab of grid "
                      "axis 0, each planned on its slab, and the split is "
-                     "searched"),
+                     "searched; auto: 1 and every P dividing axis 0 are "
+                     "planned and the fastest fitting wins"),
       llvm::cl::value_desc("P"), llvm::cl::init("1"), llvm::cl::cat(category));
   static llvm::cl::opt<std::string> schedule(
       "schedule",
@@ -663,7 +664,10 @@ int driver::planCommand(int argc, char **argv) {
       return kErrorExitCode;
     }
   }
-  FailureOr<uint64_t> stageCount = parseUnsignedOption("stages", stages);
+  bool searchStages = stages == "auto";
+  FailureOr<uint64_t> stageCount = searchStages
+                                       ? FailureOr<uint64_t>(1)
+                                       : parseUnsignedOption("stages", stages);
   if (failed(stageCount))
     return kErrorExitCode;
   if (*stageCount == 0) {
@@ -682,8 +686,8 @@ int driver::planCommand(int argc, char **argv) {
                  "': expected 1f1b, zb or gpipe");
       return kErrorExitCode;
     }
-    if (*stageCount < 2) {
-      printError("--schedule needs --stages 2 or more");
+    if (*stageCount < 2 && !searchStages) {
+      printError("--schedule needs --stages 2 or more, or auto");
       return kErrorExitCode;
     }
     pipeline.schedule = *named;
@@ -702,8 +706,8 @@ int driver::planCommand(int argc, char **argv) {
     if (*planMode != PlanMode::Training)
       pipeline.schedule = PipelineSchedule::GPipe;
   }
-  if (pipeline.stages > 1 && common.plan.getNumOccurrences() &&
-      common.plan != "auto") {
+  if ((pipeline.stages > 1 || searchStages) &&
+      common.plan.getNumOccurrences() && common.plan != "auto") {
     printError("--stages searches each stage's plan and needs --plan auto");
     return kErrorExitCode;
   }
@@ -892,6 +896,18 @@ int driver::planCommand(int argc, char **argv) {
   }
   search.microbatches = m;
   OwningOpRef<ModuleOp> pristine = module->clone();
+  if (searchStages) {
+    json::Array tried;
+    AutoPlanOptions options = makePlanOptions(*grid, *spec, *planMode, search);
+    options.progress = quiet ? nullptr : &llvm::errs();
+    FailureOr<unsigned> chosen =
+        chooseStageCount(*module, options, pipeline.schedule, tried);
+    if (failed(chosen))
+      return kErrorExitCode;
+    pipeline.stages = *chosen;
+    meta.extra["stage_search"] =
+        json::Object{{"chosen", *chosen}, {"tried", std::move(tried)}};
+  }
   if (pipeline.stages > 1) {
     if (failed(planPipelineModule(ctx, *module, *grid, *spec, *planMode, quiet,
                                   meta, search, pipeline, fixedConfig)))

@@ -683,3 +683,74 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
         solved, simulated);
   return result;
 }
+
+FailureOr<unsigned>
+mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
+                                PipelineSchedule schedule, json::Array &tried) {
+  ArrayRef<int64_t> grid = options.gridShape;
+  std::optional<unsigned> best;
+  double bestStep = std::numeric_limits<double>::infinity();
+  std::string lastError;
+  AutoPlanOptions quietOptions = options;
+  quietOptions.progress = nullptr;
+  for (int64_t count = 1; count <= (grid.empty() ? 1 : grid[0]); ++count) {
+    if (!grid.empty() && grid[0] % count != 0)
+      continue;
+    if (options.progress)
+      *options.progress << llvm::formatv(
+          "autopar: trying {0} pipeline stage{1}\n", count,
+          count == 1 ? "" : "s");
+    std::string error;
+    std::optional<PlanPrediction> predicted;
+    {
+      ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+        if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
+          error = d.str();
+        return success();
+      });
+      OwningOpRef<ModuleOp> copy = module.clone();
+      if (count == 1) {
+        FailureOr<AutoPlanResult> r = planAutomatically(*copy, quietOptions);
+        if (succeeded(r))
+          predicted = r->predicted;
+      } else {
+        PipelineConfig config;
+        config.stages = unsigned(count);
+        config.schedule = schedule;
+        FailureOr<PipelinePlanResult> r =
+            planPipeline(*copy, quietOptions, config,
+                         [](ModuleOp stage, AutoPlanOptions &o) {
+                           return planStageAutomatically(stage, o);
+                         });
+        if (succeeded(r))
+          predicted = r->predicted;
+      }
+    }
+    json::Object entry{{"stages", count}};
+    if (!predicted) {
+      entry["error"] = error;
+      lastError = error;
+      tried.push_back(std::move(entry));
+      // More stages than repeated blocks only gets worse.
+      if (StringRef(error).contains("repeated blocks for"))
+        break;
+      continue;
+    }
+    entry["step_time_s"] = predicted->stepTime;
+    entry["peak_memory_bytes"] = predicted->peakMemoryBytes;
+    entry["fits"] = predicted->fits;
+    tried.push_back(std::move(entry));
+    if (predicted->fits && predicted->stepTime < bestStep) {
+      bestStep = predicted->stepTime;
+      best = unsigned(count);
+    }
+  }
+  if (!best) {
+    auto func = module.lookupSymbol<func::FuncOp>("main");
+    return emitError(func ? func.getLoc() : module.getLoc())
+           << "no pipeline stage count (1 and the divisors of grid axis 0) "
+              "gives a plan that fits; with the most tried: "
+           << lastError;
+  }
+  return *best;
+}

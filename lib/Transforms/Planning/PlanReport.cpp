@@ -457,6 +457,22 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
             fixed->getNumber("fixed_over_own_plan").value_or(0));
     }
   }
+  if (const json::Object *search = root->getObject("stage_search")) {
+    os << "  stages:    " << search->getInteger("chosen").value_or(0)
+       << " chosen among";
+    if (const json::Array *tried = search->getArray("tried"))
+      for (const json::Value &v : *tried) {
+        const json::Object *t = v.getAsObject();
+        os << " " << t->getInteger("stages").value_or(0) << " (";
+        if (std::optional<double> step = t->getNumber("step_time_s"))
+          os << formatSeconds(*step)
+             << (t->getBoolean("fits").value_or(false) ? "" : ", does not fit");
+        else
+          os << "no plan";
+        os << ")";
+      }
+    os << "\n";
+  }
   if (const json::Object *pipe = root->getObject("pipeline")) {
     os << llvm::formatv("  pipeline:  {0} stages, schedule {1}, {2} "
                         "microbatches, bubble {3:p}, layout {4}\n",

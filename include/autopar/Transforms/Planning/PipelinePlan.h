@@ -99,6 +99,16 @@ FailureOr<PipelinePlanResult> planPipeline(ModuleOp module,
                                            const PipelineConfig &config,
                                            StagePlanner planStage);
 
+/// The stage count for `--stages auto`: 1 (no pipeline, planAutomatically)
+/// and every count dividing grid axis 0 up to the model's repeated blocks,
+/// each planned in full with `schedule`; the fastest fitting one wins.
+/// `tried` gets one entry per count (its step, peak, or why it failed).
+/// Fails with a diagnostic when no count gives a fitting plan.
+FailureOr<unsigned> chooseStageCount(ModuleOp module,
+                                     const AutoPlanOptions &options,
+                                     PipelineSchedule schedule,
+                                     llvm::json::Array &tried);
+
 } // namespace mlir::autopar
 
 #endif // AUTOPAR_TRANSFORMS_PLANNING_PIPELINEPLAN_H
