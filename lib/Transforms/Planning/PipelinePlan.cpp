@@ -23,6 +23,7 @@
 
 #include "BlockFolding.h"
 #include "PipelineSimulator.h"
+#include "PipelineSplit.h"
 #include "Pricing.h"
 #include "StrategyGraph.h"
 
@@ -449,102 +450,56 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // Every candidate of every stage position.
   std::vector<std::vector<StageEval *>> table(
       p, std::vector<StageEval *>(kMax + 1, nullptr));
-  std::vector<double> bounds;
   for (unsigned s = 0; s < p; ++s)
-    for (unsigned k = kMin; k <= kMax; ++k) {
-      StageEval &e = evaluate(k, s);
-      table[s][k] = &e;
-      if (e.planned && e.predicted.fits)
-        bounds.push_back(e.forward + e.backward);
-    }
+    for (unsigned k = kMin; k <= kMax; ++k)
+      table[s][k] = &evaluate(k, s);
   for (const auto &[key, e] : evals)
     if (!e->planned && StringRef(e->error).starts_with("internal error"))
       return emitError(loc) << e->error;
-  llvm::sort(bounds);
-  bounds.erase(llvm::unique(bounds), bounds.end());
 
-  // 4. Per bottleneck bound, the least total work; simulated.
-  struct Split {
-    std::vector<unsigned> blocks;
-    PipelineResult run;
-    double step = std::numeric_limits<double>::infinity();
+  // 4. The block counts (PipelineSplit.h), each split simulated.
+  auto receive = [&](const StageEval &e) {
+    double bytes = e.receivedBytes;
+    return link && link->bandwidth > 0 && bytes > 0
+               ? link->latency + bytes / link->bandwidth
+               : 0.0;
   };
-  std::optional<Split> best;
-  unsigned simulated = 0;
-  const double inf = std::numeric_limits<double>::infinity();
-  std::set<std::vector<unsigned>> tried;
-  for (double bound : bounds) {
-    std::vector<std::vector<double>> dp(
-        p + 1, std::vector<double>(numBlocks + 1, inf));
-    std::vector<std::vector<unsigned>> pick(
-        p + 1, std::vector<unsigned>(numBlocks + 1, 0));
-    dp[0][0] = 0;
-    for (unsigned s = 0; s < p; ++s)
-      for (unsigned j = 0; j <= numBlocks; ++j) {
-        if (dp[s][j] == inf)
-          continue;
-        for (unsigned k = kMin; k <= kMax && j + k <= numBlocks; ++k) {
-          StageEval *e = table[s][k];
-          if (!e->planned || !e->predicted.fits ||
-              e->forward + e->backward > bound)
-            continue;
-          double total = dp[s][j] + e->forward + e->backward;
-          if (total < dp[s + 1][j + k]) {
-            dp[s + 1][j + k] = total;
-            pick[s + 1][j + k] = k;
-          }
-        }
-      }
-    if (dp[p][numBlocks] == inf)
-      continue;
-    std::vector<unsigned> blocks(p);
-    for (unsigned s = p, j = numBlocks; s > 0; --s) {
-      blocks[s - 1] = pick[s][j];
-      j -= pick[s][j];
-    }
-    if (!tried.insert(blocks).second)
-      continue;
-    PipelineProblem problem = unit;
-    double perStep = 0;
-    for (unsigned s = 0; s < p; ++s) {
-      StageEval *e = table[s][blocks[s]];
-      problem.forward[s] = e->forward;
-      if (training) {
-        if (config.schedule == PipelineSchedule::ZeroBubbleH1) {
-          problem.backward[s] = e->backward / 2;
-          problem.weightGrad[s] = e->backward / 2;
-        } else {
-          problem.backward[s] = e->backward;
-        }
-      }
-      perStep = std::max(perStep, e->perStep);
-      if (s + 1 < p) {
-        double bytes = table[s + 1][blocks[s + 1]]->receivedBytes;
-        problem.transfer[s] = link && link->bandwidth > 0 && bytes > 0
-                                  ? link->latency + bytes / link->bandwidth
-                                  : 0;
-      }
-    }
-    PipelineResult run = simulatePipeline(problem);
-    ++simulated;
+  SplitProblem split;
+  split.stages = p;
+  split.blocks = numBlocks;
+  split.kMin = kMin;
+  split.kMax = kMax;
+  split.schedule = unit;
+  split.cost = [&](unsigned s, unsigned k) {
+    const StageEval &e = *table[s][k];
+    StageCost c;
+    c.feasible = e.planned && e.predicted.fits;
+    c.forward = e.forward;
+    c.backward = training ? e.backward : 0;
+    c.perStep = e.perStep;
+    c.receive = receive(e);
+    return c;
+  };
+  std::optional<SplitResult> best = searchSplit(split);
+  if (best) {
     // The simulator against the bounds of any schedule: no faster than the
     // busiest stage's work, no slower than running every stage in turn.
     double work = 0, serial = 0;
     for (unsigned s = 0; s < p; ++s) {
-      double stage =
-          problem.forward[s] + (training ? table[s][blocks[s]]->backward : 0);
-      work = std::max(work, stage * double(m));
-      serial += (stage + 2 * problem.transfer[s]) * double(m);
+      StageCost c = split.cost(s, best->blocks[s]);
+      double transfer =
+          s + 1 < p ? split.cost(s + 1, best->blocks[s + 1]).receive : 0;
+      work = std::max(work, (c.forward + c.backward) * double(m));
+      serial += (c.forward + c.backward + 2 * transfer) * double(m);
     }
-    if (run.makespan < work * (1 - 1e-9) || run.makespan > serial * (1 + 1e-9))
+    if (best->run.makespan < work * (1 - 1e-9) ||
+        best->run.makespan > serial * (1 + 1e-9))
       return emitError(loc)
              << "internal error: the pipeline simulator priced a step at "
-             << run.makespan << " s, outside [" << work << ", " << serial
-             << "] s";
-    double step = run.makespan + perStep;
-    if (!best || step < best->step)
-      best = Split{blocks, run, step};
+             << best->run.makespan << " s, outside [" << work << ", "
+             << serial << "] s";
   }
+  unsigned simulated = best ? best->simulated : 0;
   if (!best) {
     InFlightDiagnostic diag =
         emitError(loc) << "no split of the " << numBlocks
@@ -594,14 +549,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     st.backward = e->backward;
     st.perStep = e->perStep;
     st.transfer =
-        s + 1 < p
-            ? (link && link->bandwidth > 0 &&
-                       table[s + 1][best->blocks[s + 1]]->receivedBytes > 0
-                   ? link->latency +
-                         table[s + 1][best->blocks[s + 1]]->receivedBytes /
-                             link->bandwidth
-                   : 0)
-            : 0;
+        s + 1 < p ? receive(*table[s + 1][best->blocks[s + 1]]) : 0;
     st.inFlight = inFlight[s];
     st.predicted = e->predicted;
     PlanMetadata meta;
@@ -663,6 +611,10 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       {"stage_plans_solved", solved},
       {"stage_plans_repriced", repriced},
       {"splits_simulated", simulated},
+      {"split_search", best->exhaustive
+                           ? "exhaustive: every split simulated"
+                           : "dynamic program per bound on the busiest "
+                             "stage, each proposal simulated"},
       {"search_time_s", result.searchTimeSeconds},
       {"space",
        llvm::formatv("stages cut between repeated blocks, {0} to {1} blocks "
