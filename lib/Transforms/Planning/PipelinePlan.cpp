@@ -496,8 +496,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
         best->run.makespan > serial * (1 + 1e-9))
       return emitError(loc)
              << "internal error: the pipeline simulator priced a step at "
-             << best->run.makespan << " s, outside [" << work << ", "
-             << serial << "] s";
+             << best->run.makespan << " s, outside [" << work << ", " << serial
+             << "] s";
   }
   unsigned simulated = best ? best->simulated : 0;
   if (!best) {
@@ -548,8 +548,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     st.forward = e->forward;
     st.backward = e->backward;
     st.perStep = e->perStep;
-    st.transfer =
-        s + 1 < p ? receive(*table[s + 1][best->blocks[s + 1]]) : 0;
+    st.transfer = s + 1 < p ? receive(*table[s + 1][best->blocks[s + 1]]) : 0;
     st.inFlight = inFlight[s];
     st.predicted = e->predicted;
     PlanMetadata meta;

@@ -24,8 +24,8 @@ mlir::autopar::planning::countSplits(const SplitProblem &problem) {
   for (unsigned s = 0; s < problem.stages; ++s) {
     std::vector<unsigned long> next(problem.blocks + 1, 0);
     for (unsigned j = 0; j <= problem.blocks; ++j)
-      for (unsigned k = problem.kMin; k <= problem.kMax && j + k <= problem.blocks;
-           ++k)
+      for (unsigned k = problem.kMin;
+           k <= problem.kMax && j + k <= problem.blocks; ++k)
         next[j + k] = std::min(cap, next[j + k] + ways[j]);
     ways = std::move(next);
   }
@@ -69,8 +69,9 @@ mlir::autopar::planning::simulateSplit(const SplitProblem &problem,
 }
 
 /// Calls `f` on every split.
-static void forEachSplit(const SplitProblem &problem,
-                         const std::function<void(std::vector<unsigned> &)> &f) {
+static void
+forEachSplit(const SplitProblem &problem,
+             const std::function<void(std::vector<unsigned> &)> &f) {
   std::vector<unsigned> blocks(problem.stages, 0);
   std::function<void(unsigned, unsigned)> rec = [&](unsigned s, unsigned used) {
     if (s == problem.stages) {
@@ -102,7 +103,8 @@ boundedSplits(const SplitProblem &problem) {
   bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
   std::vector<std::pair<double, std::vector<unsigned>>> out;
   for (double bound : bounds) {
-    std::vector<std::vector<double>> dp(p + 1, std::vector<double>(n + 1, kInf));
+    std::vector<std::vector<double>> dp(p + 1,
+                                        std::vector<double>(n + 1, kInf));
     std::vector<std::vector<unsigned>> pick(p + 1,
                                             std::vector<unsigned>(n + 1, 0));
     dp[0][0] = 0;

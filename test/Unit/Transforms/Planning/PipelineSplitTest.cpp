@@ -36,8 +36,8 @@ SplitProblem randomProblem(std::mt19937 &rng, unsigned p, unsigned blocks,
     for (unsigned k = pb.kMin; k <= pb.kMax; ++k) {
       StageCost &c = table[s][k];
       c.feasible = !oom(rng);
-      double f = k * noise(rng) + (s == 0 ? first : 0) +
-                 (s + 1 == p ? last : 0);
+      double f =
+          k * noise(rng) + (s == 0 ? first : 0) + (s + 1 == p ? last : 0);
       c.forward = f;
       c.backward = 2 * f;
       c.perStep = 0.1 * k;
@@ -48,8 +48,8 @@ SplitProblem randomProblem(std::mt19937 &rng, unsigned p, unsigned blocks,
 }
 
 /// Every split, by brute force.
-void forEach(const SplitProblem &pb, std::vector<unsigned> &blocks,
-             unsigned s, unsigned used,
+void forEach(const SplitProblem &pb, std::vector<unsigned> &blocks, unsigned s,
+             unsigned used,
              const std::function<void(const std::vector<unsigned> &)> &f) {
   if (s == pb.stages) {
     if (used == pb.blocks)
@@ -69,8 +69,8 @@ TEST_CASE("the dynamic program minimizes (m-1) max t + sum t exactly",
   for (int trial = 0; trial < 200; ++trial) {
     unsigned p = 2 + trial % 4, blocks = p + trial % 7, m = 1 + trial % 9;
     std::vector<std::vector<StageCost>> table;
-    SplitProblem pb = randomProblem(rng, p, blocks, m,
-                                    PipelineSchedule::OneFOneB, table);
+    SplitProblem pb =
+        randomProblem(rng, p, blocks, m, PipelineSchedule::OneFOneB, table);
     std::optional<double> brute;
     std::vector<unsigned> scratch(p);
     forEach(pb, scratch, 0, 0, [&](const std::vector<unsigned> &b) {
