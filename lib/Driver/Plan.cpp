@@ -374,6 +374,401 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
   return success();
 }
 
+FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
+                                                const PlanRequest &request) {
+  const std::string &mode = request.mode;
+  const std::string &precision = request.precision;
+  const std::string &loss = request.loss;
+  const std::string &microbatches = request.microbatches;
+  const std::string &recompute = request.recompute;
+  const std::string &fixed = request.fixed;
+  const std::string &cluster = request.clusterPath;
+  bool distributedOptimizer = request.distributedOptimizer;
+  bool quiet = request.quiet;
+  if (request.modelPath.empty()) {
+    emitDriverError(ctx) << "no model given";
+    return failure();
+  }
+  if (request.grid.empty()) {
+    emitDriverError(ctx) << "missing --grid (e.g. --grid 2x4)";
+    return failure();
+  }
+  std::string error;
+  FailureOr<SmallVector<int64_t>> grid = parseGridShape(request.grid, error);
+  if (failed(grid)) {
+    emitDriverError(ctx) << error;
+    return failure();
+  }
+  std::optional<PlanMode> planMode = symbolizePlanMode(mode);
+  if (!planMode) {
+    emitDriverError(ctx) << "unknown --mode '" + mode +
+                                "': expected inference or training";
+    return failure();
+  }
+  std::optional<PlanPrecision> planPrecision =
+      symbolizePlanPrecision(precision);
+  if (!planPrecision) {
+    emitDriverError(ctx) << "unknown --precision '" + precision +
+                                "': expected f32, f16 or bf16";
+    return failure();
+  }
+  std::optional<LossKind> lossKind;
+  if (!loss.empty()) {
+    lossKind = symbolizeLossKind(loss);
+    if (!lossKind) {
+      emitDriverError(ctx) << "unknown --loss '" + loss +
+                                  "': expected cross_entropy, mse or output";
+      return failure();
+    }
+    if (*planMode != PlanMode::Training) {
+      emitDriverError(ctx) << "--loss needs --mode training";
+      return failure();
+    }
+  }
+  // `--microbatches auto` searches the count (powers of two dividing the
+  // batch); the count is 1 until the batch is known.
+  bool searchMicrobatches = microbatches == "auto";
+  FailureOr<uint64_t> microbatchCount = 1;
+  if (!searchMicrobatches && !microbatches.empty()) {
+    uint64_t count = 0;
+    if (StringRef(microbatches).getAsInteger(10, count)) {
+      emitDriverError(ctx) << "invalid --microbatches '" << microbatches
+                           << "': expected a non-negative integer or auto";
+      return failure();
+    }
+    microbatchCount = count;
+  }
+  if (searchMicrobatches &&
+      (*planMode != PlanMode::Training ||
+       (!request.plan.empty() && request.plan != "auto"))) {
+    emitDriverError(ctx)
+        << "--microbatches auto searches, and needs --mode training and "
+           "--plan auto";
+    return failure();
+  }
+  if (*microbatchCount == 0) {
+    emitDriverError(ctx) << "--microbatches must be at least 1";
+    return failure();
+  }
+  if (*microbatchCount > 1 && *planMode != PlanMode::Training) {
+    emitDriverError(ctx) << "--microbatches needs --mode training";
+    return failure();
+  }
+  if (distributedOptimizer && *planMode != PlanMode::Training) {
+    emitDriverError(ctx) << "--distributed-optimizer needs --mode training";
+    return failure();
+  }
+  std::string plan = request.plan.empty() ? std::string("auto") : request.plan;
+  PlanSearchOptions search;
+  search.searchRecompute = *planMode == PlanMode::Training && plan == "auto";
+  if (!recompute.empty()) {
+    if (*planMode != PlanMode::Training) {
+      emitDriverError(ctx) << "--recompute needs --mode training";
+      return failure();
+    }
+    if (recompute == "auto") {
+      if (plan != "auto") {
+        emitDriverError(ctx)
+            << "--recompute auto searches, and needs --plan auto";
+        return failure();
+      }
+    } else if (std::optional<RecomputeSpec> spec =
+                   parseRecomputeSpec(recompute)) {
+      search.recompute = *spec;
+      search.searchRecompute = false;
+    } else {
+      emitDriverError(ctx)
+          << "unknown --recompute '" + recompute +
+                 "': expected none, selective, full, full:K or auto";
+      return failure();
+    }
+  }
+  std::optional<FixedConfig> fixedConfig;
+  if (!fixed.empty()) {
+    std::string error;
+    FailureOr<FixedConfig> parsed = parseFixedConfig(fixed, error);
+    if (failed(parsed)) {
+      emitDriverError(ctx) << error;
+      return failure();
+    }
+    fixedConfig = *parsed;
+    if (!request.plan.empty()) {
+      emitDriverError(ctx)
+          << "--fixed and --plan both choose the plan: give one";
+      return failure();
+    }
+    if (!request.microbatches.empty() || !recompute.empty()) {
+      emitDriverError(ctx)
+          << "--fixed sets the microbatches (micro_batch=b) and the "
+             "recomputation (recompute=...) itself: drop --microbatches "
+             "and --recompute";
+      return failure();
+    }
+    if (fixedConfig->recompute.kind != RecomputeKind::None &&
+        *planMode != PlanMode::Training) {
+      emitDriverError(ctx) << "--fixed: recompute needs --mode training";
+      return failure();
+    }
+    if (fixedConfig->pp > 1) {
+      emitDriverError(ctx)
+          << "--fixed: pipeline stages (pp=" << fixedConfig->pp
+          << ") are not implemented yet; pp=1 configurations can be priced";
+      return failure();
+    }
+  }
+  if (request.timeLimitSeconds == 0) {
+    emitDriverError(ctx) << "--time-limit must be at least 1 s";
+    return failure();
+  }
+
+  if (plan != "auto" && failed(checkPlanArgument(ctx, plan)))
+    return failure();
+  FailureOr<std::optional<ClusterSpec>> spec =
+      resolveCluster(ctx, cluster, *grid, /*required=*/true);
+  if (failed(spec))
+    return failure();
+  const InputShapes *inputShapes = &request.inputShapes;
+  FailureOr<ImportedModel> model =
+      importModel(ctx, request.modelPath, *inputShapes,
+                  /*requireWeightData=*/false);
+  if (failed(model))
+    return failure();
+
+  PlanMetadata meta;
+  meta.modelSha256 = model->sha256;
+  int64_t m = int64_t(*microbatchCount);
+  // The global batch is dimension 0 of the first runtime input.
+  auto globalBatch = [&]() -> int64_t {
+    auto main = model->module->lookupSymbol<func::FuncOp>("main");
+    auto first = main && main.getNumArguments() > 0
+                     ? dyn_cast<RankedTensorType>(main.getArgument(0).getType())
+                     : RankedTensorType();
+    return first && first.getRank() > 0 ? first.getDimSize(0) : -1;
+  };
+  SmallVector<int64_t> planGrid(*grid);
+  std::optional<ClusterSpec> planCluster = *spec;
+  if (fixedConfig) {
+    std::string error;
+    auto view = getFixedGridView(*fixedConfig, *grid, *spec, error);
+    if (failed(view)) {
+      emitDriverError(ctx) << error;
+      return failure();
+    }
+    int64_t global = globalBatch();
+    int64_t perStep = fixedConfig->microBatch * fixedConfig->dp;
+    if (global <= 0) {
+      emitDriverError(ctx)
+          << "--fixed needs a runtime input with a batch dimension";
+      return failure();
+    }
+    if (global % perStep != 0) {
+      emitDriverError(ctx)
+          << llvm::formatv("--fixed: micro_batch*dp = {0}*{1} = {2} does "
+                           "not divide the global batch {3}",
+                           fixedConfig->microBatch, fixedConfig->dp, perStep,
+                           global)
+                 .str();
+      return failure();
+    }
+    m = global / perStep;
+    searchMicrobatches = false;
+    if (m > 1 && *planMode != PlanMode::Training) {
+      emitDriverError(ctx) << llvm::formatv(
+                                  "--fixed: micro_batch={0} with dp={1} makes "
+                                  "{2} microbatches of the batch {3}, and "
+                                  "microbatches need --mode training",
+                                  fixedConfig->microBatch, fixedConfig->dp, m,
+                                  global)
+                                  .str();
+      return failure();
+    }
+    planGrid = view->first;
+    planCluster = view->second;
+    plan = fixedConfig->tp == 1 ? "data" : "tensor";
+    search.recompute = fixedConfig->recompute;
+    search.searchRecompute = false;
+  }
+  search.fold = request.fold;
+  search.timeLimitSeconds = double(request.timeLimitSeconds);
+  search.precision = *planPrecision;
+  search.shardOptimizer = distributedOptimizer;
+  json::Array microbatchesTried;
+  if (searchMicrobatches) {
+    // Every power of two m dividing the batch, each planned in full; the
+    // fastest plan that fits wins.
+    int64_t global = globalBatch();
+    if (global <= 0) {
+      emitDriverError(ctx)
+          << "--microbatches needs a runtime input with a batch "
+             "dimension";
+      return failure();
+    }
+    double bestStep = std::numeric_limits<double>::infinity();
+    int64_t best = -1;
+    std::string lastError;
+    for (int64_t candidate = 1; candidate <= global; candidate *= 2) {
+      if (global % candidate != 0)
+        break;
+      if (!quiet)
+        llvm::errs() << llvm::formatv(
+            "autopar: planning {0} microbatches of {1}\n", candidate,
+            global / candidate);
+      InputShapes microShapes = *inputShapes;
+      microShapes.batch = global / candidate;
+      FailureOr<ImportedModel> micro = importModel(
+          ctx, request.modelPath, microShapes, /*requireWeightData=*/false);
+      if (failed(micro))
+        return failure();
+      if (lossKind && failed(appendTrainingLoss(*micro->module, *lossKind)))
+        return failure();
+      PlanSearchOptions candidateSearch = search;
+      candidateSearch.microbatches = candidate;
+      AutoPlanOptions options =
+          makePlanOptions(*grid, *spec, *planMode, candidateSearch);
+      std::string error;
+      FailureOr<AutoPlanResult> result = failure();
+      {
+        ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+          if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
+            error = diag.str();
+          return success();
+        });
+        result = planAutomatically(*micro->module, options);
+      }
+      json::Object entry{{"microbatches", candidate},
+                         {"per_microbatch", global / candidate}};
+      if (failed(result)) {
+        entry["error"] = error;
+        lastError = error;
+      } else {
+        entry["step_time_s"] = result->predicted.stepTime;
+        entry["peak_memory_bytes"] = result->predicted.peakMemoryBytes;
+        entry["recompute"] =
+            stringifyRecomputeSpec(result->predicted.recompute);
+        if (result->predicted.stepTime < bestStep) {
+          bestStep = result->predicted.stepTime;
+          best = candidate;
+        }
+      }
+      microbatchesTried.push_back(std::move(entry));
+    }
+    if (best < 0) {
+      emitDriverError(ctx)
+          << "no microbatch count (powers of two dividing the batch " << global
+          << ") gives a plan; with the most: " << lastError;
+      return failure();
+    }
+    m = best;
+  }
+  if (m > 1) {
+    // The model is planned at one microbatch of the global batch.
+    int64_t global = globalBatch();
+    if (global <= 0) {
+      emitDriverError(ctx)
+          << "--microbatches needs a runtime input with a batch "
+             "dimension";
+      return failure();
+    }
+    if (global % m != 0) {
+      emitDriverError(ctx) << "--microbatches " + std::to_string(m) +
+                                  " does not divide the global batch " +
+                                  std::to_string(global);
+      return failure();
+    }
+    InputShapes microShapes = *inputShapes;
+    microShapes.batch = global / m;
+    model = importModel(ctx, request.modelPath, microShapes,
+                        /*requireWeightData=*/false);
+    if (failed(model))
+      return failure();
+    meta.extra["batch"] = json::Object{{"global", global},
+                                       {"microbatches", m},
+                                       {"per_microbatch", global / m}};
+  }
+  if (searchMicrobatches) {
+    int64_t global = globalBatch() * m;
+    meta.extra["batch"] =
+        json::Object{{"global", global},
+                     {"microbatches", m},
+                     {"per_microbatch", global / m},
+                     {"searched", std::move(microbatchesTried)}};
+  }
+  OwningOpRef<ModuleOp> module = model->module->clone();
+  if (lossKind) {
+    if (failed(appendTrainingLoss(*module, *lossKind)))
+      return failure();
+    meta.extra["loss"] = stringifyLossKind(*lossKind);
+  }
+  search.microbatches = m;
+  OwningOpRef<ModuleOp> pristine = module->clone();
+  if (failed(planModule(ctx, *module, planGrid, plan, planCluster, *planMode,
+                        quiet, meta, search)))
+    return failure();
+  if (fixedConfig) {
+    // autopar's own plan of the same step (same microbatches), searched on
+    // the whole grid, for the comparison.
+    if (!quiet)
+      llvm::errs() << "autopar: searching autopar's own plan to compare with "
+                      "--fixed\n";
+    PlanMetadata own;
+    PlanSearchOptions ownSearch = search;
+    ownSearch.searchRecompute = *planMode == PlanMode::Training;
+    ownSearch.recompute = RecomputeSpec();
+    std::string ownError;
+    LogicalResult planned = success();
+    {
+      ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+        if (diag.getSeverity() == DiagnosticSeverity::Error && ownError.empty())
+          ownError = diag.str();
+        return success();
+      });
+      planned = planModule(ctx, *pristine, *grid, "auto", *spec, *planMode,
+                           /*quiet=*/true, own, ownSearch);
+    }
+    const json::Object *fixedPred = meta.extra.getObject("predicted");
+    double fixedStep = fixedPred->getNumber("step_time_s").value_or(0);
+    int64_t fixedPeak = fixedPred->getInteger("peak_memory_bytes").value_or(0);
+    json::Object report{
+        {"config", fixedConfig->text},
+        {"tp", fixedConfig->tp},
+        {"pp", fixedConfig->pp},
+        {"dp", fixedConfig->dp},
+        {"micro_batch", fixedConfig->microBatch},
+        {"microbatches", m},
+        {"recompute", stringifyRecomputeSpec(fixedConfig->recompute)},
+        {"schedule", fixedConfig->schedule == "interleaved"
+                         ? "interleaved:" + std::to_string(fixedConfig->chunks)
+                         : fixedConfig->schedule},
+        {"grid_view", json::Array(planGrid)},
+        {"fits", planCluster->memoryBytes <= 0 ||
+                     fixedPeak <= planCluster->memoryBytes}};
+    if (fixedConfig->pp == 1)
+      report["schedule_note"] = "one pipeline stage: the schedule has no "
+                                "bubble to change";
+    if (succeeded(planned)) {
+      const json::Object *ownPred = own.extra.getObject("predicted");
+      double ownStep = ownPred->getNumber("step_time_s").value_or(0);
+      const json::Object *ownRecompute = own.extra.getObject("recompute");
+      json::Object ownJson{
+          {"step_time_s", ownStep},
+          {"peak_memory_bytes",
+           ownPred->getInteger("peak_memory_bytes").value_or(0)},
+          {"grid", json::Array(*grid)}};
+      if (ownRecompute)
+        ownJson["recompute"] =
+            ownRecompute->getString("setting").value_or("none").str();
+      report["own_plan"] = std::move(ownJson);
+      report["fixed_over_own_plan"] = ownStep > 0 ? fixedStep / ownStep : 0.0;
+    } else {
+      report["own_plan"] = json::Object{{"error", ownError}};
+    }
+    meta.strategy = "fixed";
+    meta.extra["fixed"] = std::move(report);
+  }
+
+  return buildPlanJson(*module, meta);
+}
+
 int driver::planCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar plan options");
   static ModelPlanOptions common(category, "device grid: N or AxB[xC...]", "");
@@ -473,383 +868,48 @@ int driver::planCommand(int argc, char **argv) {
     printError("missing --grid (e.g. --grid 2x4)");
     return kErrorExitCode;
   }
-  std::string error;
-  FailureOr<SmallVector<int64_t>> grid = parseGridShape(common.grid, error);
-  if (failed(grid)) {
-    printError(error);
-    return kErrorExitCode;
-  }
-  std::optional<PlanMode> planMode = symbolizePlanMode(mode);
-  if (!planMode) {
-    printError("unknown --mode '" + mode + "': expected inference or training");
-    return kErrorExitCode;
-  }
-  std::optional<PlanPrecision> planPrecision =
-      symbolizePlanPrecision(precision);
-  if (!planPrecision) {
-    printError("unknown --precision '" + precision +
-               "': expected f32, f16 or bf16");
-    return kErrorExitCode;
-  }
-  std::optional<LossKind> lossKind;
-  if (!loss.empty()) {
-    lossKind = symbolizeLossKind(loss);
-    if (!lossKind) {
-      printError("unknown --loss '" + loss +
-                 "': expected cross_entropy, mse or output");
-      return kErrorExitCode;
-    }
-    if (*planMode != PlanMode::Training) {
-      printError("--loss needs --mode training");
-      return kErrorExitCode;
-    }
-  }
-  // `--microbatches auto` searches the count (powers of two dividing the
-  // batch); the count is 1 until the batch is known.
-  bool searchMicrobatches = microbatches == "auto";
-  FailureOr<uint64_t> microbatchCount =
-      searchMicrobatches ? FailureOr<uint64_t>(1)
-                         : parseUnsignedOption("microbatches", microbatches);
-  if (failed(microbatchCount))
-    return kErrorExitCode;
-  if (searchMicrobatches &&
-      (*planMode != PlanMode::Training ||
-       (common.plan.getNumOccurrences() && common.plan != "auto"))) {
-    printError("--microbatches auto searches, and needs --mode training and "
-               "--plan auto");
-    return kErrorExitCode;
-  }
-  if (*microbatchCount == 0) {
-    printError("--microbatches must be at least 1");
-    return kErrorExitCode;
-  }
-  if (*microbatchCount > 1 && *planMode != PlanMode::Training) {
-    printError("--microbatches needs --mode training");
-    return kErrorExitCode;
-  }
-  if (distributedOptimizer && *planMode != PlanMode::Training) {
-    printError("--distributed-optimizer needs --mode training");
-    return kErrorExitCode;
-  }
-  std::string plan =
-      common.plan.getNumOccurrences() ? common.plan.getValue() : "auto";
-  PlanSearchOptions search;
-  search.searchRecompute = *planMode == PlanMode::Training && plan == "auto";
-  if (!recompute.empty()) {
-    if (*planMode != PlanMode::Training) {
-      printError("--recompute needs --mode training");
-      return kErrorExitCode;
-    }
-    if (recompute == "auto") {
-      if (plan != "auto") {
-        printError("--recompute auto searches, and needs --plan auto");
-        return kErrorExitCode;
-      }
-    } else if (std::optional<RecomputeSpec> spec =
-                   parseRecomputeSpec(recompute)) {
-      search.recompute = *spec;
-      search.searchRecompute = false;
-    } else {
-      printError("unknown --recompute '" + recompute +
-                 "': expected none, selective, full, full:K or auto");
-      return kErrorExitCode;
-    }
-  }
-  std::optional<FixedConfig> fixedConfig;
-  if (!fixed.empty()) {
-    std::string error;
-    FailureOr<FixedConfig> parsed = parseFixedConfig(fixed, error);
-    if (failed(parsed)) {
-      printError(error);
-      return kErrorExitCode;
-    }
-    fixedConfig = *parsed;
-    if (common.plan.getNumOccurrences()) {
-      printError("--fixed and --plan both choose the plan: give one");
-      return kErrorExitCode;
-    }
-    if (microbatches.getNumOccurrences() || !recompute.empty()) {
-      printError("--fixed sets the microbatches (micro_batch=b) and the "
-                 "recomputation (recompute=...) itself: drop --microbatches "
-                 "and --recompute");
-      return kErrorExitCode;
-    }
-    if (fixedConfig->recompute.kind != RecomputeKind::None &&
-        *planMode != PlanMode::Training) {
-      printError("--fixed: recompute needs --mode training");
-      return kErrorExitCode;
-    }
-    if (fixedConfig->pp > 1) {
-      printError(
-          "--fixed: pipeline stages (pp=" + std::to_string(fixedConfig->pp) +
-          ") are not implemented yet; pp=1 configurations can be "
-          "priced");
-      return kErrorExitCode;
-    }
-  }
   FailureOr<uint64_t> seconds = parseUnsignedOption("time-limit", timeLimit);
   if (failed(seconds))
-    return kErrorExitCode;
-  if (*seconds == 0) {
-    printError("--time-limit must be at least 1 s");
-    return kErrorExitCode;
-  }
-
-  DriverContext context;
-  MLIRContext &ctx = context.get();
-  if (plan != "auto" && failed(checkPlanArgument(ctx, plan)))
-    return kErrorExitCode;
-  FailureOr<std::optional<ClusterSpec>> spec =
-      resolveCluster(ctx, cluster, *grid, /*required=*/true);
-  if (failed(spec))
     return kErrorExitCode;
   FailureOr<InputShapes> inputShapes = common.getInputShapes();
   if (failed(inputShapes))
     return kErrorExitCode;
-  FailureOr<ImportedModel> model = importModel(ctx, common.model, *inputShapes,
-                                               /*requireWeightData=*/false);
-  if (failed(model))
-    return kErrorExitCode;
+  PlanRequest request;
+  request.modelPath = common.model;
+  request.grid = common.grid;
+  if (common.plan.getNumOccurrences())
+    request.plan = common.plan;
+  request.clusterPath = cluster;
+  request.mode = mode;
+  request.precision = precision;
+  request.loss = loss;
+  if (microbatches.getNumOccurrences())
+    request.microbatches = microbatches;
+  request.recompute = recompute;
+  request.fixed = fixed;
+  request.distributedOptimizer = distributedOptimizer;
+  request.fold = !noFold;
+  request.timeLimitSeconds = *seconds;
+  request.quiet = quiet;
+  request.inputShapes = *inputShapes;
 
-  PlanMetadata meta;
-  meta.modelSha256 = model->sha256;
-  int64_t m = int64_t(*microbatchCount);
-  // The global batch is dimension 0 of the first runtime input.
-  auto globalBatch = [&]() -> int64_t {
-    auto main = model->module->lookupSymbol<func::FuncOp>("main");
-    auto first = main && main.getNumArguments() > 0
-                     ? dyn_cast<RankedTensorType>(main.getArgument(0).getType())
-                     : RankedTensorType();
-    return first && first.getRank() > 0 ? first.getDimSize(0) : -1;
-  };
-  SmallVector<int64_t> planGrid(*grid);
-  std::optional<ClusterSpec> planCluster = *spec;
-  if (fixedConfig) {
-    std::string error;
-    auto view = getFixedGridView(*fixedConfig, *grid, *spec, error);
-    if (failed(view)) {
-      printError(error);
-      return kErrorExitCode;
-    }
-    int64_t global = globalBatch();
-    int64_t perStep = fixedConfig->microBatch * fixedConfig->dp;
-    if (global <= 0) {
-      printError("--fixed needs a runtime input with a batch dimension");
-      return kErrorExitCode;
-    }
-    if (global % perStep != 0) {
-      printError(llvm::formatv("--fixed: micro_batch*dp = {0}*{1} = {2} does "
-                               "not divide the global batch {3}",
-                               fixedConfig->microBatch, fixedConfig->dp,
-                               perStep, global)
-                     .str());
-      return kErrorExitCode;
-    }
-    m = global / perStep;
-    searchMicrobatches = false;
-    if (m > 1 && *planMode != PlanMode::Training) {
-      printError(llvm::formatv("--fixed: micro_batch={0} with dp={1} makes "
-                               "{2} microbatches of the batch {3}, and "
-                               "microbatches need --mode training",
-                               fixedConfig->microBatch, fixedConfig->dp, m,
-                               global)
-                     .str());
-      return kErrorExitCode;
-    }
-    planGrid = view->first;
-    planCluster = view->second;
-    plan = fixedConfig->tp == 1 ? "data" : "tensor";
-    search.recompute = fixedConfig->recompute;
-    search.searchRecompute = false;
-  }
-  search.fold = !noFold;
-  search.timeLimitSeconds = double(*seconds);
-  search.precision = *planPrecision;
-  search.shardOptimizer = distributedOptimizer;
-  json::Array microbatchesTried;
-  if (searchMicrobatches) {
-    // Every power of two m dividing the batch, each planned in full; the
-    // fastest plan that fits wins.
-    int64_t global = globalBatch();
-    if (global <= 0) {
-      printError("--microbatches needs a runtime input with a batch "
-                 "dimension");
-      return kErrorExitCode;
-    }
-    double bestStep = std::numeric_limits<double>::infinity();
-    int64_t best = -1;
-    std::string lastError;
-    for (int64_t candidate = 1; candidate <= global; candidate *= 2) {
-      if (global % candidate != 0)
-        break;
-      if (!quiet)
-        llvm::errs() << llvm::formatv(
-            "autopar: planning {0} microbatches of {1}\n", candidate,
-            global / candidate);
-      InputShapes microShapes = *inputShapes;
-      microShapes.batch = global / candidate;
-      FailureOr<ImportedModel> micro = importModel(
-          ctx, common.model, microShapes, /*requireWeightData=*/false);
-      if (failed(micro))
-        return kErrorExitCode;
-      if (lossKind && failed(appendTrainingLoss(*micro->module, *lossKind)))
-        return kErrorExitCode;
-      PlanSearchOptions candidateSearch = search;
-      candidateSearch.microbatches = candidate;
-      AutoPlanOptions options =
-          makePlanOptions(*grid, *spec, *planMode, candidateSearch);
-      std::string error;
-      FailureOr<AutoPlanResult> result = failure();
-      {
-        ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
-          if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
-            error = diag.str();
-          return success();
-        });
-        result = planAutomatically(*micro->module, options);
-      }
-      json::Object entry{{"microbatches", candidate},
-                         {"per_microbatch", global / candidate}};
-      if (failed(result)) {
-        entry["error"] = error;
-        lastError = error;
-      } else {
-        entry["step_time_s"] = result->predicted.stepTime;
-        entry["peak_memory_bytes"] = result->predicted.peakMemoryBytes;
-        entry["recompute"] =
-            stringifyRecomputeSpec(result->predicted.recompute);
-        if (result->predicted.stepTime < bestStep) {
-          bestStep = result->predicted.stepTime;
-          best = candidate;
-        }
-      }
-      microbatchesTried.push_back(std::move(entry));
-    }
-    if (best < 0) {
-      printError("no microbatch count (powers of two dividing the batch " +
-                 std::to_string(global) +
-                 ") gives a plan; with the most: " + lastError);
-      return kErrorExitCode;
-    }
-    m = best;
-  }
-  if (m > 1) {
-    // The model is planned at one microbatch of the global batch.
-    int64_t global = globalBatch();
-    if (global <= 0) {
-      printError("--microbatches needs a runtime input with a batch "
-                 "dimension");
-      return kErrorExitCode;
-    }
-    if (global % m != 0) {
-      printError("--microbatches " + std::to_string(m) +
-                 " does not divide the global batch " + std::to_string(global));
-      return kErrorExitCode;
-    }
-    InputShapes microShapes = *inputShapes;
-    microShapes.batch = global / m;
-    model = importModel(ctx, common.model, microShapes,
-                        /*requireWeightData=*/false);
-    if (failed(model))
-      return kErrorExitCode;
-    meta.extra["batch"] = json::Object{{"global", global},
-                                       {"microbatches", m},
-                                       {"per_microbatch", global / m}};
-  }
-  if (searchMicrobatches) {
-    int64_t global = globalBatch() * m;
-    meta.extra["batch"] =
-        json::Object{{"global", global},
-                     {"microbatches", m},
-                     {"per_microbatch", global / m},
-                     {"searched", std::move(microbatchesTried)}};
-  }
-  OwningOpRef<ModuleOp> module = model->module->clone();
-  if (lossKind) {
-    if (failed(appendTrainingLoss(*module, *lossKind)))
-      return kErrorExitCode;
-    meta.extra["loss"] = stringifyLossKind(*lossKind);
-  }
-  search.microbatches = m;
-  OwningOpRef<ModuleOp> pristine = module->clone();
-  if (failed(planModule(ctx, *module, planGrid, plan, planCluster, *planMode,
-                        quiet, meta, search)))
+  DriverContext context;
+  MLIRContext &ctx = context.get();
+  FailureOr<json::Value> planJson = planModel(ctx, request);
+  if (failed(planJson))
     return kErrorExitCode;
-  if (fixedConfig) {
-    // autopar's own plan of the same step (same microbatches), searched on
-    // the whole grid, for the comparison.
-    if (!quiet)
-      llvm::errs() << "autopar: searching autopar's own plan to compare with "
-                      "--fixed\n";
-    PlanMetadata own;
-    PlanSearchOptions ownSearch = search;
-    ownSearch.searchRecompute = *planMode == PlanMode::Training;
-    ownSearch.recompute = RecomputeSpec();
-    std::string ownError;
-    LogicalResult planned = success();
-    {
-      ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
-        if (diag.getSeverity() == DiagnosticSeverity::Error && ownError.empty())
-          ownError = diag.str();
-        return success();
-      });
-      planned = planModule(ctx, *pristine, *grid, "auto", *spec, *planMode,
-                           /*quiet=*/true, own, ownSearch);
-    }
-    const json::Object *fixedPred = meta.extra.getObject("predicted");
-    double fixedStep = fixedPred->getNumber("step_time_s").value_or(0);
-    int64_t fixedPeak = fixedPred->getInteger("peak_memory_bytes").value_or(0);
-    json::Object report{
-        {"config", fixedConfig->text},
-        {"tp", fixedConfig->tp},
-        {"pp", fixedConfig->pp},
-        {"dp", fixedConfig->dp},
-        {"micro_batch", fixedConfig->microBatch},
-        {"microbatches", m},
-        {"recompute", stringifyRecomputeSpec(fixedConfig->recompute)},
-        {"schedule", fixedConfig->schedule == "interleaved"
-                         ? "interleaved:" + std::to_string(fixedConfig->chunks)
-                         : fixedConfig->schedule},
-        {"grid_view", json::Array(planGrid)},
-        {"fits", planCluster->memoryBytes <= 0 ||
-                     fixedPeak <= planCluster->memoryBytes}};
-    if (fixedConfig->pp == 1)
-      report["schedule_note"] = "one pipeline stage: the schedule has no "
-                                "bubble to change";
-    if (succeeded(planned)) {
-      const json::Object *ownPred = own.extra.getObject("predicted");
-      double ownStep = ownPred->getNumber("step_time_s").value_or(0);
-      const json::Object *ownRecompute = own.extra.getObject("recompute");
-      json::Object ownJson{
-          {"step_time_s", ownStep},
-          {"peak_memory_bytes",
-           ownPred->getInteger("peak_memory_bytes").value_or(0)},
-          {"grid", json::Array(*grid)}};
-      if (ownRecompute)
-        ownJson["recompute"] =
-            ownRecompute->getString("setting").value_or("none").str();
-      report["own_plan"] = std::move(ownJson);
-      report["fixed_over_own_plan"] = ownStep > 0 ? fixedStep / ownStep : 0.0;
-    } else {
-      report["own_plan"] = json::Object{{"error", ownError}};
-    }
-    meta.strategy = "fixed";
-    meta.extra["fixed"] = std::move(report);
-  }
-
-  json::Value planJson = buildPlanJson(*module, meta);
-  std::string text = llvm::formatv("{0:2}", planJson).str() + "\n";
+  std::string text = llvm::formatv("{0:2}", *planJson).str() + "\n";
   if (failed(writeFileBytes(ctx, output,
                             ArrayRef<char>(text.data(), text.size()))))
     return kErrorExitCode;
   SmallString<256> txtPath(output.getValue());
   llvm::sys::path::replace_extension(txtPath, "txt");
-  std::string human = renderPlanText(planJson);
+  std::string human = renderPlanText(*planJson);
   if (failed(writeFileBytes(ctx, txtPath,
                             ArrayRef<char>(human.data(), human.size()))))
     return kErrorExitCode;
   if (!quiet) {
-    const json::Object *root = planJson.getAsObject();
+    const json::Object *root = planJson->getAsObject();
     const json::Object *pred = root->getObject("predicted");
     llvm::errs() << llvm::formatv(
         "autopar: wrote {0} and {1}: predicted step {2:e3} s, peak memory "
