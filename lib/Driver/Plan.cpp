@@ -205,6 +205,15 @@ driver::getFixedGridView(const FixedConfig &config, ArrayRef<int64_t> grid,
   return std::make_pair(view, viewCluster);
 }
 
+/// The memory per device over program order: `[node, bytes]` per liveness
+/// point.
+static json::Array memoryProfileJson(const PlanPrediction &p) {
+  json::Array points;
+  for (const auto &[node, bytes] : p.memoryProfile)
+    points.push_back(json::Array{node, bytes});
+  return points;
+}
+
 static json::Object predictionJson(const PlanPrediction &p) {
   return json::Object{{"step_time_s", p.stepTime},
                       {"compute_s", p.computeTime},
@@ -326,6 +335,7 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     }
     meta.searchTimeSeconds = result->searchTimeSeconds;
     meta.extra["predicted"] = predictionJson(result->predicted);
+    meta.extra["memory_profile"] = memoryProfileJson(result->predicted);
     json::Object baselines;
     for (const auto &[name, p] : *priced) {
       if (!p.valid) {
@@ -359,6 +369,7 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     if (failed(p))
       return failure();
     meta.extra["predicted"] = predictionJson(*p);
+    meta.extra["memory_profile"] = memoryProfileJson(*p);
     if (mode == PlanMode::Training)
       meta.extra["recompute"] =
           json::Object{{"setting", stringifyRecomputeSpec(p->recompute)},
@@ -786,6 +797,12 @@ int driver::planCommand(int argc, char **argv) {
                      "it); default plan.json"),
       llvm::cl::value_desc("plan.json"), llvm::cl::init("plan.json"),
       llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> html(
+      "html",
+      llvm::cl::desc("also write the plan as one self-contained web page "
+                     "(shardings, memory over program order, compute and "
+                     "communication per op kind, baselines)"),
+      llvm::cl::value_desc("plan.html"), llvm::cl::cat(category));
   static llvm::cl::opt<bool> quiet(
       "quiet", llvm::cl::desc("no progress output"), llvm::cl::cat(category));
   static llvm::cl::opt<std::string> timeLimit(
@@ -853,7 +870,8 @@ int driver::planCommand(int argc, char **argv) {
           "find the fastest parallel plan that fits in memory, without "
           "generating code\n\n"
           "  autopar plan MODEL.onnx --grid SHAPE [--cluster FILE.json] "
-          "[--mode inference|training] [--batch N] -o plan.json\n\n"
+          "[--mode inference|training] [--batch N] -o plan.json [--html "
+          "plan.html]\n\n"
           "The model's weights need no data: shapes are enough. --plan "
           "replicated|data|tensor|FILE prices that plan instead of "
           "searching.\n",
@@ -908,6 +926,12 @@ int driver::planCommand(int argc, char **argv) {
   if (failed(writeFileBytes(ctx, txtPath,
                             ArrayRef<char>(human.data(), human.size()))))
     return kErrorExitCode;
+  if (!html.empty()) {
+    std::string page = renderPlanHtml(*planJson);
+    if (failed(writeFileBytes(ctx, html,
+                              ArrayRef<char>(page.data(), page.size()))))
+      return kErrorExitCode;
+  }
   if (!quiet) {
     const json::Object *root = planJson->getAsObject();
     const json::Object *pred = root->getObject("predicted");
