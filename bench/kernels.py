@@ -115,7 +115,7 @@ def ort_step(ort_modules, model, threads, repeats):
     return float(match.group(1))
 
 
-# Published-size models (python/autopar_models/model_zoo.py LARGE_MODELS):
+# Published-size models (python/autopar/models/model_zoo.py LARGE_MODELS):
 # (zoo name, label).
 BENCH_MODELS = [
     ("gpt2_124m", "GPT-2 small (124M), 128 tokens"),
@@ -174,7 +174,7 @@ def mlp_case(work, quick):
 
 def zoo_case(cache, name, label):
     """A model exported by the model zoo, with its PyTorch test inputs."""
-    run([sys.executable, os.path.join(ROOT, "python", "autopar_models", "model_zoo.py"),
+    run([sys.executable, os.path.join(ROOT, "python", "autopar", "models", "model_zoo.py"),
          "--cache", cache, "--models", name], timeout=3600)
     folder = os.path.join(cache, name)
     model = os.path.join(folder, "model.onnx")

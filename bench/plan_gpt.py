@@ -6,7 +6,7 @@
 # ===---------------------------------------------------------------------=== #
 """Benchmarks `autopar plan` on GPT decoders and an A100-like cluster.
 
-Generates shape-only GPT models (python/autopar_models/gpt_decoder.py: every
+Generates shape-only GPT models (python/autopar/models/gpt_decoder.py: every
 weight is external data in a file that does not exist, so the models are
 small and need no weight data) and runs, for each case and mode,
 
@@ -42,9 +42,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "python", "autopar", "models"))
 
-from autopar_models import gpt_decoder  # noqa: E402
+import gpt_decoder  # noqa: E402
 
 CASES = {
     "small": dict(layers=4, hidden=1024, heads=16, seq=1024, batch=8,

@@ -6,7 +6,7 @@
 # ===---------------------------------------------------------------------=== #
 """Measures the cost model's prediction error on this machine.
 
-For every model of the model set (python/autopar_models/model_zoo.py, exported
+For every model of the model set (python/autopar/models/model_zoo.py, exported
 into the cache when missing) and every grid, compiles the model with the
 planner (`autopar compile --plan auto --cluster C`), runs it with
 `autopar run --profile` (median of 3 runs, file I/O excluded) and reads the
@@ -76,7 +76,7 @@ def main() -> int:
     for model in args.models.split(","):
         onnx = os.path.join(args.cache, model, "model.onnx")
         if not os.path.exists(onnx):
-            run([PYTHON, os.path.join(ROOT, "python", "autopar_models",
+            run([PYTHON, os.path.join(ROOT, "python", "autopar", "models",
                                       "model_zoo.py"), "--cache", args.cache,
                  "--models", model])
         inputs = os.path.join(args.cache, model, "test_data_set_0")

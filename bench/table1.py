@@ -6,7 +6,7 @@
 # ===---------------------------------------------------------------------=== #
 """Prices Megatron-LM's Table 1 configurations with `autopar plan --fixed`.
 
-For each row: a shape-only GPT decoder (python/autopar_models/gpt_decoder.py,
+For each row: a shape-only GPT decoder (python/autopar/models/gpt_decoder.py,
 seq 2048, vocabulary 51200, the full logits) with a cross-entropy loss, bf16,
 planned on nodes of 8 devices (grid (n/8)x8) with the A100-like cluster
 bench/clusters/a100.json, with NVIDIA's configuration from
@@ -45,9 +45,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "python", "autopar", "models"))
 
-from autopar_models import gpt_decoder  # noqa: E402
+import gpt_decoder  # noqa: E402
 
 SEQ, VOCAB = 2048, 51200
 # params (B), heads, hidden, layers, t, p, d, GPUs, batch, micro-batch,

@@ -40,7 +40,7 @@ step "autopar verify: the plan, 2 ranks vs 1 device, 1 device vs output_0.pb"
 "$AUTOPAR" verify "$MODEL" --grid 2 --plan tensor --inputs "$DATA"
 
 step "autopar plan: GPT-3 175B (shapes only) on a 128x8 grid of A100-like devices"
-/usr/bin/python3 "$ROOT/python/autopar_models/gpt_decoder.py" --layers 96 \
+/usr/bin/python3 "$ROOT/python/autopar/models/gpt_decoder.py" --layers 96 \
   --hidden 12288 --heads 96 --seq 2048 --batch 1536 --vocab 50257 \
   --last-token --shape-only -o "$WORK/gpt3.onnx"
 "$AUTOPAR" plan "$WORK/gpt3.onnx" --grid 128x8 \

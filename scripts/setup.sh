@@ -28,6 +28,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev
   coinor-libcbc-dev pkg-config
   libomp-22-dev
+  pybind11-dev python3-dev python3-pytest python3-pil chromium
 )
 
 missing=()

@@ -10,6 +10,8 @@
 #   unit        Catch2 unit tests and MPI tests, through ctest
 #   end-to-end  lit tests of the `autopar` tool (test/Driver): verify on 1, 2,
 #               4 and 2x2 grids for every plan, reference outputs, errors
+#   python      pytest tests of the `autopar` Python package (test/Python),
+#               imported from the build tree; a skipped test is a failure
 #   sweep       (--all only) `autopar verify` of the bundled MLP on more grids
 #               and seeds, every float32 ONNX backend node test, and the
 #               randomized differential test of the partitioner for 5 minutes
@@ -143,6 +145,34 @@ if ((all)); then
 fi
 run_lit end-to-end --filter '(^|/| )Driver/' "${lit_params[@]}"
 
+# The Python package from the build tree (build/python_packages), under
+# Debian's interpreter. A skipped test lacks a dependency setup.sh installs.
+echo "== pytest (python)"
+pytest_report="$RESULTS/pytest.xml"
+PYTHONPATH="$BUILD_DIR/python_packages${PYTHONPATH:+:$PYTHONPATH}" \
+  "$PYTHON" -m pytest -v -rs -p no:cacheprovider --junitxml="$pytest_report" \
+  "$ROOT/test/Python" || true
+if [[ -s "$pytest_report" ]]; then
+  # shellcheck disable=SC2046
+  tally python $("$PYTHON" - "$pytest_report" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else list(root)
+total = sum(int(s.get("tests", 0)) for s in suites)
+bad = sum(int(s.get(k, 0)) for s in suites
+          for k in ("failures", "errors", "skipped"))
+if total == 0:
+    print("test.sh: pytest ran no test", file=sys.stderr)
+    bad = 1
+print(total - bad if total else 0, bad)
+PY
+)
+else
+  echo "test.sh: pytest wrote no report" >&2
+  tally python 0 1
+fi
+
 # The check-all tier: more grids, plans and seeds.
 if ((all)); then
   echo "== sweep (check-all)"
@@ -170,7 +200,7 @@ if ((all)); then
   # cases are kept in $BUILD_DIR/random-partition-failures.
   echo "== random partition (check-all)"
   random_log="$RESULTS/random-partition.log"
-  "$PYTHON" "$ROOT/python/autopar_testing/random_partition.py" \
+  "$PYTHON" "$ROOT/python/autopar/testing/random_partition.py" \
     --autopar "$BUILD_DIR/bin/autopar" --seed "${AUTOPAR_RANDOM_SEED:-0}" \
     --time-budget 300 --out "$BUILD_DIR/random-partition-failures" |
     tee "$random_log" || true
@@ -186,7 +216,7 @@ if ((all)); then
 
   # Every float32 ONNX backend node test (docs/onnx-node-tests.md).
   echo "== onnx node tests (check-all)"
-  if "$PYTHON" "$ROOT/python/autopar_testing/onnx_node_tests.py" --quiet \
+  if "$PYTHON" "$ROOT/python/autopar/testing/onnx_node_tests.py" --quiet \
       --autopar "$BUILD_DIR/bin/autopar" --jobs "$JOBS" --expected-failures \
       "$ROOT/test/Driver/Inputs/onnx-node-expected-failures.txt"; then
     tally onnx-node 1 0

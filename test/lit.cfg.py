@@ -45,7 +45,7 @@ if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
     config.available_features.add("onnx-testdata")
 if os.path.exists("/usr/bin/python3"):
     config.substitutions.append(("%python", "/usr/bin/python3"))
-# Debian's PyTorch, for the real-model tests (python/autopar_models).
+# Debian's PyTorch, for the real-model tests (python/autopar/models).
 import subprocess
 if os.path.exists("/usr/bin/python3") and subprocess.call(
         ["/usr/bin/python3", "-c", "import torch, torchvision"],

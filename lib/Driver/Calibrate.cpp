@@ -397,6 +397,8 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
   result.numOps = work->second;
 
   CompileOptions options;
+  // calibrate reports its own steps, not each micro model's stages.
+  options.quiet = true;
   options.grid = "1";
   options.plan = "replicated";
   options.outDir = joinPath(dir, "program");
@@ -764,6 +766,9 @@ int driver::calibrateCommand(int argc, char **argv) {
   // Compute: the per-op overhead, then micro models per class on one
   // device.
   unsigned repeats = quick ? 2 : 7;
+  ProgressLog progress;
+  progress.step("calibrate: the per-op overhead on " + Twine(ranks) +
+                " rank(s)");
   // Every device of the calibrated grid runs the micro models at once (one
   // rank each, no communication): devices sharing this machine share its
   // memory bandwidth and caches, and are priced as they will run.
@@ -774,6 +779,8 @@ int driver::calibrateCommand(int argc, char **argv) {
   SmallVector<ClassResult> classes, elementwise;
   for (unsigned index = 0; index < kNumOpClasses; ++index) {
     auto c = static_cast<OpClass>(index);
+    progress.step("calibrate: " + stringifyOpClass(c) + " ops (" +
+                  Twine(index + 1) + " of " + Twine(kNumOpClasses) + ")");
     FailureOr<SmallVector<ClassResult>> variants = measureClass(
         ctx, c, quick, joinPath(workDir.get(), stringifyOpClass(c)), repeats,
         *opOverhead, ranks);
@@ -812,6 +819,7 @@ int driver::calibrateCommand(int argc, char **argv) {
   // Communication: the runtime's collectives on a grid of local ranks.
   std::map<int64_t, SmallVector<CollectiveSample>> samples;
   if (ranks > 1) {
+    progress.step("calibrate: collectives on " + Twine(ranks) + " ranks");
     std::string benchPath = joinPath(workDir.get(), "bench.json");
     std::vector<std::string> args = {
         "--bench-collectives",

@@ -509,6 +509,9 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   }
 
   // Plan.
+  ProgressLog progress(!options.quiet);
+  progress.step("compiling for grid " + formatGridShape(*grid) +
+                " with plan " + plan + ": planning");
   OwningOpRef<ModuleOp> module = model.module->clone();
   PlanMetadata metadata;
   metadata.modelSha256 = model.sha256;
@@ -531,19 +534,25 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   }
 
   // Partition; the device program and each device's weights.
+  progress.step("partitioning");
   if (failed(runPartitionStage(ctx, *module)))
     return failure();
   SmallString<256> programMlir(options.outDir);
   llvm::sys::path::append(programMlir, "program.mlir");
   if (failed(writeModule(ctx, *module, programMlir)) ||
-      failed(runDataTilingStage(ctx, *module)) ||
-      failed(writeWeightShards(ctx, *module, model, *grid, options.outDir,
+      failed(runDataTilingStage(ctx, *module)))
+    return failure();
+  progress.step("writing the weight shards of " + Twine(manifest.numDevices) +
+                " devices");
+  if (failed(writeWeightShards(ctx, *module, model, *grid, options.outDir,
                                manifest)))
     return failure();
 
   // Native code.
+  progress.step("lowering the device program");
   if (failed(runLowerDataTiledStage(ctx, *module)))
     return failure();
+  progress.step("generating native code");
   SmallString<256> programSo(options.outDir);
   llvm::sys::path::append(programSo, "program.so");
   llvm::sys::fs::make_absolute(programSo);
@@ -557,6 +566,7 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   if (failed(writeFileBytes(ctx, manifestPath,
                             ArrayRef<char>(json.data(), json.size()))))
     return failure();
+  progress.step("compiled into " + options.outDir);
   return manifest;
 }
 

@@ -21,9 +21,11 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -164,6 +166,29 @@ DriverContext::DriverContext() {
 }
 
 DriverContext::~DriverContext() = default;
+
+ProgressLog::ProgressLog(bool enabled)
+    : enabled(enabled), start(std::chrono::steady_clock::now()) {
+  if (!enabled)
+    return;
+  std::optional<std::string> setting =
+      llvm::sys::Process::GetEnv("AUTOPAR_PROGRESS");
+  if (setting)
+    this->enabled = *setting != "0";
+  else
+    this->enabled = llvm::errs().is_displayed();
+}
+
+void ProgressLog::step(const Twine &what) {
+  if (!enabled)
+    return;
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  llvm::errs() << "autopar: " << what << " ("
+               << llvm::formatv("{0:f1}", seconds) << " s)\n";
+  llvm::errs().flush();
+}
 
 InFlightDiagnostic driver::emitDriverError(MLIRContext &ctx) {
   return mlir::emitError(UnknownLoc::get(&ctx));

@@ -23,6 +23,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -112,6 +113,22 @@ public:
 private:
   std::unique_ptr<MLIRContext> context;
   std::unique_ptr<ScopedDiagnosticHandler> handler;
+};
+
+/// Progress lines of long work, `autopar: <what> (<elapsed> s)` on stderr,
+/// as the plan search prints them: shown when stderr is a terminal or the
+/// environment sets AUTOPAR_PROGRESS=1, never when AUTOPAR_PROGRESS=0 or the
+/// log is disabled (`--quiet`), so pipes and tests stay quiet by default.
+class ProgressLog {
+public:
+  explicit ProgressLog(bool enabled = true);
+  /// Prints `what` with the seconds since the log was made.
+  void step(const Twine &what);
+  bool isEnabled() const { return enabled; }
+
+private:
+  bool enabled;
+  std::chrono::steady_clock::time_point start;
 };
 
 /// Emits an error without a location on `ctx`.

@@ -206,6 +206,15 @@ driver::getFixedGridView(const FixedConfig &config, ArrayRef<int64_t> grid,
   return std::make_pair(view, viewCluster);
 }
 
+/// The memory per device over program order: `[node, bytes]` per liveness
+/// point.
+static json::Array memoryProfileJson(const PlanPrediction &p) {
+  json::Array points;
+  for (const auto &[node, bytes] : p.memoryProfile)
+    points.push_back(json::Array{node, bytes});
+  return points;
+}
+
 static json::Object predictionJson(const PlanPrediction &p) {
   return json::Object{{"step_time_s", p.stepTime},
                       {"compute_s", p.computeTime},
@@ -327,6 +336,7 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     }
     meta.searchTimeSeconds = result->searchTimeSeconds;
     meta.extra["predicted"] = predictionJson(result->predicted);
+    meta.extra["memory_profile"] = memoryProfileJson(result->predicted);
     json::Object baselines;
     for (const auto &[name, p] : *priced) {
       if (!p.valid) {
@@ -360,6 +370,7 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     if (failed(p))
       return failure();
     meta.extra["predicted"] = predictionJson(*p);
+    meta.extra["memory_profile"] = memoryProfileJson(*p);
     if (mode == PlanMode::Training)
       meta.extra["recompute"] =
           json::Object{{"setting", stringifyRecomputeSpec(p->recompute)},
@@ -445,198 +456,113 @@ static LogicalResult planPipelineModule(
   return success();
 }
 
-int driver::planCommand(int argc, char **argv) {
-  static llvm::cl::OptionCategory category("autopar plan options");
-  static ModelPlanOptions common(category, "device grid: N or AxB[xC...]", "");
-  static llvm::cl::opt<std::string> cluster(
-      "cluster",
-      llvm::cl::desc("cluster description (JSON; default: the calibrated "
-                     "description of this machine)"),
-      llvm::cl::value_desc("file.json"), llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> mode(
-      "mode", llvm::cl::desc("inference or training (default: inference)"),
-      llvm::cl::init("inference"), llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> output(
-      "o",
-      llvm::cl::desc("plan file to write (plan.txt is written next to "
-                     "it); default plan.json"),
-      llvm::cl::value_desc("plan.json"), llvm::cl::init("plan.json"),
-      llvm::cl::cat(category));
-  static llvm::cl::opt<bool> quiet(
-      "quiet", llvm::cl::desc("no progress output"), llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> timeLimit(
-      "time-limit",
-      llvm::cl::desc("seconds the solver may take (default 600); on expiry "
-                     "the best plan found is kept and the report states its "
-                     "optimality gap"),
-      llvm::cl::value_desc("s"), llvm::cl::init("600"),
-      llvm::cl::cat(category));
-  static llvm::cl::opt<bool> noFold(
-      "no-fold",
-      llvm::cl::desc("plan every op independently instead of sharing one "
-                     "strategy among repeated blocks"),
-      llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> precision(
-      "precision",
-      llvm::cl::desc("f32, f16 or bf16: compute, stored activations and "
-                     "communication are priced in that type; training keeps "
-                     "fp32 master weights, gradients and Adam states "
-                     "(default: the model's types)"),
-      llvm::cl::value_desc("type"), llvm::cl::init("model"),
-      llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> loss(
-      "loss",
-      llvm::cl::desc("training: cross_entropy (over the last output, logits "
-                     "[..., V], against an added int64 'labels' input), mse "
-                     "(against an added 'target' input of the output's shape) "
-                     "or output (the output is the scalar loss); appended for "
-                     "planning, so no output is gathered"),
-      llvm::cl::value_desc("kind"), llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> microbatches(
-      "microbatches",
-      llvm::cl::desc("training: microbatches accumulated per step (default "
-                     "1); the batch (--batch or the model's) is the global "
-                     "batch B, the model is planned at B/m, and each weight's "
-                     "gradient is reduced once per step; auto: every power "
-                     "of two dividing the batch is planned and the fastest "
-                     "fitting plan wins"),
-      llvm::cl::value_desc("m"), llvm::cl::init("1"), llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> recompute(
-      "recompute",
-      llvm::cl::desc("training: none, selective (attention cores), full (every "
-                     "repeated block), full:K (the first K) or auto (default "
-                     "with --plan auto: none unless memory binds, then the "
-                     "fastest fitting of none, selective and full)"),
-      llvm::cl::value_desc("setting"), llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> fixed(
-      "fixed",
-      llvm::cl::desc("price a hand configuration in Megatron's notation, "
-                     "tp=T,pp=P,dp=D,micro_batch=b[,recompute=none|selective|"
-                     "full][,schedule=1f1b|interleaved:V|zb] (T*P*D = the "
-                     "device count; tensor parallelism over the innermost T "
-                     "devices of the last axis, data over the rest), and "
-                     "compare autopar's own plan with it"),
-      llvm::cl::value_desc("config"), llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> stages(
-      "stages",
-      llvm::cl::desc("pipeline stages P (default 1): the model is cut between "
-                     "repeated blocks into P stages, each on a slab of grid "
-                     "axis 0, each planned on its slab, and the split is "
-                     "searched; auto: 1 and every P dividing axis 0 are "
-                     "planned and the fastest fitting wins"),
-      llvm::cl::value_desc("P"), llvm::cl::init("1"), llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> schedule(
-      "schedule",
-      llvm::cl::desc("pipeline schedule with --stages: 1f1b (default in "
-                     "training), zb (zero-bubble ZB-H1) or gpipe (inference)"),
-      llvm::cl::value_desc("name"), llvm::cl::cat(category));
-  static llvm::cl::opt<bool> distributedOptimizer(
-      "distributed-optimizer",
-      llvm::cl::desc("training: shard fp32 master weights and Adam states "
-                     "over each weight's replicas (Megatron's distributed "
-                     "optimizer, ZeRO-1)"),
-      llvm::cl::cat(category));
-
-  if (std::optional<int> exit = parseCommandLine(
-          argc, argv, "plan",
-          "find the fastest parallel plan that fits in memory, without "
-          "generating code\n\n"
-          "  autopar plan MODEL.onnx --grid SHAPE [--cluster FILE.json] "
-          "[--mode inference|training] [--batch N] -o plan.json\n\n"
-          "The model's weights need no data: shapes are enough. --plan "
-          "replicated|data|tensor|FILE prices that plan instead of "
-          "searching.\n",
-          category, kErrorExitCode))
-    return *exit;
-  if (common.model.empty()) {
-    printError("no model given (autopar plan MODEL.onnx --grid SHAPE -o "
-               "plan.json)");
-    return kErrorExitCode;
+FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
+                                                const PlanRequest &request) {
+  const std::string &mode = request.mode;
+  const std::string &precision = request.precision;
+  const std::string &loss = request.loss;
+  const std::string &microbatches = request.microbatches;
+  const std::string &recompute = request.recompute;
+  const std::string &fixed = request.fixed;
+  const std::string &cluster = request.clusterPath;
+  bool distributedOptimizer = request.distributedOptimizer;
+  bool quiet = request.quiet;
+  if (request.modelPath.empty()) {
+    emitDriverError(ctx) << "no model given";
+    return failure();
   }
-  if (common.grid.getNumOccurrences() == 0) {
-    printError("missing --grid (e.g. --grid 2x4)");
-    return kErrorExitCode;
+  if (request.grid.empty()) {
+    emitDriverError(ctx) << "missing --grid (e.g. --grid 2x4)";
+    return failure();
   }
   std::string error;
-  FailureOr<SmallVector<int64_t>> grid = parseGridShape(common.grid, error);
+  FailureOr<SmallVector<int64_t>> grid = parseGridShape(request.grid, error);
   if (failed(grid)) {
-    printError(error);
-    return kErrorExitCode;
+    emitDriverError(ctx) << error;
+    return failure();
   }
   std::optional<PlanMode> planMode = symbolizePlanMode(mode);
   if (!planMode) {
-    printError("unknown --mode '" + mode + "': expected inference or training");
-    return kErrorExitCode;
+    emitDriverError(ctx) << "unknown --mode '" + mode +
+                                "': expected inference or training";
+    return failure();
   }
   std::optional<PlanPrecision> planPrecision =
       symbolizePlanPrecision(precision);
   if (!planPrecision) {
-    printError("unknown --precision '" + precision +
-               "': expected f32, f16 or bf16");
-    return kErrorExitCode;
+    emitDriverError(ctx) << "unknown --precision '" + precision +
+                                "': expected f32, f16 or bf16";
+    return failure();
   }
   std::optional<LossKind> lossKind;
   if (!loss.empty()) {
     lossKind = symbolizeLossKind(loss);
     if (!lossKind) {
-      printError("unknown --loss '" + loss +
-                 "': expected cross_entropy, mse or output");
-      return kErrorExitCode;
+      emitDriverError(ctx) << "unknown --loss '" + loss +
+                                  "': expected cross_entropy, mse or output";
+      return failure();
     }
     if (*planMode != PlanMode::Training) {
-      printError("--loss needs --mode training");
-      return kErrorExitCode;
+      emitDriverError(ctx) << "--loss needs --mode training";
+      return failure();
     }
   }
   // `--microbatches auto` searches the count (powers of two dividing the
   // batch); the count is 1 until the batch is known.
   bool searchMicrobatches = microbatches == "auto";
-  FailureOr<uint64_t> microbatchCount =
-      searchMicrobatches ? FailureOr<uint64_t>(1)
-                         : parseUnsignedOption("microbatches", microbatches);
-  if (failed(microbatchCount))
-    return kErrorExitCode;
+  FailureOr<uint64_t> microbatchCount = 1;
+  if (!searchMicrobatches && !microbatches.empty()) {
+    uint64_t count = 0;
+    if (StringRef(microbatches).getAsInteger(10, count)) {
+      emitDriverError(ctx) << "invalid --microbatches '" << microbatches
+                           << "': expected a non-negative integer or auto";
+      return failure();
+    }
+    microbatchCount = count;
+  }
   if (searchMicrobatches &&
       (*planMode != PlanMode::Training ||
-       (common.plan.getNumOccurrences() && common.plan != "auto"))) {
-    printError("--microbatches auto searches, and needs --mode training and "
-               "--plan auto");
-    return kErrorExitCode;
+       (!request.plan.empty() && request.plan != "auto"))) {
+    emitDriverError(ctx)
+        << "--microbatches auto searches, and needs --mode training and "
+           "--plan auto";
+    return failure();
   }
   if (*microbatchCount == 0) {
-    printError("--microbatches must be at least 1");
-    return kErrorExitCode;
+    emitDriverError(ctx) << "--microbatches must be at least 1";
+    return failure();
   }
   if (*microbatchCount > 1 && *planMode != PlanMode::Training) {
-    printError("--microbatches needs --mode training");
-    return kErrorExitCode;
+    emitDriverError(ctx) << "--microbatches needs --mode training";
+    return failure();
   }
   if (distributedOptimizer && *planMode != PlanMode::Training) {
-    printError("--distributed-optimizer needs --mode training");
-    return kErrorExitCode;
+    emitDriverError(ctx) << "--distributed-optimizer needs --mode training";
+    return failure();
   }
-  std::string plan =
-      common.plan.getNumOccurrences() ? common.plan.getValue() : "auto";
+  std::string plan = request.plan.empty() ? std::string("auto") : request.plan;
   PlanSearchOptions search;
   search.searchRecompute = *planMode == PlanMode::Training && plan == "auto";
   if (!recompute.empty()) {
     if (*planMode != PlanMode::Training) {
-      printError("--recompute needs --mode training");
-      return kErrorExitCode;
+      emitDriverError(ctx) << "--recompute needs --mode training";
+      return failure();
     }
     if (recompute == "auto") {
       if (plan != "auto") {
-        printError("--recompute auto searches, and needs --plan auto");
-        return kErrorExitCode;
+        emitDriverError(ctx)
+            << "--recompute auto searches, and needs --plan auto";
+        return failure();
       }
     } else if (std::optional<RecomputeSpec> spec =
                    parseRecomputeSpec(recompute)) {
       search.recompute = *spec;
       search.searchRecompute = false;
     } else {
-      printError("unknown --recompute '" + recompute +
-                 "': expected none, selective, full, full:K or auto");
-      return kErrorExitCode;
+      emitDriverError(ctx)
+          << "unknown --recompute '" + recompute +
+                 "': expected none, selective, full, full:K or auto";
+      return failure();
     }
   }
   std::optional<FixedConfig> fixedConfig;
@@ -644,96 +570,96 @@ int driver::planCommand(int argc, char **argv) {
     std::string error;
     FailureOr<FixedConfig> parsed = parseFixedConfig(fixed, error);
     if (failed(parsed)) {
-      printError(error);
-      return kErrorExitCode;
+      emitDriverError(ctx) << error;
+      return failure();
     }
     fixedConfig = *parsed;
-    if (common.plan.getNumOccurrences()) {
-      printError("--fixed and --plan both choose the plan: give one");
-      return kErrorExitCode;
+    if (!request.plan.empty()) {
+      emitDriverError(ctx)
+          << "--fixed and --plan both choose the plan: give one";
+      return failure();
     }
-    if (microbatches.getNumOccurrences() || !recompute.empty()) {
-      printError("--fixed sets the microbatches (micro_batch=b) and the "
-                 "recomputation (recompute=...) itself: drop --microbatches "
-                 "and --recompute");
-      return kErrorExitCode;
+    if (!request.microbatches.empty() || !recompute.empty()) {
+      emitDriverError(ctx)
+          << "--fixed sets the microbatches (micro_batch=b) and the "
+             "recomputation (recompute=...) itself: drop --microbatches "
+             "and --recompute";
+      return failure();
     }
     if (fixedConfig->recompute.kind != RecomputeKind::None &&
         *planMode != PlanMode::Training) {
-      printError("--fixed: recompute needs --mode training");
-      return kErrorExitCode;
+      emitDriverError(ctx) << "--fixed: recompute needs --mode training";
+      return failure();
     }
   }
-  bool searchStages = stages == "auto";
-  FailureOr<uint64_t> stageCount = searchStages
-                                       ? FailureOr<uint64_t>(1)
-                                       : parseUnsignedOption("stages", stages);
-  if (failed(stageCount))
-    return kErrorExitCode;
-  if (*stageCount == 0) {
-    printError("--stages must be at least 1");
-    return kErrorExitCode;
+  bool searchStages = request.stages == "auto";
+  uint64_t stageCount = 1;
+  if (!request.stages.empty() && !searchStages) {
+    StringRef text = request.stages;
+    if (text.getAsInteger(10, stageCount) || stageCount == 0) {
+      emitDriverError(ctx) << "--stages must be a positive integer or auto, "
+                              "got '"
+                           << request.stages << "'";
+      return failure();
+    }
   }
   PipelineConfig pipeline;
-  pipeline.stages = unsigned(*stageCount);
+  pipeline.stages = unsigned(stageCount);
   pipeline.schedule = *planMode == PlanMode::Training
                           ? PipelineSchedule::OneFOneB
                           : PipelineSchedule::GPipe;
-  if (!schedule.empty()) {
-    std::optional<PipelineSchedule> named = symbolizePipelineSchedule(schedule);
+  if (!request.schedule.empty()) {
+    std::optional<PipelineSchedule> named =
+        symbolizePipelineSchedule(request.schedule);
     if (!named || *named == PipelineSchedule::Interleaved) {
-      printError("unknown --schedule '" + schedule +
-                 "': expected 1f1b, zb or gpipe");
-      return kErrorExitCode;
+      emitDriverError(ctx) << "unknown --schedule '" << request.schedule
+                           << "': expected 1f1b, zb or gpipe";
+      return failure();
     }
-    if (*stageCount < 2 && !searchStages) {
-      printError("--schedule needs --stages 2 or more, or auto");
-      return kErrorExitCode;
+    if (stageCount < 2 && !searchStages) {
+      emitDriverError(ctx) << "--schedule needs --stages 2 or more, or auto";
+      return failure();
     }
     pipeline.schedule = *named;
   }
   if (fixedConfig) {
-    if (stages.getNumOccurrences() || !schedule.empty()) {
-      printError("--fixed sets the stages (pp=P) and the schedule "
-                 "(schedule=...) itself: drop --stages and --schedule");
-      return kErrorExitCode;
+    if (!request.stages.empty() || !request.schedule.empty()) {
+      emitDriverError(ctx)
+          << "--fixed sets the stages (pp=P) and the schedule "
+             "(schedule=...) itself: drop --stages and --schedule";
+      return failure();
     }
     pipeline.stages = unsigned(fixedConfig->pp);
     pipeline.schedule =
-        fixedConfig->schedule == "zb" ? PipelineSchedule::ZeroBubbleH1
+        fixedConfig->schedule == "zb"            ? PipelineSchedule::ZeroBubbleH1
         : fixedConfig->schedule == "interleaved" ? PipelineSchedule::Interleaved
                                                  : PipelineSchedule::OneFOneB;
     if (*planMode != PlanMode::Training)
       pipeline.schedule = PipelineSchedule::GPipe;
   }
-  if ((pipeline.stages > 1 || searchStages) &&
-      common.plan.getNumOccurrences() && common.plan != "auto") {
-    printError("--stages searches each stage's plan and needs --plan auto");
-    return kErrorExitCode;
+  if ((pipeline.stages > 1 || searchStages) && !request.plan.empty() &&
+      request.plan != "auto") {
+    emitDriverError(ctx)
+        << "--stages searches each stage's plan and needs --plan auto";
+    return failure();
   }
-  FailureOr<uint64_t> seconds = parseUnsignedOption("time-limit", timeLimit);
-  if (failed(seconds))
-    return kErrorExitCode;
-  if (*seconds == 0) {
-    printError("--time-limit must be at least 1 s");
-    return kErrorExitCode;
+  if (request.timeLimitSeconds == 0) {
+    emitDriverError(ctx) << "--time-limit must be at least 1 s";
+    return failure();
   }
 
-  DriverContext context;
-  MLIRContext &ctx = context.get();
   if (plan != "auto" && failed(checkPlanArgument(ctx, plan)))
-    return kErrorExitCode;
+    return failure();
   FailureOr<std::optional<ClusterSpec>> spec =
       resolveCluster(ctx, cluster, *grid, /*required=*/true);
   if (failed(spec))
-    return kErrorExitCode;
-  FailureOr<InputShapes> inputShapes = common.getInputShapes();
-  if (failed(inputShapes))
-    return kErrorExitCode;
-  FailureOr<ImportedModel> model = importModel(ctx, common.model, *inputShapes,
-                                               /*requireWeightData=*/false);
+    return failure();
+  const InputShapes *inputShapes = &request.inputShapes;
+  FailureOr<ImportedModel> model =
+      importModel(ctx, request.modelPath, *inputShapes,
+                  /*requireWeightData=*/false);
   if (failed(model))
-    return kErrorExitCode;
+    return failure();
 
   PlanMetadata meta;
   meta.modelSha256 = model->sha256;
@@ -752,33 +678,36 @@ int driver::planCommand(int argc, char **argv) {
     std::string error;
     auto view = getFixedGridView(*fixedConfig, *grid, *spec, error);
     if (failed(view)) {
-      printError(error);
-      return kErrorExitCode;
+      emitDriverError(ctx) << error;
+      return failure();
     }
     int64_t global = globalBatch();
     int64_t perStep = fixedConfig->microBatch * fixedConfig->dp;
     if (global <= 0) {
-      printError("--fixed needs a runtime input with a batch dimension");
-      return kErrorExitCode;
+      emitDriverError(ctx)
+          << "--fixed needs a runtime input with a batch dimension";
+      return failure();
     }
     if (global % perStep != 0) {
-      printError(llvm::formatv("--fixed: micro_batch*dp = {0}*{1} = {2} does "
-                               "not divide the global batch {3}",
-                               fixedConfig->microBatch, fixedConfig->dp,
-                               perStep, global)
-                     .str());
-      return kErrorExitCode;
+      emitDriverError(ctx)
+          << llvm::formatv("--fixed: micro_batch*dp = {0}*{1} = {2} does "
+                           "not divide the global batch {3}",
+                           fixedConfig->microBatch, fixedConfig->dp, perStep,
+                           global)
+                 .str();
+      return failure();
     }
     m = global / perStep;
     searchMicrobatches = false;
     if (m > 1 && *planMode != PlanMode::Training) {
-      printError(llvm::formatv("--fixed: micro_batch={0} with dp={1} makes "
-                               "{2} microbatches of the batch {3}, and "
-                               "microbatches need --mode training",
-                               fixedConfig->microBatch, fixedConfig->dp, m,
-                               global)
-                     .str());
-      return kErrorExitCode;
+      emitDriverError(ctx) << llvm::formatv(
+                                  "--fixed: micro_batch={0} with dp={1} makes "
+                                  "{2} microbatches of the batch {3}, and "
+                                  "microbatches need --mode training",
+                                  fixedConfig->microBatch, fixedConfig->dp, m,
+                                  global)
+                                  .str();
+      return failure();
     }
     planGrid = view->first;
     planCluster = view->second;
@@ -786,8 +715,8 @@ int driver::planCommand(int argc, char **argv) {
     search.recompute = fixedConfig->recompute;
     search.searchRecompute = false;
   }
-  search.fold = !noFold;
-  search.timeLimitSeconds = double(*seconds);
+  search.fold = request.fold;
+  search.timeLimitSeconds = double(request.timeLimitSeconds);
   search.precision = *planPrecision;
   search.shardOptimizer = distributedOptimizer;
   json::Array microbatchesTried;
@@ -796,9 +725,10 @@ int driver::planCommand(int argc, char **argv) {
     // fastest plan that fits wins.
     int64_t global = globalBatch();
     if (global <= 0) {
-      printError("--microbatches needs a runtime input with a batch "
-                 "dimension");
-      return kErrorExitCode;
+      emitDriverError(ctx)
+          << "--microbatches needs a runtime input with a batch "
+             "dimension";
+      return failure();
     }
     double bestStep = std::numeric_limits<double>::infinity();
     int64_t best = -1;
@@ -813,11 +743,11 @@ int driver::planCommand(int argc, char **argv) {
       InputShapes microShapes = *inputShapes;
       microShapes.batch = global / candidate;
       FailureOr<ImportedModel> micro = importModel(
-          ctx, common.model, microShapes, /*requireWeightData=*/false);
+          ctx, request.modelPath, microShapes, /*requireWeightData=*/false);
       if (failed(micro))
-        return kErrorExitCode;
+        return failure();
       if (lossKind && failed(appendTrainingLoss(*micro->module, *lossKind)))
-        return kErrorExitCode;
+        return failure();
       PlanSearchOptions candidateSearch = search;
       candidateSearch.microbatches = candidate;
       AutoPlanOptions options =
@@ -850,10 +780,10 @@ int driver::planCommand(int argc, char **argv) {
       microbatchesTried.push_back(std::move(entry));
     }
     if (best < 0) {
-      printError("no microbatch count (powers of two dividing the batch " +
-                 std::to_string(global) +
-                 ") gives a plan; with the most: " + lastError);
-      return kErrorExitCode;
+      emitDriverError(ctx)
+          << "no microbatch count (powers of two dividing the batch " << global
+          << ") gives a plan; with the most: " << lastError;
+      return failure();
     }
     m = best;
   }
@@ -861,21 +791,23 @@ int driver::planCommand(int argc, char **argv) {
     // The model is planned at one microbatch of the global batch.
     int64_t global = globalBatch();
     if (global <= 0) {
-      printError("--microbatches needs a runtime input with a batch "
-                 "dimension");
-      return kErrorExitCode;
+      emitDriverError(ctx)
+          << "--microbatches needs a runtime input with a batch "
+             "dimension";
+      return failure();
     }
     if (global % m != 0) {
-      printError("--microbatches " + std::to_string(m) +
-                 " does not divide the global batch " + std::to_string(global));
-      return kErrorExitCode;
+      emitDriverError(ctx) << "--microbatches " + std::to_string(m) +
+                                  " does not divide the global batch " +
+                                  std::to_string(global);
+      return failure();
     }
     InputShapes microShapes = *inputShapes;
     microShapes.batch = global / m;
-    model = importModel(ctx, common.model, microShapes,
+    model = importModel(ctx, request.modelPath, microShapes,
                         /*requireWeightData=*/false);
     if (failed(model))
-      return kErrorExitCode;
+      return failure();
     meta.extra["batch"] = json::Object{{"global", global},
                                        {"microbatches", m},
                                        {"per_microbatch", global / m}};
@@ -891,7 +823,7 @@ int driver::planCommand(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = model->module->clone();
   if (lossKind) {
     if (failed(appendTrainingLoss(*module, *lossKind)))
-      return kErrorExitCode;
+      return failure();
     meta.extra["loss"] = stringifyLossKind(*lossKind);
   }
   search.microbatches = m;
@@ -903,7 +835,7 @@ int driver::planCommand(int argc, char **argv) {
     FailureOr<unsigned> chosen =
         chooseStageCount(*module, options, pipeline.schedule, tried);
     if (failed(chosen))
-      return kErrorExitCode;
+      return failure();
     pipeline.stages = *chosen;
     meta.extra["stage_search"] =
         json::Object{{"chosen", *chosen}, {"tried", std::move(tried)}};
@@ -911,10 +843,10 @@ int driver::planCommand(int argc, char **argv) {
   if (pipeline.stages > 1) {
     if (failed(planPipelineModule(ctx, *module, *grid, *spec, *planMode, quiet,
                                   meta, search, pipeline, fixedConfig)))
-      return kErrorExitCode;
+      return failure();
   } else if (failed(planModule(ctx, *module, planGrid, plan, planCluster,
                                *planMode, quiet, meta, search))) {
-    return kErrorExitCode;
+    return failure();
   }
   if (fixedConfig) {
     // autopar's own plan of the same step (same microbatches), searched on
@@ -996,19 +928,179 @@ int driver::planCommand(int argc, char **argv) {
     OpBuilder b = OpBuilder::atBlockBegin(module->getBody());
     shard::GridOp::create(b, module->getLoc(), "grid", *grid);
   }
-  json::Value planJson = buildPlanJson(*module, meta);
-  std::string text = llvm::formatv("{0:2}", planJson).str() + "\n";
+  return buildPlanJson(*module, meta);
+}
+
+int driver::planCommand(int argc, char **argv) {
+  static llvm::cl::OptionCategory category("autopar plan options");
+  static ModelPlanOptions common(category, "device grid: N or AxB[xC...]", "");
+  static llvm::cl::opt<std::string> cluster(
+      "cluster",
+      llvm::cl::desc("cluster description (JSON; default: the calibrated "
+                     "description of this machine)"),
+      llvm::cl::value_desc("file.json"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> mode(
+      "mode", llvm::cl::desc("inference or training (default: inference)"),
+      llvm::cl::init("inference"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> output(
+      "o",
+      llvm::cl::desc("plan file to write (plan.txt is written next to "
+                     "it); default plan.json"),
+      llvm::cl::value_desc("plan.json"), llvm::cl::init("plan.json"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> html(
+      "html",
+      llvm::cl::desc("also write the plan as one self-contained web page "
+                     "(shardings, memory over program order, compute and "
+                     "communication per op kind, baselines)"),
+      llvm::cl::value_desc("plan.html"), llvm::cl::cat(category));
+  static llvm::cl::opt<bool> quiet(
+      "quiet", llvm::cl::desc("no progress output"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> timeLimit(
+      "time-limit",
+      llvm::cl::desc("seconds the solver may take (default 600); on expiry "
+                     "the best plan found is kept and the report states its "
+                     "optimality gap"),
+      llvm::cl::value_desc("s"), llvm::cl::init("600"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<bool> noFold(
+      "no-fold",
+      llvm::cl::desc("plan every op independently instead of sharing one "
+                     "strategy among repeated blocks"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> precision(
+      "precision",
+      llvm::cl::desc("f32, f16 or bf16: compute, stored activations and "
+                     "communication are priced in that type; training keeps "
+                     "fp32 master weights, gradients and Adam states "
+                     "(default: the model's types)"),
+      llvm::cl::value_desc("type"), llvm::cl::init("model"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> loss(
+      "loss",
+      llvm::cl::desc("training: cross_entropy (over the last output, logits "
+                     "[..., V], against an added int64 'labels' input), mse "
+                     "(against an added 'target' input of the output's shape) "
+                     "or output (the output is the scalar loss); appended for "
+                     "planning, so no output is gathered"),
+      llvm::cl::value_desc("kind"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> microbatches(
+      "microbatches",
+      llvm::cl::desc("training: microbatches accumulated per step (default "
+                     "1); the batch (--batch or the model's) is the global "
+                     "batch B, the model is planned at B/m, and each weight's "
+                     "gradient is reduced once per step; auto: every power "
+                     "of two dividing the batch is planned and the fastest "
+                     "fitting plan wins"),
+      llvm::cl::value_desc("m"), llvm::cl::init("1"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> recompute(
+      "recompute",
+      llvm::cl::desc("training: none, selective (attention cores), full (every "
+                     "repeated block), full:K (the first K) or auto (default "
+                     "with --plan auto: none unless memory binds, then the "
+                     "fastest fitting of none, selective and full)"),
+      llvm::cl::value_desc("setting"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> fixed(
+      "fixed",
+      llvm::cl::desc("price a hand configuration in Megatron's notation, "
+                     "tp=T,pp=P,dp=D,micro_batch=b[,recompute=none|selective|"
+                     "full][,schedule=1f1b|interleaved:V|zb] (T*P*D = the "
+                     "device count; tensor parallelism over the innermost T "
+                     "devices of the last axis, data over the rest), and "
+                     "compare autopar's own plan with it"),
+      llvm::cl::value_desc("config"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> stages(
+      "stages",
+      llvm::cl::desc("pipeline stages P (default 1): the model is cut between "
+                     "repeated blocks into P stages, each on a slab of grid "
+                     "axis 0, each planned on its slab, and the split is "
+                     "searched; auto: 1 and every P dividing axis 0 are "
+                     "planned and the fastest fitting wins"),
+      llvm::cl::value_desc("P"), llvm::cl::init("1"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> schedule(
+      "schedule",
+      llvm::cl::desc("pipeline schedule with --stages: 1f1b (default in "
+                     "training), zb (zero-bubble ZB-H1) or gpipe (inference)"),
+      llvm::cl::value_desc("name"), llvm::cl::cat(category));
+  static llvm::cl::opt<bool> distributedOptimizer(
+      "distributed-optimizer",
+      llvm::cl::desc("training: shard fp32 master weights and Adam states "
+                     "over each weight's replicas (Megatron's distributed "
+                     "optimizer, ZeRO-1)"),
+      llvm::cl::cat(category));
+
+  if (std::optional<int> exit = parseCommandLine(
+          argc, argv, "plan",
+          "find the fastest parallel plan that fits in memory, without "
+          "generating code\n\n"
+          "  autopar plan MODEL.onnx --grid SHAPE [--cluster FILE.json] "
+          "[--mode inference|training] [--batch N] -o plan.json [--html "
+          "plan.html]\n\n"
+          "The model's weights need no data: shapes are enough. --plan "
+          "replicated|data|tensor|FILE prices that plan instead of "
+          "searching.\n",
+          category, kErrorExitCode))
+    return *exit;
+  if (common.model.empty()) {
+    printError("no model given (autopar plan MODEL.onnx --grid SHAPE -o "
+               "plan.json)");
+    return kErrorExitCode;
+  }
+  if (common.grid.getNumOccurrences() == 0) {
+    printError("missing --grid (e.g. --grid 2x4)");
+    return kErrorExitCode;
+  }
+  FailureOr<uint64_t> seconds = parseUnsignedOption("time-limit", timeLimit);
+  if (failed(seconds))
+    return kErrorExitCode;
+  FailureOr<InputShapes> inputShapes = common.getInputShapes();
+  if (failed(inputShapes))
+    return kErrorExitCode;
+  PlanRequest request;
+  request.modelPath = common.model;
+  request.grid = common.grid;
+  if (common.plan.getNumOccurrences())
+    request.plan = common.plan;
+  request.clusterPath = cluster;
+  request.mode = mode;
+  request.precision = precision;
+  request.loss = loss;
+  if (microbatches.getNumOccurrences())
+    request.microbatches = microbatches;
+  request.recompute = recompute;
+  request.fixed = fixed;
+  if (stages.getNumOccurrences())
+    request.stages = stages;
+  request.schedule = schedule;
+  request.distributedOptimizer = distributedOptimizer;
+  request.fold = !noFold;
+  request.timeLimitSeconds = *seconds;
+  request.quiet = quiet;
+  request.inputShapes = *inputShapes;
+
+  DriverContext context;
+  MLIRContext &ctx = context.get();
+  FailureOr<json::Value> planJson = planModel(ctx, request);
+  if (failed(planJson))
+    return kErrorExitCode;
+  std::string text = llvm::formatv("{0:2}", *planJson).str() + "\n";
   if (failed(writeFileBytes(ctx, output,
                             ArrayRef<char>(text.data(), text.size()))))
     return kErrorExitCode;
   SmallString<256> txtPath(output.getValue());
   llvm::sys::path::replace_extension(txtPath, "txt");
-  std::string human = renderPlanText(planJson);
+  std::string human = renderPlanText(*planJson);
   if (failed(writeFileBytes(ctx, txtPath,
                             ArrayRef<char>(human.data(), human.size()))))
     return kErrorExitCode;
+  if (!html.empty()) {
+    std::string page = renderPlanHtml(*planJson);
+    if (failed(writeFileBytes(ctx, html,
+                              ArrayRef<char>(page.data(), page.size()))))
+      return kErrorExitCode;
+  }
   if (!quiet) {
-    const json::Object *root = planJson.getAsObject();
+    const json::Object *root = planJson->getAsObject();
     const json::Object *pred = root->getObject("predicted");
     llvm::errs() << llvm::formatv(
         "autopar: wrote {0} and {1}: predicted step {2:e3} s, peak memory "

@@ -129,8 +129,18 @@ static FailureOr<std::string> findMpirun(MLIRContext &ctx) {
   return failure();
 }
 
-/// The `autopar-runner` next to the running `autopar` executable.
+/// `$AUTOPAR_RUNNER` when set (front ends that are not the `autopar`
+/// executable, such as the Python package, set it), else the
+/// `autopar-runner` next to the running `autopar` executable.
 static FailureOr<std::string> findRunner(MLIRContext &ctx) {
+  if (std::optional<std::string> override =
+          llvm::sys::Process::GetEnv("AUTOPAR_RUNNER")) {
+    if (llvm::sys::fs::can_execute(*override))
+      return *override;
+    emitDriverError(ctx) << "cannot run the runner '" << *override
+                         << "' (from AUTOPAR_RUNNER)";
+    return failure();
+  }
   std::string self = llvm::sys::fs::getMainExecutable(
       nullptr, reinterpret_cast<void *>(&mlir::autopar::runMain));
   std::string runner =

@@ -353,9 +353,14 @@ int driver::verifyCommand(int argc, char **argv) {
   partitionedOptions.quiet = true;
   partitionedOptions.outDir = partitionedDir.str().str();
   partitionedOptions.inputShapes = *inputShapes;
+  // The compiles' own stages are not reported: one line per step here.
+  singleOptions.quiet = true;
+  ProgressLog progress;
+  progress.step("verify: compiling the single-device program");
   FailureOr<Manifest> single = compileModel(ctx, *imported, singleOptions);
   if (failed(single))
     return kVerifyErrorExitCode;
+  progress.step("verify: compiling the program for grid " + grid);
   FailureOr<Manifest> partitioned =
       compileModel(ctx, *imported, partitionedOptions);
   if (failed(partitioned))
@@ -376,10 +381,13 @@ int driver::verifyCommand(int argc, char **argv) {
   llvm::outs().flush();
   RunOptions runOptions;
   runOptions.timeoutSeconds = *timeoutSeconds;
+  progress.step("verify: running the single-device program");
   FailureOr<std::vector<HostTensor>> expected =
       runCompiledProgram(ctx, singleDir, *single, *inputTensors, runOptions);
   if (failed(expected))
     return kVerifyErrorExitCode;
+  progress.step("verify: running on " + Twine(partitioned->numDevices) +
+                " ranks");
   FailureOr<std::vector<HostTensor>> actual = runCompiledProgram(
       ctx, partitionedDir, *partitioned, *inputTensors, runOptions);
   if (failed(actual))

@@ -127,6 +127,53 @@ struct CompileOptions {
 FailureOr<Manifest> compileModel(MLIRContext &ctx, ImportedModel &model,
                                  const CompileOptions &options);
 
+/// What `autopar plan` is asked to do: its flags, as text where the command
+/// line takes text, so that every front end gets the same checks and
+/// messages.
+struct PlanRequest {
+  std::string modelPath;
+  /// `N` or `AxB[xC...]`.
+  std::string grid;
+  /// `auto` (the search; also when empty), replicated, data, tensor or the
+  /// path of a plan file.
+  std::string plan;
+  /// Cluster description file; empty: the calibrated one of this machine.
+  std::string clusterPath;
+  /// `inference` or `training`.
+  std::string mode = "inference";
+  /// `model` (the model's types), f32, f16 or bf16.
+  std::string precision = "model";
+  /// Training: cross_entropy, mse or output; empty: none appended.
+  std::string loss;
+  /// Training: microbatches per step, `auto`, or empty (1).
+  std::string microbatches;
+  /// Training: none, selective, full, full:K or auto; empty: the default.
+  std::string recompute;
+  /// A hand configuration in Megatron's notation (see CompileOptions).
+  std::string fixed;
+  /// Pipeline stages: a count, `auto`, or empty (1).
+  std::string stages;
+  /// Pipeline schedule with stages: 1f1b, zb or gpipe; empty: the mode's.
+  std::string schedule;
+  bool distributedOptimizer = false;
+  /// Share one strategy among repeated blocks.
+  bool fold = true;
+  /// Seconds the solver may take.
+  uint64_t timeLimitSeconds = 600;
+  /// No progress lines on stderr.
+  bool quiet = false;
+  /// Static shapes of graph inputs and the batch (`--input-shape`,
+  /// `--batch`).
+  InputShapes inputShapes;
+};
+
+/// Plans the model at `request.modelPath` as `autopar plan` does (the
+/// search, or a fixed plan priced) and returns the plan as written to
+/// plan.json (docs/plan-format.md). The weights need no data. Errors are
+/// emitted on `ctx`, which must have registerDriverDialects' dialects.
+FailureOr<llvm::json::Value> planModel(MLIRContext &ctx,
+                                       const PlanRequest &request);
+
 /// Runs the stages up to `stage` on a clone of the imported `model` and
 /// returns the resulting module.
 FailureOr<OwningOpRef<ModuleOp>> runStagesUntil(MLIRContext &ctx,

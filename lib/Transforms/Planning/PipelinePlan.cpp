@@ -624,6 +624,10 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
                      kMin, kMax, slabRows)
            .str()},
       {"stage_list", std::move(stageList)}};
+  // The simulated schedule, for the plan's picture.
+  json::Object schedule = pipelineScheduleJson(best->problem, best->run);
+  if (json::Value *events = schedule.get("events"))
+    result.report["events"] = std::move(*events);
   if (options.progress)
     *options.progress << llvm::formatv(
         "autopar: [{0:f1} s] pipeline of {1} stages ({2}): step {3:e3} s, "

@@ -171,6 +171,9 @@ mlir::autopar::planning::simulatePipeline(const PipelineProblem &pb) {
   auto run = [&](unsigned d, const Op &op, double start) {
     double end = start + duration(op);
     done[key(op.kind, op.vstage, op.mb)] = end;
+    result.events.push_back(
+        {d, op.kind == Kind::F ? 'F' : (op.kind == Kind::B ? 'B' : 'W'), op.mb,
+         op.vstage, start, end});
     result.finish[d] = end;
     result.busy[d] += end - start;
     if (op.kind == Kind::F) {
@@ -234,4 +237,39 @@ mlir::autopar::planning::simulatePipeline(const PipelineProblem &pb) {
   result.bubbleFraction =
       result.makespan > 0 ? 1 - busiest / result.makespan : 0;
   return result;
+}
+
+llvm::json::Object
+mlir::autopar::planning::pipelineScheduleJson(const PipelineProblem &problem,
+                                              const PipelineResult &result) {
+  std::string schedule;
+  switch (problem.schedule) {
+  case PipelineSchedule::GPipe:
+    schedule = "gpipe";
+    break;
+  case PipelineSchedule::OneFOneB:
+    schedule = "1f1b";
+    break;
+  case PipelineSchedule::Interleaved:
+    schedule = "interleaved:" + std::to_string(problem.chunks);
+    break;
+  case PipelineSchedule::ZeroBubbleH1:
+    schedule = "zb";
+    break;
+  }
+  llvm::json::Array events;
+  for (const PipelineEvent &e : result.events)
+    events.push_back(
+        llvm::json::Object{{"device", e.device},
+                           {"kind", std::string(1, e.kind)},
+                           {"microbatch", e.microbatch},
+                           {"chunk", e.vstage / std::max(problem.stages, 1u)},
+                           {"start_s", e.start},
+                           {"end_s", e.end}});
+  return llvm::json::Object{{"stages", problem.stages},
+                            {"microbatches", problem.microbatches},
+                            {"schedule", schedule},
+                            {"makespan_s", result.makespan},
+                            {"bubble_fraction", result.bubbleFraction},
+                            {"events", std::move(events)}};
 }

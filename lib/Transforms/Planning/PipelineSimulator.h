@@ -22,6 +22,7 @@
 #define AUTOPAR_LIB_TRANSFORMS_PLANNING_PIPELINESIMULATOR_H
 
 #include "autopar/Transforms/Planning/PipelineSchedule.h"
+#include "llvm/Support/JSON.h"
 
 #include <string>
 #include <vector>
@@ -45,6 +46,18 @@ struct PipelineProblem {
   bool forwardOnly = false;
 };
 
+/// One op of the simulated step: what ran where and when.
+struct PipelineEvent {
+  unsigned device = 0;
+  /// 'F' (forward), 'B' (backward, or input gradient with ZB-H1) or 'W'
+  /// (weight gradient, ZB-H1).
+  char kind = 'F';
+  unsigned microbatch = 0;
+  /// The virtual stage (chunk c of device d is c * p + d).
+  unsigned vstage = 0;
+  double start = 0, end = 0;
+};
+
 struct PipelineResult {
   /// Per device: when its last op ends, and its busy seconds.
   std::vector<double> finish, busy;
@@ -55,6 +68,8 @@ struct PipelineResult {
   double makespan = 0;
   /// 1 - (busy of the busiest device) / makespan.
   double bubbleFraction = 0;
+  /// Every op in the order it was simulated.
+  std::vector<PipelineEvent> events;
 };
 
 /// Checks the problem (sizes agree, Megatron's interleaving needs m % p == 0
@@ -63,6 +78,13 @@ std::string checkPipelineProblem(const PipelineProblem &problem);
 
 /// Simulates a checked problem.
 PipelineResult simulatePipeline(const PipelineProblem &problem);
+
+/// The `pipeline` section of plan.json for a simulated step: `stages`,
+/// `microbatches`, `schedule`, `makespan_s`, `bubble_fraction` and
+/// `events` (`device`, `kind`, `microbatch`, `chunk`, `start_s`, `end_s`),
+/// which the plan's page draws as a Gantt chart.
+llvm::json::Object pipelineScheduleJson(const PipelineProblem &problem,
+                                        const PipelineResult &result);
 
 } // namespace mlir::autopar::planning
 

@@ -63,6 +63,7 @@ mlir::autopar::planning::simulateSplit(const SplitProblem &problem,
   SplitResult r;
   r.blocks = blocks;
   r.run = simulatePipeline(pb);
+  r.problem = std::move(pb);
   r.step = r.run.makespan + perStep;
   r.simulated = 1;
   return r;

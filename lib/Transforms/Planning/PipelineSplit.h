@@ -50,6 +50,8 @@ struct SplitProblem {
 
 struct SplitResult {
   std::vector<unsigned> blocks;
+  /// The problem simulated (the stages' times filled in).
+  PipelineProblem problem;
   PipelineResult run;
   /// The makespan plus the largest per-step time.
   double step = 0;

@@ -133,7 +133,7 @@ PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
       params += b;
   }
   double peak = -1;
-  for (const LivenessPoint &pt : graph.points) {
+  for (auto [index, pt] : llvm::enumerate(graph.points)) {
     double bytes = base;
     for (auto [n, r] : pt.live)
       bytes +=
@@ -141,6 +141,9 @@ PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
     for (unsigned e : pt.transient)
       bytes += transientBytes(graph.edges[e], choice[graph.edges[e].producer],
                               choice[graph.edges[e].consumer]);
+    if (index < graph.numProgramPoints)
+      p.memoryProfile.emplace_back(graph.nodes[pt.node].name,
+                                   static_cast<int64_t>(std::llround(bytes)));
     if (bytes > peak) {
       peak = bytes;
       p.peakAt = graph.nodes[pt.node].name;

@@ -32,6 +32,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mlir::autopar {
 
@@ -138,6 +140,10 @@ struct PlanPrediction {
   /// seconds it repeats (part of computeTime).
   RecomputeSpec recompute;
   double recomputeTime = 0;
+  /// Bytes per device at each liveness point of the program, in program
+  /// order: the node that runs there and everything live across it
+  /// (persistent values included).
+  std::vector<std::pair<std::string, int64_t>> memoryProfile;
 };
 
 struct AutoPlanResult {

@@ -59,6 +59,15 @@ llvm::json::Value buildPlanJson(ModuleOp annotated, const PlanMetadata &meta);
 /// Renders a plan built by buildPlanJson for people.
 std::string renderPlanText(const llvm::json::Value &plan);
 
+/// Renders a plan built by buildPlanJson as one self-contained HTML page
+/// (inline SVG and CSS, no script, nothing fetched): the prediction, the
+/// baselines side by side, compute against communication per op kind, memory
+/// per device over program order with the peak (the binding point when the
+/// memory limit binds) marked, the pipeline schedule when the plan has
+/// stages, and every op's sharding per grid axis with repeated blocks drawn
+/// once.
+std::string renderPlanHtml(const llvm::json::Value &plan);
+
 /// Parses the `values` of a plan file: ONNX tensor name -> sharding.
 /// Errors are emitted at `loc`.
 FailureOr<std::map<std::string, ShardingAttr>>

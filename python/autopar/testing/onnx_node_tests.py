@@ -50,7 +50,7 @@ Outputs: one line per test and a summary on stdout; `--markdown` writes the
 per-operator report (docs/onnx-node-tests.md), `--json` the results in
 machine-readable form. Regenerate the report with
 
-    /usr/bin/python3 python/autopar_testing/onnx_node_tests.py \\
+    /usr/bin/python3 python/autopar/testing/onnx_node_tests.py \\
         --autopar build/bin/autopar \\
         --expected-failures test/Driver/Inputs/onnx-node-expected-failures.txt \\
         --markdown docs/onnx-node-tests.md --json docs/onnx-node-tests.json
@@ -136,7 +136,7 @@ Constant ConstantOfShape Shape Range Einsum""".split())
 
 REGENERATE = """\
 scripts/setup.sh   # or: ninja -C build
-/usr/bin/python3 python/autopar_testing/onnx_node_tests.py --autopar build/bin/autopar \\
+/usr/bin/python3 python/autopar/testing/onnx_node_tests.py --autopar build/bin/autopar \\
     --expected-failures test/Driver/Inputs/onnx-node-expected-failures.txt \\
     --markdown docs/onnx-node-tests.md --json docs/onnx-node-tests.json"""
 
@@ -583,7 +583,7 @@ def write_markdown(path, results, expected, args, seconds):
     out = []
     out.append("# ONNX backend node tests")
     out.append("")
-    out.append(f"Generated on {today} by `python/autopar_testing/onnx_node_tests.py` "
+    out.append(f"Generated on {today} by `python/autopar/testing/onnx_node_tests.py` "
                f"({len(results)} float32 node tests of `libonnx-testdata`, "
                f"{args.jobs} workers, {seconds:.0f} s). Regenerate with:")
     out.append("")

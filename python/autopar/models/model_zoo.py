@@ -25,8 +25,8 @@ blocks, final LayerNorm, LM head), resnet18 and mobilenet_v2 (torchvision, at
 Uses Debian's python3-torch and python3-torchvision: run it with
 /usr/bin/python3, which sees Debian's packages.
 
-    /usr/bin/python3 python/autopar_models/model_zoo.py --cache build/models
-    /usr/bin/python3 python/autopar_models/model_zoo.py --list
+    /usr/bin/python3 python/autopar/models/model_zoo.py --cache build/models
+    /usr/bin/python3 python/autopar/models/model_zoo.py --list
 """
 
 import argparse

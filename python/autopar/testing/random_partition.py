@@ -39,7 +39,7 @@ Prints one line per case and ends with
 --out (model, inputs, plans and a repro.sh with the failing commands). Exits 1
 when a case failed.
 
-    /usr/bin/python3 python/autopar_testing/random_partition.py \\
+    /usr/bin/python3 python/autopar/testing/random_partition.py \\
         --autopar build/bin/autopar --seed 1 --time-budget 60
 """
 

@@ -16,7 +16,7 @@ The generated files are checked in under examples/mlp/, so CI needs no
 PyTorch. To regenerate them (Debian's python3-torch; call /usr/bin/python3,
 which sees the Debian packages):
 
-    /usr/bin/python3 python/autopar_models/export_mlp.py examples/mlp
+    /usr/bin/python3 python/autopar/models/export_mlp.py examples/mlp
 """
 
 import argparse

@@ -39,9 +39,9 @@ weights (small sizes only), and --test-data DIR also writes random inputs
 and numpy reference outputs in the ONNX test-data layout
 (DIR/input_0.pb, DIR/output_0.pb) for `autopar verify --inputs DIR`.
 
-    /usr/bin/python3 python/autopar_models/gpt_decoder.py --layers 2 \\
+    /usr/bin/python3 python/autopar/models/gpt_decoder.py --layers 2 \\
         --hidden 64 --heads 4 --seq 16 --batch 2 -o gpt.onnx
-    /usr/bin/python3 python/autopar_models/gpt_decoder.py --layers 96 \\
+    /usr/bin/python3 python/autopar/models/gpt_decoder.py --layers 96 \\
         --hidden 12288 --heads 96 --seq 2048 --batch 1536 --shape-only \\
         -o gpt3.onnx
 """
