@@ -473,6 +473,8 @@ PYBIND11_MODULE(_autopar, m) {
       .def_readwrite("microbatches", &PlanRequest::microbatches)
       .def_readwrite("recompute", &PlanRequest::recompute)
       .def_readwrite("fixed", &PlanRequest::fixed)
+      .def_readwrite("stages", &PlanRequest::stages)
+      .def_readwrite("schedule", &PlanRequest::schedule)
       .def_readwrite("distributed_optimizer",
                      &PlanRequest::distributedOptimizer)
       .def_readwrite("fold", &PlanRequest::fold)

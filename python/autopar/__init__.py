@@ -284,6 +284,8 @@ _PLAN_OPTIONS = {
     "microbatches": str,
     "recompute": str,
     "fixed": str,
+    "stages": str,
+    "schedule": str,
     "distributed_optimizer": bool,
     "fold": bool,
     "time_limit_s": int,
@@ -307,7 +309,9 @@ def plan(model, grid, cluster=None, mode="inference", plan="auto",
         **options: the command's other flags: ``precision`` (f32, f16,
             bf16), ``loss`` (cross_entropy, mse, output), ``microbatches``
             (a count or ``"auto"``), ``recompute`` (none, selective, full,
-            full:K, auto), ``fixed`` (``"tp=8,pp=1,dp=4,micro_batch=2"``),
+            full:K, auto), ``fixed`` (``"tp=8,pp=2,dp=2,micro_batch=2"``),
+            ``stages`` (pipeline stages: a count or ``"auto"``),
+            ``schedule`` (1f1b, zb, gpipe),
             ``distributed_optimizer``, ``fold`` (share strategies among
             repeated blocks, default True), ``time_limit_s``.
 

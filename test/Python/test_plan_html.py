@@ -2,6 +2,7 @@
 fast in headless Chromium (Debian's `chromium`), with no console error, and
 the screenshot shows a drawn page."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -130,3 +131,29 @@ def test_gpt3_page_renders_in_chromium(gpt3_plan, tmp_path):
     # and a good part of the page drawn.
     assert drawn > 0.03 * len(pixels), drawn
     assert colours > 50, colours
+
+
+def test_pipeline_plan_page(tmp_path):
+    """A plan with pipeline stages: its section in the plan and the Gantt
+    chart of the simulated 1F1B schedule (two stages, four microbatches:
+    8 forward and 8 backward bars)."""
+    from autopar.models import gpt_decoder
+    path = tmp_path / "gpt.onnx"
+    assert gpt_decoder.main([
+        "--layers", "4", "--hidden", "64", "--heads", "4", "--seq", "16",
+        "--batch", "8", "--vocab", "128", "--shape-only", "-o",
+        str(path)]) == 0
+    plan = autopar.plan(autopar.load(path), "2x2", cluster=CLUSTER_2AXES,
+                        mode="training", loss="cross_entropy",
+                        microbatches=4, stages=2)
+    pipe = json.loads(plan.to_json())["pipeline"]
+    assert pipe["stages"] == 2 and pipe["schedule"] == "1f1b"
+    assert [s["blocks"] for s in pipe["stage_list"]] == [[0, 2], [2, 4]]
+    kinds = [e["kind"] for e in pipe["events"]]
+    assert len(kinds) == 16, kinds
+    html = plan.to_html()
+    assert "One pipeline stage" not in html
+    assert "aria-label=\"pipeline\"" in html
+    with pytest.raises(autopar.AutoparError, match="do not divide axis 0"):
+        autopar.plan(autopar.load(path), "2x2", cluster=CLUSTER_2AXES,
+                     mode="training", loss="cross_entropy", stages=3)
