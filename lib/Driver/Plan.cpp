@@ -922,6 +922,23 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
     meta.extra["fixed"] = std::move(report);
   }
 
+  if (json::Object *predicted = meta.extra.getObject("predicted")) {
+    // Model FLOP utilization of the predicted step.
+    AutoPlanOptions options = makePlanOptions(*grid, *spec, *planMode, search);
+    double flops = countModelFlops(*pristine, options);
+    double step = predicted->getNumber("step_time_s").value_or(0);
+    double peak = getPeakFlops(options);
+    int64_t devices = 1;
+    for (int64_t size : *grid)
+      devices *= size;
+    if (flops > 0 && step > 0) {
+      double perDevice = flops / (step * double(devices));
+      (*predicted)["model_flops"] = flops;
+      (*predicted)["model_flops_per_device_s"] = perDevice;
+      if (peak > 0)
+        (*predicted)["mfu"] = perDevice / peak;
+    }
+  }
   if (pipeline.stages > 1) {
     // The stages carry their own plans; the whole module has none.
     module = ModuleOp::create(module->getLoc());

@@ -29,6 +29,8 @@
 #include "SearchReport.h"
 #include "StrategyGraph.h"
 
+#include "autopar/Analysis/CostModel.h"
+#include "autopar/Analysis/ShardingRule.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -106,6 +108,38 @@ mlir::autopar::predictAnnotatedPlan(ModuleOp annotated,
   PlanPrediction p = PlanPricer(graph).evaluate(*choice);
   p.recompute = options.recompute;
   return p;
+}
+
+double mlir::autopar::countModelFlops(ModuleOp module,
+                                      const AutoPlanOptions &options) {
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func)
+    return 0;
+  double flops = 0;
+  func.walk([&](Operation *op) {
+    OpClass c = classifyOp(op);
+    if (c != OpClass::MatMul && c != OpClass::Conv)
+      return;
+    FailureOr<ShardingRule> rule = ShardingRule::get(op);
+    if (failed(rule))
+      return;
+    // Every loop whole: the op's work on one device.
+    LoopAxes whole(getLoopExtents(op, *rule).size());
+    flops += getOpWork(op, *rule, whole, ArrayRef<int64_t>{1}).flops;
+  });
+  if (options.mode == PlanMode::Training)
+    flops *= 3 * double(options.microbatches);
+  return flops;
+}
+
+double mlir::autopar::getPeakFlops(const AutoPlanOptions &options) {
+  if (options.precision != PlanPrecision::Model) {
+    auto it = options.cluster.flopsByDtype.find(
+        stringifyPlanPrecision(options.precision).str());
+    if (it != options.cluster.flopsByDtype.end())
+      return it->second;
+  }
+  return options.cluster.flops;
 }
 
 /// The plans the search ranges over: what "proven optimal" and "the smallest

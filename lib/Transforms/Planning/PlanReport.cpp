@@ -240,6 +240,15 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
                         "{2}\n",
                         formatSeconds(step), formatSeconds(compute),
                         formatSeconds(comm));
+  if (std::optional<double> perDevice =
+          pred->getNumber("model_flops_per_device_s")) {
+    os << llvm::formatv("  throughput    {0:e3} FLOP/s per device of model "
+                        "FLOPs (contractions)",
+                        *perDevice);
+    if (std::optional<double> mfu = pred->getNumber("mfu"))
+      os << llvm::formatv(", MFU {0:p}", *mfu);
+    os << "\n";
+  }
   os << "  peak memory   "
      << formatByteSize(pred->getNumber("peak_memory_bytes").value_or(0))
      << " at '" << pred->getString("peak_at").value_or("") << "'";

@@ -164,6 +164,16 @@ struct AutoPlanResult {
 FailureOr<AutoPlanResult> planAutomatically(ModuleOp module,
                                             const AutoPlanOptions &options);
 
+/// The model FLOPs of one step of @main: the contractions' (matmul, gemm,
+/// einsum, conv) multiply-adds, times 3 in training (forward and the two
+/// gradient contractions; recomputation not counted) and times the
+/// microbatches. The numerator of model FLOP utilization.
+double countModelFlops(ModuleOp module, const AutoPlanOptions &options);
+
+/// The peak FLOP/s per device a plan's utilization is measured against: the
+/// cluster's rate for the plan's precision when it lists one, else `flops`.
+double getPeakFlops(const AutoPlanOptions &options);
+
 /// Prices an annotated module (any plan) with the same model.
 FailureOr<PlanPrediction> predictAnnotatedPlan(ModuleOp annotated,
                                                const AutoPlanOptions &options);
