@@ -108,6 +108,14 @@ FailureOr<Comparison> mlir::autopar::compareTensors(MLIRContext &ctx,
     }
     if (a == b)
       continue;
+    // An infinity must be matched exactly: against an infinite expected
+    // value the bound atol + rtol * |b| is infinite and would accept
+    // anything (a finite value, or the infinity of the other sign).
+    if (std::isinf(a) || std::isinf(b)) {
+      result.ok = false;
+      result.maxAbsErr = result.maxRelErr = INFINITY;
+      continue;
+    }
     double absErr = std::fabs(a - b);
     result.maxAbsErr = std::max(result.maxAbsErr, absErr);
     double relErr = b != 0 ? absErr / std::fabs(b) : INFINITY;
