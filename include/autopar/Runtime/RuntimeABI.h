@@ -54,14 +54,23 @@ extern "C" {
   /* Fills the buffer with weight `id` of this rank                          \
    * (`<weights>/rank<R>/w<id>.bin`); its byte size must match. */            \
   void autopar_rt_load_weight_##SUFFIX(int64_t id, int64_t rank, void *desc);  \
-  /* Fills the buffer with runtime input `index` (`<inputs>/input_<i>.bin`,   \
-   * the whole, unpartitioned tensor); its byte size must match. */           \
+  /* Fills the buffer with this device's block of runtime input `index`.     \
+   * `layout` is a 1-D i64 buffer of 2R values for a rank-R input: its       \
+   * global sizes, then per dimension the encoded grid axes that split it    \
+   * (0: whole). Along a dimension split over axes A, the device holds block \
+   * group_index(A) of size global / group size (the buffer's size); only    \
+   * that block is read from the file (raw row-major bytes of the global     \
+   * tensor, at the offset the runner was given). */                         \
   void autopar_rt_read_input_##SUFFIX(int64_t index, int64_t rank,            \
-                                      void *desc);                            \
-  /* Writes output `index` (`<outputs>/output_<i>.bin`); rank 0 writes, the   \
-   * other ranks return at once. */                                           \
+                                      void *desc, int64_t layoutRank,         \
+                                      void *layout);                          \
+  /* Writes this device's block of output `index` (layout as for inputs)    \
+   * at its place in the output file. Of the devices holding the same block \
+   * (they differ only on grid axes that split no dimension), the one whose \
+   * coordinates on those axes are all 0 writes; the others return. */      \
   void autopar_rt_write_output_##SUFFIX(int64_t index, int64_t rank,          \
-                                        void *desc);                          \
+                                        void *desc, int64_t layoutRank,       \
+                                        void *layout);                        \
   /* out = sum of `in` over the group of `axes`; same shape. */               \
   void autopar_rt_all_reduce_##SUFFIX(int64_t inRank, void *in,               \
                                       int64_t outRank, void *out,             \
