@@ -278,6 +278,16 @@ static void reportJobFailure(MLIRContext &ctx, StringRef launcher,
       diag.attachNote() << line;
     return;
   }
+  // A rank that died without a message (killed, crashed): mpirun names it.
+  for (StringRef line : lines) {
+    StringRef text = line.trim();
+    if (text.starts_with("mpirun noticed that process rank")) {
+      InFlightDiagnostic diag = emitDriverError(ctx)
+                                << "job failed: " << text.rtrim('.')
+                                << "; the job was aborted";
+      return;
+    }
+  }
   InFlightDiagnostic diag = emitDriverError(ctx)
                             << "job failed: " << launcher << " ";
   if (returnCode == -2)

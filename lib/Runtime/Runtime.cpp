@@ -21,6 +21,7 @@
 
 #include <cerrno>
 #include <cinttypes>
+#include <csignal>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -478,8 +479,27 @@ void checkShape(const std::string &op, const MemRefView &in,
 // Collectives
 //===----------------------------------------------------------------------===//
 
+/// Fault injection for the failure-handling tests:
+/// `AUTOPAR_RT_FAULT=kill:R` makes world rank R kill itself (SIGKILL, no
+/// message, as a crashed or OOM-killed process) when it enters its first
+/// collective, in the middle of the step; the launcher must then take the
+/// whole job down.
+void injectFault() {
+  static const int target = [] {
+    const char *value = std::getenv("AUTOPAR_RT_FAULT");
+    if (!value || std::strncmp(value, "kill:", 5) != 0)
+      return -1;
+    char *end = nullptr;
+    long rank = std::strtol(value + 5, &end, 10);
+    return end != value + 5 && *end == '\0' && rank >= 0 ? int(rank) : -1;
+  }();
+  if (target >= 0 && target == currentRank())
+    raise(SIGKILL);
+}
+
 void allReduce(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
                void *outDesc, int64_t axes) {
+  injectFault();
   std::string op = opName("all_reduce", kind);
   MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
   MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
@@ -498,6 +518,7 @@ void allReduce(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
 
 void allGather(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
                void *outDesc, int64_t axes, int64_t dim) {
+  injectFault();
   std::string op = opName("all_gather", kind);
   MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
   MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
@@ -536,6 +557,7 @@ void allGather(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
 
 void reduceScatter(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
                    void *outDesc, int64_t axes, int64_t dim) {
+  injectFault();
   std::string op = opName("reduce_scatter", kind);
   MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
   MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
@@ -579,6 +601,7 @@ void reduceScatter(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
 void allToAll(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
               void *outDesc, int64_t axes, int64_t splitDim,
               int64_t concatDim) {
+  injectFault();
   std::string op = opName("all_to_all", kind);
   MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
   MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
@@ -641,6 +664,7 @@ void allToAll(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
 /// devices whose two coordinates are equal.
 void swapGridAxes(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
                   void *outDesc, int64_t axisA, int64_t axisB) {
+  injectFault();
   std::string op = opName("swap_grid_axes", kind);
   MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
   MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
