@@ -357,12 +357,26 @@ TempDirectory::~TempDirectory() {
   (void)llvm::sys::fs::remove_directories(path);
 }
 
+LogicalResult LauncherOptions::apply(RunOptions &options) const {
+  if (hostfile.empty())
+    return success();
+  if (!llvm::sys::fs::is_regular_file(hostfile)) {
+    printError("hostfile '" + hostfile + "' does not exist");
+    return failure();
+  }
+  SmallString<256> path(hostfile);
+  llvm::sys::fs::make_absolute(path);
+  options.hostfile = path.str().str();
+  return success();
+}
+
 FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
                                             ArrayRef<std::string> runnerArgs,
                                             int64_t numRanks, StringRef runDir,
                                             unsigned timeoutSeconds,
-                                            std::string *stderrText) {
-  bool singleton = numRanks == 1;
+                                            std::string *stderrText,
+                                            StringRef hostfile) {
+  bool singleton = numRanks == 1 && hostfile.empty();
   FailureOr<std::string> runner = findRunner(ctx);
   FailureOr<std::string> mpirun =
       singleton ? FailureOr<std::string>(std::string()) : findMpirun(ctx);
@@ -376,6 +390,8 @@ FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
   if (!singleton)
     args.append({*mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to",
                  "none", "-np", ranks});
+  if (!hostfile.empty())
+    args.append({"--hostfile", hostfile});
   args.push_back(*runner);
   for (const std::string &arg : runnerArgs)
     args.push_back(arg);
@@ -451,7 +467,7 @@ LogicalResult mlir::autopar::runCompiledFiles(
   std::string err;
   FailureOr<std::string> launched =
       launchRunner(ctx, args, manifest.numDevices, runDir.get(),
-                   options.timeoutSeconds, &err);
+                   options.timeoutSeconds, &err, options.hostfile);
   if (failed(launched))
     return failure();
   const std::string &out = *launched;
@@ -639,6 +655,7 @@ int driver::runCommand(int argc, char **argv) {
       llvm::cl::desc("seconds before the job is killed (default: 300)"),
       llvm::cl::value_desc("s"), llvm::cl::init("300"),
       llvm::cl::cat(category));
+  static LauncherOptions launcher(category);
   static llvm::cl::opt<bool> profile(
       "profile",
       llvm::cl::desc("time the job (median of 7 runs, without file I/O) and "
@@ -664,7 +681,7 @@ int driver::runCommand(int argc, char **argv) {
           "run a compiled model on its device grid with mpirun (a one-device "
           "grid runs autopar-runner directly)\n\n"
           "  autopar run OUTDIR --inputs DIR --outputs DIR [--timeout S] "
-          "[--profile] [--threads N]\n\n"
+          "[--profile] [--threads N] [--hostfile FILE]\n\n"
           "DIR uses the ONNX test-data layout: input_0.pb, ... (serialized "
           "TensorProto, matched by position to the runtime inputs); outputs "
           "are written as output_0.pb, ...\n",
@@ -711,6 +728,8 @@ int driver::runCommand(int argc, char **argv) {
   RunOptions options;
   options.timeoutSeconds = *timeoutSeconds;
   options.profile = profile;
+  if (failed(launcher.apply(options)))
+    return kErrorExitCode;
   if (!threads.empty()) {
     FailureOr<uint64_t> count = parseUnsignedOption("threads", threads);
     if (failed(count))

@@ -173,6 +173,9 @@ struct RunOptions {
   unsigned threads = 0;
   /// Receives the measurements of a profiled run (may be null).
   ProfileMeasurement *measured = nullptr;
+  /// OpenMPI hostfile: the ranks run across its hosts (mpirun is used even
+  /// for one rank); empty: every rank on this host.
+  std::string hostfile;
 };
 
 /// Runs the program compiled into `outDir` with `mpirun` (one rank per
