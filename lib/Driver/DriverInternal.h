@@ -165,7 +165,8 @@ private:
 };
 
 /// Starts `autopar-runner <runnerArgs>` on `numRanks` ranks (under mpirun
-/// when more than one; a single rank runs directly, a singleton MPI job),
+/// when more than one or with a `hostfile`, passed to mpirun; a single rank
+/// on this host runs directly, a singleton MPI job),
 /// with OpenMPI's session files in `runDir`; waits at most `timeoutSeconds`
 /// and returns its standard output (its standard error into `stderrText`
 /// when given). Errors (the runtime's lines on failure) are emitted on
