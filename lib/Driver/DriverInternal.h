@@ -171,12 +171,10 @@ private:
 /// and returns its standard output (its standard error into `stderrText`
 /// when given). Errors (the runtime's lines on failure) are emitted on
 /// `ctx`. `autopar run`, `verify` and `calibrate` all start jobs here.
-FailureOr<std::string> launchRunner(MLIRContext &ctx,
-                                    ArrayRef<std::string> runnerArgs,
-                                    int64_t numRanks, StringRef runDir,
-                                    unsigned timeoutSeconds,
-                                    std::string *stderrText = nullptr,
-                                    StringRef hostfile = "");
+FailureOr<std::string>
+launchRunner(MLIRContext &ctx, ArrayRef<std::string> runnerArgs,
+             int64_t numRanks, StringRef runDir, unsigned timeoutSeconds,
+             std::string *stderrText = nullptr, StringRef hostfile = "");
 
 /// Parses the value of a numeric option (`--timeout`, `--seed`): a
 /// non-negative integer. Prints an error naming `option` on failure. Numeric

@@ -145,8 +145,8 @@ mlir::autopar::locateInputFiles(MLIRContext &ctx, const Manifest &manifest,
     std::string error;
     FailureOr<TensorFileInfo> info = scanTensorProtoFile(path, error);
     if (failed(info)) {
-      emitDriverError(ctx) << "cannot read input '" << sig.name << "' ("
-                           << path << "): " << error;
+      emitDriverError(ctx) << "cannot read input '" << sig.name << "' (" << path
+                           << "): " << error;
       return failure();
     }
     if (failed(checkInput(ctx, manifest, index, info->dtype, info->shape)))
@@ -161,8 +161,8 @@ mlir::autopar::locateInputFiles(MLIRContext &ctx, const Manifest &manifest,
     // which each rank then reads its block.
     FailureOr<HostTensor> tensor = readTensorProtoFile(path, error);
     if (failed(tensor)) {
-      emitDriverError(ctx) << "cannot read input '" << sig.name << "' ("
-                           << path << "): " << error;
+      emitDriverError(ctx) << "cannot read input '" << sig.name << "' (" << path
+                           << "): " << error;
       return failure();
     }
     std::string staged =
@@ -431,10 +431,12 @@ FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
   return out;
 }
 
-LogicalResult mlir::autopar::runCompiledFiles(
-    MLIRContext &ctx, StringRef outDir, const Manifest &manifest,
-    ArrayRef<TensorFileSlot> inputs, ArrayRef<TensorFileSlot> outputs,
-    const RunOptions &options) {
+LogicalResult mlir::autopar::runCompiledFiles(MLIRContext &ctx,
+                                              StringRef outDir,
+                                              const Manifest &manifest,
+                                              ArrayRef<TensorFileSlot> inputs,
+                                              ArrayRef<TensorFileSlot> outputs,
+                                              const RunOptions &options) {
   if (inputs.size() != manifest.inputs.size() ||
       outputs.size() != manifest.outputs.size()) {
     emitDriverError(ctx) << "got " << inputs.size() << " inputs and "
@@ -451,15 +453,15 @@ LogicalResult mlir::autopar::runCompiledFiles(
 
   std::string program = joinPath(absOutDir, "program.so");
   std::string weights = joinPath(absOutDir, "weights");
-  std::vector<std::string> args = {"--program", program, "--grid",
-                                   formatGridShape(manifest.grid), "--weights",
-                                   weights};
+  std::vector<std::string> args = {"--program", program,
+                                   "--grid",    formatGridShape(manifest.grid),
+                                   "--weights", weights};
   for (const TensorFileSlot &input : inputs)
     args.insert(args.end(),
                 {"--input", std::to_string(input.offset) + ":" + input.path});
   for (const TensorFileSlot &output : outputs)
-    args.insert(args.end(),
-                {"--output", std::to_string(output.offset) + ":" + output.path});
+    args.insert(args.end(), {"--output", std::to_string(output.offset) + ":" +
+                                             output.path});
   if (options.profile)
     args.insert(args.end(), {"--profile", "--repeats", "7"});
   if (options.threads)
@@ -529,8 +531,8 @@ static LogicalResult preallocateFile(MLIRContext &ctx, StringRef path,
       fd, static_cast<uint64_t>(header.size() + dataBytes));
   os.close();
   if (ec || os.has_error()) {
-    emitDriverError(ctx) << "cannot write '" << path << "': "
-                         << (ec ? ec.message() : os.error().message());
+    emitDriverError(ctx) << "cannot write '" << path
+                         << "': " << (ec ? ec.message() : os.error().message());
     os.clear_error();
     return failure();
   }

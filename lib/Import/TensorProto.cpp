@@ -20,8 +20,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <sys/stat.h>
 #include <cstring>
+#include <sys/stat.h>
 
 using namespace mlir;
 using namespace mlir::autopar;
@@ -369,8 +369,8 @@ private:
 
 } // namespace
 
-FailureOr<TensorFileInfo> mlir::autopar::scanTensorProtoFile(
-    StringRef path, std::string &error) {
+FailureOr<TensorFileInfo>
+mlir::autopar::scanTensorProtoFile(StringRef path, std::string &error) {
   std::string pathString = path.str();
   FILE *file = std::fopen(pathString.c_str(), "rb");
   if (!file) {

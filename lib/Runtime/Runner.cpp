@@ -93,8 +93,7 @@ struct Options {
 std::optional<TensorFile> parseTensorFile(const std::string &text) {
   size_t colon = text.find(':');
   if (colon == std::string::npos || colon == 0 || colon > 18 ||
-      colon + 1 == text.size() ||
-      text.find_first_not_of("0123456789") < colon)
+      colon + 1 == text.size() || text.find_first_not_of("0123456789") < colon)
     return std::nullopt;
   return TensorFile{text.substr(colon + 1), std::stoll(text.substr(0, colon))};
 }
@@ -138,8 +137,9 @@ Options parseOptions(int argc, char **argv) {
       std::string value = argv[++i];
       std::optional<TensorFile> file = parseTensorFile(value);
       if (!file)
-        options.error = "invalid " + arg + " '" + value +
-                        "': expected OFFSET:PATH (a byte offset, then the file)";
+        options.error =
+            "invalid " + arg + " '" + value +
+            "': expected OFFSET:PATH (a byte offset, then the file)";
       else
         (arg == "--input" ? options.config.inputFiles
                           : options.config.outputFiles)

@@ -19,19 +19,19 @@
 #include <malloc.h>
 #endif
 
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
+#include <climits>
 #include <csignal>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <atomic>
-#include <climits>
+#include <fcntl.h>
 #include <map>
 #include <memory>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
@@ -795,11 +795,11 @@ struct Block {
 
 /// Decodes the layout buffer of read_input/write_output (see RuntimeABI.h)
 /// for `view`, this device's block.
-Block blockOf(const std::string &op, const MemRefView &view,
-              int64_t layoutRank, void *layoutDesc) {
+Block blockOf(const std::string &op, const MemRefView &view, int64_t layoutRank,
+              void *layoutDesc) {
   RuntimeState &s = initializedState(op);
-  MemRefView layout = viewOf(op, "layout", layoutRank, layoutDesc,
-                             ElemKind::I64);
+  MemRefView layout =
+      viewOf(op, "layout", layoutRank, layoutDesc, ElemKind::I64);
   size_t rank = view.shape.size();
   if (layout.shape.size() != 1 ||
       layout.numElements != static_cast<int64_t>(2 * rank))
@@ -881,7 +881,8 @@ void forEachRun(const Block &block, size_t elemSize, int64_t fileBase,
 
 /// Input or output `index`: the file given to the runner, else
 /// `<dir>/<stem><index>.bin`.
-TensorFile tensorFile(const std::string &op, const std::vector<TensorFile> &files,
+TensorFile tensorFile(const std::string &op,
+                      const std::vector<TensorFile> &files,
                       const std::string &dir, const char *flag,
                       const char *stem, int64_t index) {
   if (index < static_cast<int64_t>(files.size()))
@@ -938,8 +939,7 @@ void readInput(ElemKind kind, int64_t index, int64_t rank, void *desc,
                  if (got <= 0)
                    fail(format("%s: cannot read %zu bytes at offset %" PRId64
                                " of input file '%s': %s",
-                               op.c_str(), bytes, fileOffset,
-                               file.path.c_str(),
+                               op.c_str(), bytes, fileOffset, file.path.c_str(),
                                got < 0 ? std::strerror(errno)
                                        : "unexpected end of file"));
                  dst += got;
@@ -1004,8 +1004,8 @@ void writeOutput(ElemKind kind, int64_t index, int64_t rank, void *desc,
                  if (put <= 0)
                    fail(format("%s: cannot write %zu bytes at offset %" PRId64
                                " of output file '%s': %s",
-                               op.c_str(), bytes, fileOffset,
-                               file.path.c_str(), std::strerror(errno)));
+                               op.c_str(), bytes, fileOffset, file.path.c_str(),
+                               std::strerror(errno)));
                  src += put;
                  fileOffset += put;
                  bytes -= static_cast<size_t>(put);

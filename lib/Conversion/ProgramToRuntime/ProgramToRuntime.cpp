@@ -79,8 +79,7 @@ static StringRef getTypeSuffix(Type elementType) {
 /// the module has no grid).
 static FailureOr<SmallVector<int64_t>>
 getBlockLayout(Operation *op, StringRef what, RankedTensorType local,
-               ShardingAttr sharding, TypeAttr global,
-               ArrayRef<int64_t> grid) {
+               ShardingAttr sharding, TypeAttr global, ArrayRef<int64_t> grid) {
   if (!sharding && !global)
     return llvm::to_vector(llvm::concat<const int64_t>(
         local.getShape(), SmallVector<int64_t>(local.getRank(), 0)));
@@ -95,8 +94,8 @@ getBlockLayout(Operation *op, StringRef what, RankedTensorType local,
       globalType.getElementType() != local.getElementType() ||
       sharding.isPartial())
     return op->emitOpError() << what << " of local type " << local
-                             << " does not match its global type "
-                             << globalType << " and sharding " << sharding;
+                             << " does not match its global type " << globalType
+                             << " and sharding " << sharding;
   SmallVector<int64_t> layout(globalType.getShape());
   for (int64_t dim = 0; dim < local.getRank(); ++dim) {
     int64_t devices = 1;
@@ -105,10 +104,9 @@ getBlockLayout(Operation *op, StringRef what, RankedTensorType local,
                      ? grid[axis]
                      : 0;
     if (local.getDimSize(dim) * devices != globalType.getDimSize(dim))
-      return op->emitOpError()
-             << what << " of local type " << local
-             << " does not match its global type " << globalType
-             << " and sharding " << sharding;
+      return op->emitOpError() << what << " of local type " << local
+                               << " does not match its global type "
+                               << globalType << " and sharding " << sharding;
     layout.push_back(encodeGridAxes(sharding.getDimAxes(dim)));
   }
   return layout;
@@ -504,9 +502,9 @@ LowerProgramToRuntimePass::lowerFunction(func::FuncOp func,
       return failure();
     Value buffer = rt.toReadOnlyBuffer(b, loc, value);
     Value layoutBuffer = rt.i64Buffer(b, loc, *layout);
-    rt.call(b, loc, "autopar_rt_write_output", getElementTypeOrSelf(value),
-            {RuntimeCallBuilder::i64Constant(b, loc, index), buffer,
-             layoutBuffer});
+    rt.call(
+        b, loc, "autopar_rt_write_output", getElementTypeOrSelf(value),
+        {RuntimeCallBuilder::i64Constant(b, loc, index), buffer, layoutBuffer});
   }
   func::ReturnOp::create(b, returnOp.getLoc());
   returnOp.erase();

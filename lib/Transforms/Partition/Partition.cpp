@@ -280,9 +280,9 @@ LogicalResult PartitionPass::partitionFunction(func::FuncOp func) {
           func.setResultAttr(index, kGlobalTypeAttrName, TypeAttr::get(global));
         }
       }
-      func.setType(FunctionType::get(
-          ctx, func.getBody().front().getArgumentTypes(),
-          ret->getOperandTypes()));
+      func.setType(FunctionType::get(ctx,
+                                     func.getBody().front().getArgumentTypes(),
+                                     ret->getOperandTypes()));
       continue;
     }
     if (auto weight = dyn_cast<WeightOp>(op)) {

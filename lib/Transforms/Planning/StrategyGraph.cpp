@@ -415,8 +415,8 @@ FailureOr<std::vector<unsigned>> StrategyGraph::readAnnotated() {
       Strategy s = node.strategies.front();
       bool split = false;
       for (unsigned i = 0; i < s.operands.size(); ++i)
-        if (auto want = func.getResultAttrOfType<ShardingAttr>(
-                i, kShardingAttrName)) {
+        if (auto want =
+                func.getResultAttrOfType<ShardingAttr>(i, kShardingAttrName)) {
           s.operands[i] = want.withoutPartial();
           split |= !want.isReplicated();
         }
