@@ -40,6 +40,14 @@ llvm_config.add_tool_substitutions(
 for t in tools:
     if os.path.exists(os.path.join(config.autopar_tools_dir, t)):
         config.available_features.add(t)
+# Multi-host tests on network-namespace "hosts" (test/Driver/multi-host.test)
+# need root and iproute2's `ip`.
+import shutil as _shutil
+if os.geteuid() == 0 and _shutil.which("ip"):
+    config.available_features.add("netns-hosts")
+else:
+    lit_config.note("multi-host tests unsupported: they need root and "
+                    "iproute2's `ip` (network namespaces)")
 # The ONNX backend node tests of Debian's libonnx-testdata.
 if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
     config.available_features.add("onnx-testdata")

@@ -47,6 +47,23 @@ int calibrateCommand(int argc, char **argv);
 /// device grid, the plan and the static shapes of graph inputs. Construct one
 /// as a function-local static per subcommand, in that subcommand's option
 /// category.
+/// The launcher options shared by the commands that start jobs (run,
+/// verify; train once it exists).
+struct LauncherOptions {
+  explicit LauncherOptions(llvm::cl::OptionCategory &category)
+      : hostfile("hostfile",
+                 llvm::cl::desc("run the ranks across the hosts of an OpenMPI "
+                                "hostfile (mpirun --hostfile); the compiled "
+                                "directory, the inputs and the outputs must "
+                                "be on a filesystem every host sees"),
+                 llvm::cl::value_desc("file"), llvm::cl::cat(category)) {}
+  llvm::cl::opt<std::string> hostfile;
+
+  /// Checks the options and stores them into `options`; prints an error and
+  /// fails on a missing hostfile.
+  LogicalResult apply(RunOptions &options) const;
+};
+
 struct ModelPlanOptions {
   ModelPlanOptions(llvm::cl::OptionCategory &category, StringRef gridDesc,
                    StringRef gridDefault)
@@ -165,16 +182,16 @@ private:
 };
 
 /// Starts `autopar-runner <runnerArgs>` on `numRanks` ranks (under mpirun
-/// when more than one; a single rank runs directly, a singleton MPI job),
+/// when more than one or with a `hostfile`, passed to mpirun; a single rank
+/// on this host runs directly, a singleton MPI job),
 /// with OpenMPI's session files in `runDir`; waits at most `timeoutSeconds`
 /// and returns its standard output (its standard error into `stderrText`
 /// when given). Errors (the runtime's lines on failure) are emitted on
 /// `ctx`. `autopar run`, `verify` and `calibrate` all start jobs here.
-FailureOr<std::string> launchRunner(MLIRContext &ctx,
-                                    ArrayRef<std::string> runnerArgs,
-                                    int64_t numRanks, StringRef runDir,
-                                    unsigned timeoutSeconds,
-                                    std::string *stderrText = nullptr);
+FailureOr<std::string>
+launchRunner(MLIRContext &ctx, ArrayRef<std::string> runnerArgs,
+             int64_t numRanks, StringRef runDir, unsigned timeoutSeconds,
+             std::string *stderrText = nullptr, StringRef hostfile = "");
 
 /// Parses the value of a numeric option (`--timeout`, `--seed`): a
 /// non-negative integer. Prints an error naming `option` on failure. Numeric

@@ -56,18 +56,18 @@ static bool shapeMatches(ArrayRef<int64_t> actual, ArrayRef<int64_t> expected) {
   return true;
 }
 
-FailureOr<std::vector<HostTensor>>
-mlir::autopar::readInputTensors(MLIRContext &ctx, const Manifest &manifest,
-                                StringRef dir) {
+/// Checks that `dir` holds exactly the runtime inputs of `manifest`; returns
+/// the path of each `input_<i>.pb`.
+static FailureOr<std::vector<std::string>>
+findInputFiles(MLIRContext &ctx, const Manifest &manifest, StringRef dir) {
   if (!llvm::sys::fs::is_directory(dir)) {
     emitDriverError(ctx) << "input directory '" << dir << "' does not exist";
     return failure();
   }
   size_t count = manifest.inputs.size();
-  std::vector<HostTensor> tensors;
+  std::vector<std::string> paths;
   for (auto [index, sig] : llvm::enumerate(manifest.inputs)) {
-    std::string file = "input_" + std::to_string(index) + ".pb";
-    std::string path = joinPath(dir, file);
+    std::string path = joinPath(dir, "input_" + std::to_string(index) + ".pb");
     if (!llvm::sys::fs::exists(path)) {
       emitDriverError(ctx) << "missing input '" << sig.name << "': '" << path
                            << "' does not exist (the model has " << count
@@ -75,26 +75,7 @@ mlir::autopar::readInputTensors(MLIRContext &ctx, const Manifest &manifest,
                            << ")";
       return failure();
     }
-    std::string error;
-    FailureOr<HostTensor> tensor = readTensorProtoFile(path, error);
-    if (failed(tensor)) {
-      emitDriverError(ctx) << "cannot read input '" << sig.name << "' (" << path
-                           << "): " << error;
-      return failure();
-    }
-    if (tensor->dtype != sig.dtype) {
-      emitDriverError(ctx) << "input '" << sig.name << "' (" << file
-                           << ") has dtype " << getDTypeName(tensor->dtype)
-                           << ", expected " << getDTypeName(sig.dtype);
-      return failure();
-    }
-    if (!shapeMatches(tensor->shape, sig.shape)) {
-      emitDriverError(ctx) << "input '" << sig.name << "' (" << file
-                           << ") has shape " << formatShape(tensor->shape)
-                           << ", expected " << formatShape(sig.shape);
-      return failure();
-    }
-    tensors.push_back(std::move(*tensor));
+    paths.push_back(path);
   }
   std::string extra = joinPath(dir, "input_" + std::to_string(count) + ".pb");
   if (llvm::sys::fs::exists(extra)) {
@@ -103,7 +84,94 @@ mlir::autopar::readInputTensors(MLIRContext &ctx, const Manifest &manifest,
                          << " of the model (found '" << extra << "')";
     return failure();
   }
+  return paths;
+}
+
+/// Checks the dtype and shape of input `index` against `manifest`.
+static LogicalResult checkInput(MLIRContext &ctx, const Manifest &manifest,
+                                size_t index, DType dtype,
+                                ArrayRef<int64_t> shape) {
+  const TensorSignature &sig = manifest.inputs[index];
+  std::string file = "input_" + std::to_string(index) + ".pb";
+  if (dtype != sig.dtype) {
+    emitDriverError(ctx) << "input '" << sig.name << "' (" << file
+                         << ") has dtype " << getDTypeName(dtype)
+                         << ", expected " << getDTypeName(sig.dtype);
+    return failure();
+  }
+  if (!shapeMatches(shape, sig.shape)) {
+    emitDriverError(ctx) << "input '" << sig.name << "' (" << file
+                         << ") has shape " << formatShape(shape)
+                         << ", expected " << formatShape(sig.shape);
+    return failure();
+  }
+  return success();
+}
+
+FailureOr<std::vector<HostTensor>>
+mlir::autopar::readInputTensors(MLIRContext &ctx, const Manifest &manifest,
+                                StringRef dir) {
+  FailureOr<std::vector<std::string>> paths =
+      findInputFiles(ctx, manifest, dir);
+  if (failed(paths))
+    return failure();
+  std::vector<HostTensor> tensors;
+  for (auto [index, path] : llvm::enumerate(*paths)) {
+    std::string error;
+    FailureOr<HostTensor> tensor = readTensorProtoFile(path, error);
+    if (failed(tensor)) {
+      emitDriverError(ctx) << "cannot read input '"
+                           << manifest.inputs[index].name << "' (" << path
+                           << "): " << error;
+      return failure();
+    }
+    if (failed(checkInput(ctx, manifest, index, tensor->dtype, tensor->shape)))
+      return failure();
+    tensors.push_back(std::move(*tensor));
+  }
   return tensors;
+}
+
+FailureOr<std::vector<TensorFileSlot>>
+mlir::autopar::locateInputFiles(MLIRContext &ctx, const Manifest &manifest,
+                                StringRef dir, StringRef stagingDir) {
+  FailureOr<std::vector<std::string>> paths =
+      findInputFiles(ctx, manifest, dir);
+  if (failed(paths))
+    return failure();
+  std::vector<TensorFileSlot> slots;
+  for (auto [index, path] : llvm::enumerate(*paths)) {
+    const TensorSignature &sig = manifest.inputs[index];
+    std::string error;
+    FailureOr<TensorFileInfo> info = scanTensorProtoFile(path, error);
+    if (failed(info)) {
+      emitDriverError(ctx) << "cannot read input '" << sig.name << "' (" << path
+                           << "): " << error;
+      return failure();
+    }
+    if (failed(checkInput(ctx, manifest, index, info->dtype, info->shape)))
+      return failure();
+    SmallString<256> absolute(path);
+    llvm::sys::fs::make_absolute(absolute);
+    if (info->rawDataOffset) {
+      slots.push_back({absolute.str().str(), *info->rawDataOffset});
+      continue;
+    }
+    // Typed fields (float_data, ...): decoded once here into a raw file, of
+    // which each rank then reads its block.
+    FailureOr<HostTensor> tensor = readTensorProtoFile(path, error);
+    if (failed(tensor)) {
+      emitDriverError(ctx) << "cannot read input '" << sig.name << "' (" << path
+                           << "): " << error;
+      return failure();
+    }
+    std::string staged =
+        joinPath(stagingDir, "input_" + std::to_string(index) + ".bin");
+    if (failed(writeFileBytes(ctx, staged, tensor->data)))
+      return failure();
+    slots.push_back({staged, 0});
+  }
+  return slots;
 }
 
 //===----------------------------------------------------------------------===//
@@ -220,6 +288,16 @@ static void reportJobFailure(MLIRContext &ctx, StringRef launcher,
       diag.attachNote() << line;
     return;
   }
+  // A rank that died without a message (killed, crashed): mpirun names it.
+  for (StringRef line : lines) {
+    StringRef text = line.trim();
+    if (text.starts_with("mpirun noticed that process rank")) {
+      InFlightDiagnostic diag = emitDriverError(ctx)
+                                << "job failed: " << text.rtrim('.')
+                                << "; the job was aborted";
+      return;
+    }
+  }
   InFlightDiagnostic diag = emitDriverError(ctx)
                             << "job failed: " << launcher << " ";
   if (returnCode == -2)
@@ -289,12 +367,26 @@ TempDirectory::~TempDirectory() {
   (void)llvm::sys::fs::remove_directories(path);
 }
 
+LogicalResult LauncherOptions::apply(RunOptions &options) const {
+  if (hostfile.empty())
+    return success();
+  if (!llvm::sys::fs::is_regular_file(hostfile)) {
+    printError("hostfile '" + hostfile + "' does not exist");
+    return failure();
+  }
+  SmallString<256> path(hostfile);
+  llvm::sys::fs::make_absolute(path);
+  options.hostfile = path.str().str();
+  return success();
+}
+
 FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
                                             ArrayRef<std::string> runnerArgs,
                                             int64_t numRanks, StringRef runDir,
                                             unsigned timeoutSeconds,
-                                            std::string *stderrText) {
-  bool singleton = numRanks == 1;
+                                            std::string *stderrText,
+                                            StringRef hostfile) {
+  bool singleton = numRanks == 1 && hostfile.empty();
   FailureOr<std::string> runner = findRunner(ctx);
   FailureOr<std::string> mpirun =
       singleton ? FailureOr<std::string>(std::string()) : findMpirun(ctx);
@@ -308,6 +400,8 @@ FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
   if (!singleton)
     args.append({*mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to",
                  "none", "-np", ranks});
+  if (!hostfile.empty())
+    args.append({"--hostfile", hostfile});
   args.push_back(*runner);
   for (const std::string &arg : runnerArgs)
     args.push_back(arg);
@@ -347,12 +441,18 @@ FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
   return out;
 }
 
-FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
-    MLIRContext &ctx, StringRef outDir, const Manifest &manifest,
-    ArrayRef<HostTensor> inputs, const RunOptions &options) {
-  if (inputs.size() != manifest.inputs.size()) {
-    emitDriverError(ctx) << "got " << inputs.size() << " inputs, the model has "
-                         << manifest.inputs.size();
+LogicalResult mlir::autopar::runCompiledFiles(MLIRContext &ctx,
+                                              StringRef outDir,
+                                              const Manifest &manifest,
+                                              ArrayRef<TensorFileSlot> inputs,
+                                              ArrayRef<TensorFileSlot> outputs,
+                                              const RunOptions &options) {
+  if (inputs.size() != manifest.inputs.size() ||
+      outputs.size() != manifest.outputs.size()) {
+    emitDriverError(ctx) << "got " << inputs.size() << " inputs and "
+                         << outputs.size() << " outputs, the model has "
+                         << manifest.inputs.size() << " and "
+                         << manifest.outputs.size();
     return failure();
   }
   SmallString<256> absOutDir(outDir);
@@ -360,29 +460,18 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
   TempDirectory runDir;
   if (failed(runDir.create(ctx, "autopar-run")))
     return failure();
-  std::string inDir = joinPath(runDir.get(), "in");
-  std::string resultDir = joinPath(runDir.get(), "out");
-  if (std::error_code ec = llvm::sys::fs::create_directories(resultDir)) {
-    emitDriverError(ctx) << "cannot create '" << resultDir
-                         << "': " << ec.message();
-    return failure();
-  }
-  if (std::error_code ec = llvm::sys::fs::create_directories(inDir)) {
-    emitDriverError(ctx) << "cannot create '" << inDir << "': " << ec.message();
-    return failure();
-  }
-  for (auto [index, tensor] : llvm::enumerate(inputs))
-    if (failed(writeFileBytes(
-            ctx, joinPath(inDir, "input_" + std::to_string(index) + ".bin"),
-            tensor.data)))
-      return failure();
 
   std::string program = joinPath(absOutDir, "program.so");
   std::string weights = joinPath(absOutDir, "weights");
-  std::vector<std::string> args = {
-      "--program", program,  "--grid",   formatGridShape(manifest.grid),
-      "--weights", weights,  "--inputs", inDir,
-      "--outputs", resultDir};
+  std::vector<std::string> args = {"--program", program,
+                                   "--grid",    formatGridShape(manifest.grid),
+                                   "--weights", weights};
+  for (const TensorFileSlot &input : inputs)
+    args.insert(args.end(),
+                {"--input", std::to_string(input.offset) + ":" + input.path});
+  for (const TensorFileSlot &output : outputs)
+    args.insert(args.end(), {"--output", std::to_string(output.offset) + ":" +
+                                             output.path});
   if (options.profile)
     args.insert(args.end(), {"--profile", "--repeats", "7"});
   if (options.threads)
@@ -390,7 +479,7 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
   std::string err;
   FailureOr<std::string> launched =
       launchRunner(ctx, args, manifest.numDevices, runDir.get(),
-                   options.timeoutSeconds, &err);
+                   options.timeoutSeconds, &err, options.hostfile);
   if (failed(launched))
     return failure();
   const std::string &out = *launched;
@@ -412,35 +501,107 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
         options.measured->peakMemoryBytes = static_cast<int64_t>(bytes);
     }
   }
+  return success();
+}
 
-  std::vector<HostTensor> outputs;
-  for (auto [index, sig] : llvm::enumerate(manifest.outputs)) {
-    std::string path =
-        joinPath(resultDir, "output_" + std::to_string(index) + ".bin");
-    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                              /*RequiresNullTerminator=*/false);
-    if (!buffer) {
-      emitDriverError(ctx) << "the job wrote no output '" << sig.name << "' ("
-                           << path << "): " << buffer.getError().message();
-      return failure();
-    }
-    HostTensor tensor;
-    tensor.dtype = sig.dtype;
-    tensor.shape = sig.shape;
-    if (llvm::any_of(tensor.shape, ShapedType::isDynamic)) {
+/// Checks that every output of `manifest` has a static shape; returns the
+/// byte size of each.
+static FailureOr<std::vector<int64_t>>
+getOutputBytes(MLIRContext &ctx, const Manifest &manifest) {
+  std::vector<int64_t> sizes;
+  for (const TensorSignature &sig : manifest.outputs) {
+    if (llvm::any_of(sig.shape, ShapedType::isDynamic)) {
       emitDriverError(ctx) << "output '" << sig.name
                            << "' has a dynamic shape, which the runtime "
                               "cannot report yet";
       return failure();
     }
-    StringRef bytes = (*buffer)->getBuffer();
-    int64_t expectedBytes = tensor.getNumElements() * getDTypeSize(sig.dtype);
-    if (static_cast<int64_t>(bytes.size()) != expectedBytes) {
-      emitDriverError(ctx) << "output '" << sig.name << "' holds "
-                           << bytes.size() << " bytes, expected "
-                           << expectedBytes;
+    int64_t elements = 1;
+    for (int64_t dim : sig.shape)
+      elements *= dim;
+    sizes.push_back(elements * getDTypeSize(sig.dtype));
+  }
+  return sizes;
+}
+
+/// Creates `path` holding `header` followed by `dataBytes` bytes (a sparse
+/// file the ranks fill in).
+static LogicalResult preallocateFile(MLIRContext &ctx, StringRef path,
+                                     StringRef header, int64_t dataBytes) {
+  int fd;
+  if (std::error_code ec = llvm::sys::fs::openFileForWrite(
+          path, fd, llvm::sys::fs::CD_CreateAlways)) {
+    emitDriverError(ctx) << "cannot create '" << path << "': " << ec.message();
+    return failure();
+  }
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  os << header;
+  os.flush();
+  std::error_code ec = llvm::sys::fs::resize_file(
+      fd, static_cast<uint64_t>(header.size() + dataBytes));
+  os.close();
+  if (ec || os.has_error()) {
+    emitDriverError(ctx) << "cannot write '" << path
+                         << "': " << (ec ? ec.message() : os.error().message());
+    os.clear_error();
+    return failure();
+  }
+  return success();
+}
+
+FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
+    MLIRContext &ctx, StringRef outDir, const Manifest &manifest,
+    ArrayRef<HostTensor> inputs, const RunOptions &options) {
+  if (inputs.size() != manifest.inputs.size()) {
+    emitDriverError(ctx) << "got " << inputs.size() << " inputs, the model has "
+                         << manifest.inputs.size();
+    return failure();
+  }
+  FailureOr<std::vector<int64_t>> outputBytes = getOutputBytes(ctx, manifest);
+  if (failed(outputBytes))
+    return failure();
+  TempDirectory ioDir;
+  if (failed(ioDir.create(ctx, "autopar-io")))
+    return failure();
+  std::vector<TensorFileSlot> inputFiles, outputFiles;
+  for (auto [index, tensor] : llvm::enumerate(inputs)) {
+    std::string path =
+        joinPath(ioDir.get(), "input_" + std::to_string(index) + ".bin");
+    if (failed(writeFileBytes(ctx, path, tensor.data)))
+      return failure();
+    inputFiles.push_back({path, 0});
+  }
+  for (auto [index, bytes] : llvm::enumerate(*outputBytes)) {
+    std::string path =
+        joinPath(ioDir.get(), "output_" + std::to_string(index) + ".bin");
+    if (failed(preallocateFile(ctx, path, "", bytes)))
+      return failure();
+    outputFiles.push_back({path, 0});
+  }
+  if (failed(runCompiledFiles(ctx, outDir, manifest, inputFiles, outputFiles,
+                              options)))
+    return failure();
+
+  std::vector<HostTensor> outputs;
+  for (auto [index, sig] : llvm::enumerate(manifest.outputs)) {
+    const std::string &path = outputFiles[index].path;
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    if (!buffer) {
+      emitDriverError(ctx) << "cannot read output '" << sig.name << "' ("
+                           << path << "): " << buffer.getError().message();
       return failure();
     }
+    StringRef bytes = (*buffer)->getBuffer();
+    if (static_cast<int64_t>(bytes.size()) != (*outputBytes)[index]) {
+      emitDriverError(ctx) << "output '" << sig.name << "' holds "
+                           << bytes.size() << " bytes, expected "
+                           << (*outputBytes)[index];
+      return failure();
+    }
+    HostTensor tensor;
+    tensor.dtype = sig.dtype;
+    tensor.shape = sig.shape;
     tensor.data.assign(bytes.begin(), bytes.end());
     outputs.push_back(std::move(tensor));
   }
@@ -506,6 +667,7 @@ int driver::runCommand(int argc, char **argv) {
       llvm::cl::desc("seconds before the job is killed (default: 300)"),
       llvm::cl::value_desc("s"), llvm::cl::init("300"),
       llvm::cl::cat(category));
+  static LauncherOptions launcher(category);
   static llvm::cl::opt<bool> profile(
       "profile",
       llvm::cl::desc("time the job (median of 7 runs, without file I/O) and "
@@ -531,7 +693,7 @@ int driver::runCommand(int argc, char **argv) {
           "run a compiled model on its device grid with mpirun (a one-device "
           "grid runs autopar-runner directly)\n\n"
           "  autopar run OUTDIR --inputs DIR --outputs DIR [--timeout S] "
-          "[--profile] [--threads N]\n\n"
+          "[--profile] [--threads N] [--hostfile FILE]\n\n"
           "DIR uses the ONNX test-data layout: input_0.pb, ... (serialized "
           "TensorProto, matched by position to the runtime inputs); outputs "
           "are written as output_0.pb, ...\n",
@@ -565,13 +727,21 @@ int driver::runCommand(int argc, char **argv) {
   FailureOr<Manifest> manifest = readManifest(ctx, outDir);
   if (failed(manifest))
     return kErrorExitCode;
-  FailureOr<std::vector<HostTensor>> inputTensors =
-      readInputTensors(ctx, *manifest, inputs);
-  if (failed(inputTensors))
+  FailureOr<std::vector<int64_t>> outputBytes = getOutputBytes(ctx, *manifest);
+  if (failed(outputBytes))
+    return kErrorExitCode;
+  TempDirectory stagingDir;
+  if (failed(stagingDir.create(ctx, "autopar-inputs")))
+    return kErrorExitCode;
+  FailureOr<std::vector<TensorFileSlot>> inputFiles =
+      locateInputFiles(ctx, *manifest, inputs, stagingDir.get());
+  if (failed(inputFiles))
     return kErrorExitCode;
   RunOptions options;
   options.timeoutSeconds = *timeoutSeconds;
   options.profile = profile;
+  if (failed(launcher.apply(options)))
+    return kErrorExitCode;
   if (!threads.empty()) {
     FailureOr<uint64_t> count = parseUnsignedOption("threads", threads);
     if (failed(count))
@@ -584,31 +754,64 @@ int driver::runCommand(int argc, char **argv) {
   }
   ProfileMeasurement measured;
   options.measured = &measured;
-  FailureOr<std::vector<HostTensor>> results =
-      runCompiledProgram(ctx, outDir, *manifest, *inputTensors, options);
-  if (failed(results))
-    return kErrorExitCode;
-  if (profile)
-    printPredictionComparison(outDir, measured);
+
+  // The ranks write their blocks into preallocated TensorProto files in a
+  // hidden directory inside the output directory; the files move into place
+  // only when the whole job succeeded, so a failed job leaves no outputs.
+  bool createdOutputs = !llvm::sys::fs::exists(outputs);
   if (std::error_code ec = llvm::sys::fs::create_directories(outputs)) {
     printError("cannot create output directory '" + outputs +
                "': " + ec.message());
     return kErrorExitCode;
   }
-  for (auto [index, tensor] : llvm::enumerate(*results)) {
+  SmallString<256> partialPrefix(outputs), partialDir;
+  llvm::sys::fs::make_absolute(partialPrefix);
+  llvm::sys::path::append(partialPrefix, ".autopar-partial");
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory(partialPrefix, partialDir)) {
+    printError("cannot create a directory in '" + outputs +
+               "': " + ec.message());
+    return kErrorExitCode;
+  }
+  StringRef absPartial = partialDir;
+  auto cleanUp = [&] {
+    (void)llvm::sys::fs::remove_directories(partialDir);
+    if (createdOutputs)
+      (void)llvm::sys::fs::remove(outputs);
+  };
+  std::vector<TensorFileSlot> outputFiles;
+  for (auto [index, sig] : llvm::enumerate(manifest->outputs)) {
+    std::string path =
+        joinPath(absPartial, "output_" + std::to_string(index) + ".pb");
+    std::string header =
+        serializeTensorProtoHeader(sig.dtype, sig.shape, sig.name);
+    if (failed(preallocateFile(ctx, path, header, (*outputBytes)[index]))) {
+      cleanUp();
+      return kErrorExitCode;
+    }
+    outputFiles.push_back({path, static_cast<int64_t>(header.size())});
+  }
+  if (failed(runCompiledFiles(ctx, outDir, *manifest, *inputFiles, outputFiles,
+                              options))) {
+    cleanUp();
+    return kErrorExitCode;
+  }
+  if (profile)
+    printPredictionComparison(outDir, measured);
+  for (auto [index, file] : llvm::enumerate(outputFiles)) {
     std::string path =
         joinPath(outputs, "output_" + std::to_string(index) + ".pb");
-    std::string error;
-    if (failed(writeTensorProtoFile(path, tensor, manifest->outputs[index].name,
-                                    error))) {
-      printError("cannot write '" + path + "': " + error);
+    if (std::error_code ec = llvm::sys::fs::rename(file.path, path)) {
+      printError("cannot write '" + path + "': " + ec.message());
+      cleanUp();
       return kErrorExitCode;
     }
   }
+  (void)llvm::sys::fs::remove_directories(partialDir);
+  size_t count = manifest->outputs.size();
   llvm::outs() << "ran '" << outDir << "' on " << manifest->numDevices
                << " rank" << (manifest->numDevices == 1 ? "" : "s")
-               << "; wrote " << results->size() << " output"
-               << (results->size() == 1 ? "" : "s") << " to '" << outputs
-               << "'\n";
+               << "; wrote " << count << " output" << (count == 1 ? "" : "s")
+               << " to '" << outputs << "'\n";
   return 0;
 }

@@ -108,6 +108,14 @@ FailureOr<Comparison> mlir::autopar::compareTensors(MLIRContext &ctx,
     }
     if (a == b)
       continue;
+    // An infinity must be matched exactly: against an infinite expected
+    // value the bound atol + rtol * |b| is infinite and would accept
+    // anything (a finite value, or the infinity of the other sign).
+    if (std::isinf(a) || std::isinf(b)) {
+      result.ok = false;
+      result.maxAbsErr = result.maxRelErr = INFINITY;
+      continue;
+    }
     double absErr = std::fabs(a - b);
     result.maxAbsErr = std::max(result.maxAbsErr, absErr);
     double relErr = b != 0 ? absErr / std::fabs(b) : INFINITY;
@@ -266,6 +274,7 @@ int driver::verifyCommand(int argc, char **argv) {
       llvm::cl::desc("cluster description for --plan auto (default: the "
                      "calibrated description of this machine)"),
       llvm::cl::value_desc("file.json"), llvm::cl::cat(category));
+  static LauncherOptions launcher(category);
   static llvm::cl::opt<std::string> timeout(
       "timeout",
       llvm::cl::desc("seconds before each job is killed (default: 300)"),
@@ -277,7 +286,7 @@ int driver::verifyCommand(int argc, char **argv) {
           "compare a partitioned model with the single-device run\n\n"
           "  autopar verify MODEL.onnx --grid SHAPE [--plan P] [--inputs DIR] "
           "[--seed N] [--rtol R] [--atol A] [--timeout S] [--cluster FILE] "
-          "[--input-shape NAME=8x128] [--batch N]\n\n"
+          "[--input-shape NAME=8x128] [--batch N] [--hostfile FILE]\n\n"
           "Prints the plan, one line per output, then 'max_abs_err=... "
           "max_rel_err=...'. An element matches when |a - b| <= atol + rtol * "
           "|b| (b: single-device value). Exit code 0: match, 1: mismatch, 2: "
@@ -381,6 +390,8 @@ int driver::verifyCommand(int argc, char **argv) {
   llvm::outs().flush();
   RunOptions runOptions;
   runOptions.timeoutSeconds = *timeoutSeconds;
+  if (failed(launcher.apply(runOptions)))
+    return kVerifyErrorExitCode;
   progress.step("verify: running the single-device program");
   FailureOr<std::vector<HostTensor>> expected =
       runCompiledProgram(ctx, singleDir, *single, *inputTensors, runOptions);

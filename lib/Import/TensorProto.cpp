@@ -17,8 +17,11 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 
 using namespace mlir;
 using namespace mlir::autopar;
@@ -302,4 +305,209 @@ LogicalResult mlir::autopar::writeTensorProtoFile(StringRef path,
     return failure();
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Locating raw data in TensorProto files
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Reads protobuf wire format from a file, sequentially, skipping payloads
+/// with a seek.
+class WireReader {
+public:
+  explicit WireReader(FILE *file) : file(file) {}
+
+  /// Reads a varint; false at end of file or on a malformed one.
+  bool readVarint(uint64_t &value) {
+    value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      int c = std::fgetc(file);
+      if (c == EOF)
+        return false;
+      ++position;
+      value |= static_cast<uint64_t>(c & 0x7F) << shift;
+      if (!(c & 0x80))
+        return true;
+    }
+    return false;
+  }
+
+  bool skip(uint64_t bytes) {
+    if (bytes > static_cast<uint64_t>(INT64_MAX - position))
+      return false;
+    if (fseeko(file, static_cast<off_t>(bytes), SEEK_CUR) != 0)
+      return false;
+    position += static_cast<int64_t>(bytes);
+    return true;
+  }
+
+  bool read(std::string &out, uint64_t bytes) {
+    if (bytes > (1u << 20))
+      return false;
+    out.resize(bytes);
+    if (bytes && std::fread(out.data(), 1, bytes, file) != bytes)
+      return false;
+    position += static_cast<int64_t>(bytes);
+    return true;
+  }
+
+  bool atEnd() {
+    int c = std::fgetc(file);
+    if (c == EOF)
+      return true;
+    std::ungetc(c, file);
+    return false;
+  }
+
+  int64_t position = 0;
+
+private:
+  FILE *file;
+};
+
+} // namespace
+
+FailureOr<TensorFileInfo>
+mlir::autopar::scanTensorProtoFile(StringRef path, std::string &error) {
+  std::string pathString = path.str();
+  FILE *file = std::fopen(pathString.c_str(), "rb");
+  if (!file) {
+    error = "cannot open '" + pathString + "': " + std::strerror(errno);
+    return failure();
+  }
+  auto fail = [&](const Twine &message) {
+    error = ("'" + path + "': " + message).str();
+    std::fclose(file);
+    return failure();
+  };
+  struct stat info;
+  if (fstat(fileno(file), &info) != 0)
+    return fail("cannot stat the file");
+  int64_t fileSize = info.st_size;
+  if (fileSize == 0)
+    return fail("the file is empty");
+
+  WireReader reader(file);
+  TensorFileInfo result;
+  int64_t dataType = 0;
+  std::optional<int64_t> rawOffset;
+  uint64_t rawLength = 0;
+  bool external = false;
+  while (!reader.atEnd()) {
+    uint64_t key;
+    if (!reader.readVarint(key))
+      return fail("is not a valid ONNX TensorProto (malformed or truncated)");
+    uint64_t field = key >> 3, wireType = key & 7;
+    uint64_t value = 0;
+    switch (wireType) {
+    case 0: // varint
+      if (!reader.readVarint(value))
+        return fail("is not a valid ONNX TensorProto (malformed varint)");
+      if (field == 1)
+        result.shape.push_back(static_cast<int64_t>(value));
+      else if (field == 2)
+        dataType = static_cast<int64_t>(value);
+      else if (field == 14)
+        external = value == onnx::TensorProto::EXTERNAL;
+      break;
+    case 1: // fixed64
+      if (!reader.skip(8))
+        return fail("is not a valid ONNX TensorProto (truncated)");
+      break;
+    case 5: // fixed32
+      if (!reader.skip(4))
+        return fail("is not a valid ONNX TensorProto (truncated)");
+      break;
+    case 2: { // length-delimited
+      uint64_t length;
+      if (!reader.readVarint(length) ||
+          length > static_cast<uint64_t>(fileSize - reader.position))
+        return fail("is not a valid ONNX TensorProto (malformed or truncated)");
+      if (field == 1) { // packed dims
+        int64_t end = reader.position + static_cast<int64_t>(length);
+        while (reader.position < end) {
+          if (!reader.readVarint(value))
+            return fail("is not a valid ONNX TensorProto (malformed dims)");
+          result.shape.push_back(static_cast<int64_t>(value));
+        }
+        if (reader.position != end)
+          return fail("is not a valid ONNX TensorProto (malformed dims)");
+        break;
+      }
+      if (field == 8) {
+        if (!reader.read(result.name, length))
+          return fail("has a malformed or too long name");
+        break;
+      }
+      if (field == 9) {
+        rawOffset = reader.position;
+        rawLength = length;
+      } else if (field == 13) {
+        external = true;
+      }
+      if (!reader.skip(length))
+        return fail("is not a valid ONNX TensorProto (truncated)");
+      break;
+    }
+    default:
+      return fail("is not a valid ONNX TensorProto (wire type " +
+                  Twine(wireType) + " of field " + Twine(field) + ")");
+    }
+  }
+  std::fclose(file);
+  std::optional<DType> dtype = getDTypeFromOnnx(static_cast<int32_t>(dataType));
+  if (!dtype) {
+    error = ("'" + path + "': unsupported element type " +
+             getOnnxDataTypeName(static_cast<int32_t>(dataType)))
+                .str();
+    return failure();
+  }
+  if (external) {
+    error = ("'" + path + "': external data is not supported in tensor files")
+                .str();
+    return failure();
+  }
+  result.dtype = *dtype;
+  std::optional<int64_t> numElements = getNumElements(result.shape);
+  if (!numElements) {
+    error = ("'" + path + "': invalid dimensions").str();
+    return failure();
+  }
+  if (rawOffset) {
+    int64_t numBytes = *numElements * getDTypeSize(*dtype);
+    if (static_cast<int64_t>(rawLength) != numBytes) {
+      error = ("'" + path + "': raw_data has " + Twine(rawLength) +
+               " bytes, expected " + Twine(numBytes))
+                  .str();
+      return failure();
+    }
+    result.rawDataOffset = rawOffset;
+  }
+  // Otherwise the tensor is in typed fields (or missing, which the full
+  // parse reports).
+  return result;
+}
+
+std::string mlir::autopar::serializeTensorProtoHeader(DType dtype,
+                                                      ArrayRef<int64_t> shape,
+                                                      StringRef name) {
+  onnx::TensorProto proto;
+  proto.set_name(name.str());
+  proto.set_data_type(getOnnxDataType(dtype));
+  for (int64_t dim : shape)
+    proto.add_dims(dim);
+  std::string bytes = proto.SerializeAsString();
+  // raw_data (field 9, length-delimited) last: its key and length.
+  uint64_t length = getDTypeSize(dtype);
+  for (int64_t dim : shape)
+    length *= static_cast<uint64_t>(dim);
+  bytes.push_back(static_cast<char>((9 << 3) | 2));
+  do {
+    uint8_t byte = length & 0x7F;
+    length >>= 7;
+    bytes.push_back(static_cast<char>(byte | (length ? 0x80 : 0)));
+  } while (length);
+  return bytes;
 }

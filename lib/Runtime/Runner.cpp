@@ -41,7 +41,15 @@ constexpr const char *usage =
     "                  MPI ranks must be their product\n"
     "  --weights DIR   weights, DIR/rank<R>/w<id>.bin\n"
     "  --inputs DIR    runtime inputs, DIR/input_<i>.bin\n"
-    "  --outputs DIR   outputs, DIR/output_<i>.bin (written by rank 0)\n"
+    "  --outputs DIR   outputs, DIR/output_<i>.bin\n"
+    "  --input OFFSET:PATH\n"
+    "                  input i (the i-th --input; replaces --inputs): its raw\n"
+    "                  bytes start at byte OFFSET of PATH (e.g. the raw_data\n"
+    "                  of a TensorProto); each rank reads only its block\n"
+    "  --output OFFSET:PATH\n"
+    "                  output i (the i-th --output; replaces --outputs): an\n"
+    "                  existing file, large enough; each block is written at\n"
+    "                  its place, by one rank\n"
     "  --profile       rank 0 prints `autopar-runtime: step_time_s=<s>`, the\n"
     "                  slowest rank's autopar_main time without its file\n"
     "                  I/O (median over --repeats runs, default 1; also\n"
@@ -81,6 +89,15 @@ struct Options {
   std::string error;
 };
 
+/// Parses `OFFSET:PATH` (a decimal byte offset, then a non-empty path).
+std::optional<TensorFile> parseTensorFile(const std::string &text) {
+  size_t colon = text.find(':');
+  if (colon == std::string::npos || colon == 0 || colon > 18 ||
+      colon + 1 == text.size() || text.find_first_not_of("0123456789") < colon)
+    return std::nullopt;
+  return TensorFile{text.substr(colon + 1), std::stoll(text.substr(0, colon))};
+}
+
 Options parseOptions(int argc, char **argv) {
   Options options;
   struct ValueOption {
@@ -110,6 +127,23 @@ Options parseOptions(int argc, char **argv) {
     }
     if (arg == "--bench-collectives") {
       options.benchCollectives = true;
+      continue;
+    }
+    if (arg == "--input" || arg == "--output") {
+      if (i + 1 >= argc) {
+        options.error = "missing value after " + arg;
+        continue;
+      }
+      std::string value = argv[++i];
+      std::optional<TensorFile> file = parseTensorFile(value);
+      if (!file)
+        options.error =
+            "invalid " + arg + " '" + value +
+            "': expected OFFSET:PATH (a byte offset, then the file)";
+      else
+        (arg == "--input" ? options.config.inputFiles
+                          : options.config.outputFiles)
+            .push_back(*file);
       continue;
     }
     bool matched = false;

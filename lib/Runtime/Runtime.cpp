@@ -19,18 +19,21 @@
 #include <malloc.h>
 #endif
 
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
+#include <climits>
+#include <csignal>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <atomic>
-#include <climits>
+#include <fcntl.h>
 #include <map>
 #include <memory>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -476,8 +479,27 @@ void checkShape(const std::string &op, const MemRefView &in,
 // Collectives
 //===----------------------------------------------------------------------===//
 
+/// Fault injection for the failure-handling tests:
+/// `AUTOPAR_RT_FAULT=kill:R` makes world rank R kill itself (SIGKILL, no
+/// message, as a crashed or OOM-killed process) when it enters its first
+/// collective, in the middle of the step; the launcher must then take the
+/// whole job down.
+void injectFault() {
+  static const int target = [] {
+    const char *value = std::getenv("AUTOPAR_RT_FAULT");
+    if (!value || std::strncmp(value, "kill:", 5) != 0)
+      return -1;
+    char *end = nullptr;
+    long rank = std::strtol(value + 5, &end, 10);
+    return end != value + 5 && *end == '\0' && rank >= 0 ? int(rank) : -1;
+  }();
+  if (target >= 0 && target == currentRank())
+    raise(SIGKILL);
+}
+
 void allReduce(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
                void *outDesc, int64_t axes) {
+  injectFault();
   std::string op = opName("all_reduce", kind);
   MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
   MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
@@ -496,6 +518,7 @@ void allReduce(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
 
 void allGather(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
                void *outDesc, int64_t axes, int64_t dim) {
+  injectFault();
   std::string op = opName("all_gather", kind);
   MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
   MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
@@ -534,6 +557,7 @@ void allGather(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
 
 void reduceScatter(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
                    void *outDesc, int64_t axes, int64_t dim) {
+  injectFault();
   std::string op = opName("reduce_scatter", kind);
   MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
   MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
@@ -577,6 +601,7 @@ void reduceScatter(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
 void allToAll(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
               void *outDesc, int64_t axes, int64_t splitDim,
               int64_t concatDim) {
+  injectFault();
   std::string op = opName("all_to_all", kind);
   MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
   MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
@@ -639,6 +664,7 @@ void allToAll(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
 /// devices whose two coordinates are equal.
 void swapGridAxes(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
                   void *outDesc, int64_t axisA, int64_t axisB) {
+  injectFault();
   std::string op = opName("swap_grid_axes", kind);
   MemRefView in = viewOf(op, "input", inRank, inDesc, kind);
   MemRefView out = viewOf(op, "output", outRank, outDesc, kind);
@@ -758,42 +784,236 @@ void loadWeight(ElemKind kind, int64_t id, int64_t rank, void *desc) {
   readFile(op, "weight", path, view, kind);
 }
 
-void readInput(ElemKind kind, int64_t index, int64_t rank, void *desc) {
+/// The block of a tensor this device holds: global sizes, the block's
+/// offsets and sizes per dimension, and whether this device writes it.
+struct Block {
+  std::vector<int64_t> global;
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> sizes;
+  bool writer = true;
+};
+
+/// Decodes the layout buffer of read_input/write_output (see RuntimeABI.h)
+/// for `view`, this device's block.
+Block blockOf(const std::string &op, const MemRefView &view, int64_t layoutRank,
+              void *layoutDesc) {
+  RuntimeState &s = initializedState(op);
+  MemRefView layout =
+      viewOf(op, "layout", layoutRank, layoutDesc, ElemKind::I64);
+  size_t rank = view.shape.size();
+  if (layout.shape.size() != 1 ||
+      layout.numElements != static_cast<int64_t>(2 * rank))
+    fail(format("%s: the layout of a rank-%zu tensor must hold %zu values, "
+                "got shape %s",
+                op.c_str(), rank, 2 * rank, shapeString(layout.shape).c_str()));
+  std::vector<int64_t> values(2 * rank);
+  if (!values.empty())
+    std::memcpy(values.data(), layout.data, layout.bytes());
+  Block block;
+  block.global.assign(values.begin(), values.begin() + rank);
+  block.sizes = view.shape;
+  block.offsets.assign(rank, 0);
+  std::vector<bool> used(s.config.grid.size(), false);
+  for (size_t d = 0; d < rank; ++d) {
+    Group group = groupOf(op, values[rank + d]);
+    for (int64_t axis : decodeAxes(op, values[rank + d])) {
+      if (used[axis])
+        fail(format("%s: grid axis %" PRId64 " splits two dimensions",
+                    op.c_str(), axis));
+      used[axis] = true;
+    }
+    if (block.global[d] < 0 || view.shape[d] * group.size != block.global[d])
+      fail(format("%s: block %s does not tile global shape %s over the "
+                  "grid axes 0x%" PRIx64 " of dimension %zu",
+                  op.c_str(), shapeString(view.shape).c_str(),
+                  shapeString(block.global).c_str(),
+                  static_cast<uint64_t>(values[rank + d]), d));
+    block.offsets[d] = group.index * view.shape[d];
+  }
+  for (size_t axis = 0; axis < used.size(); ++axis)
+    if (!used[axis] && s.coords[axis] != 0)
+      block.writer = false;
+  return block;
+}
+
+/// Calls `transfer(bufferOffset, fileOffset, bytes)` for each contiguous run
+/// of `block` in a row-major file of the global tensor starting at
+/// `fileBase`: the dimensions after the last split one are whole, so a run
+/// is one block row of them.
+template <typename Fn>
+void forEachRun(const Block &block, size_t elemSize, int64_t fileBase,
+                Fn transfer) {
+  size_t rank = block.global.size();
+  size_t last = 0;
+  bool split = false;
+  for (size_t d = 0; d < rank; ++d)
+    if (block.sizes[d] != block.global[d]) {
+      last = d;
+      split = true;
+    }
+  int64_t total = product(block.sizes, 0, rank);
+  if (total == 0)
+    return;
+  if (!split) {
+    transfer(0, fileBase, static_cast<size_t>(total) * elemSize);
+    return;
+  }
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t d = rank - 1; d > 0; --d)
+    strides[d - 1] = strides[d] * block.global[d];
+  int64_t runElems = block.sizes[last] * strides[last];
+  int64_t runs = product(block.sizes, 0, last);
+  std::vector<int64_t> index(last, 0);
+  for (int64_t run = 0; run < runs; ++run) {
+    int64_t element = block.offsets[last] * strides[last];
+    for (size_t d = 0; d < last; ++d)
+      element += (block.offsets[d] + index[d]) * strides[d];
+    transfer(run * runElems * static_cast<int64_t>(elemSize),
+             fileBase + element * static_cast<int64_t>(elemSize),
+             static_cast<size_t>(runElems) * elemSize);
+    for (size_t d = last; d-- > 0;) {
+      if (++index[d] < block.sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+/// Input or output `index`: the file given to the runner, else
+/// `<dir>/<stem><index>.bin`.
+TensorFile tensorFile(const std::string &op,
+                      const std::vector<TensorFile> &files,
+                      const std::string &dir, const char *flag,
+                      const char *stem, int64_t index) {
+  if (index < static_cast<int64_t>(files.size()))
+    return files[index];
+  if (!files.empty())
+    fail(format("%s: no file for index %" PRId64 " (the runner was given %zu)",
+                op.c_str(), index, files.size()));
+  return {requireDir(op, dir, flag) + "/" + stem + std::to_string(index) +
+              ".bin",
+          0};
+}
+
+void readInput(ElemKind kind, int64_t index, int64_t rank, void *desc,
+               int64_t layoutRank, void *layoutDesc) {
   IoTimer timer;
   std::string op = opName("read_input", kind);
   RuntimeState &s = initializedState(op);
   MemRefView view = viewOf(op, "input", rank, desc, kind);
   if (index < 0)
     fail(format("%s: invalid input index %" PRId64, op.c_str(), index));
-  std::string path = requireDir(op, s.config.inputsDir, "--inputs") +
-                     "/input_" + std::to_string(index) + ".bin";
-  readFile(op, "input", path, view, kind);
+  Block block = blockOf(op, view, layoutRank, layoutDesc);
+  TensorFile file = tensorFile(op, s.config.inputFiles, s.config.inputsDir,
+                               "--inputs", "input_", index);
+  int fd = open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    fail(format("%s: cannot open input file '%s': %s", op.c_str(),
+                file.path.c_str(), std::strerror(errno)));
+  struct stat info;
+  if (fstat(fd, &info) != 0)
+    fail(format("%s: cannot stat input file '%s': %s", op.c_str(),
+                file.path.c_str(), std::strerror(errno)));
+  int64_t globalBytes =
+      product(block.global, 0, block.global.size()) * view.elemSize;
+  auto actual = static_cast<int64_t>(info.st_size);
+  // A raw file holds exactly the tensor; a TensorProto may go on after it.
+  bool sizeOk = s.config.inputFiles.empty()
+                    ? actual == globalBytes
+                    : actual >= file.offset + globalBytes;
+  if (!sizeOk)
+    fail(format("%s: input file '%s' has %" PRId64 " bytes, expected %s%" PRId64
+                " (%" PRId64 " bytes of a %s tensor of shape %s at offset "
+                "%" PRId64 ")",
+                op.c_str(), file.path.c_str(), actual,
+                s.config.inputFiles.empty() ? "" : "at least ",
+                file.offset + globalBytes, globalBytes, elemInfo(kind).name,
+                shapeString(block.global).c_str(), file.offset));
+  forEachRun(block, view.elemSize, file.offset,
+             [&](int64_t at, int64_t fileOffset, size_t bytes) {
+               char *dst = view.data + at;
+               while (bytes > 0) {
+                 ssize_t got = pread(fd, dst, bytes, fileOffset);
+                 if (got < 0 && errno == EINTR)
+                   continue;
+                 if (got <= 0)
+                   fail(format("%s: cannot read %zu bytes at offset %" PRId64
+                               " of input file '%s': %s",
+                               op.c_str(), bytes, fileOffset, file.path.c_str(),
+                               got < 0 ? std::strerror(errno)
+                                       : "unexpected end of file"));
+                 dst += got;
+                 fileOffset += got;
+                 bytes -= static_cast<size_t>(got);
+               }
+             });
+  close(fd);
 }
 
-void writeOutput(ElemKind kind, int64_t index, int64_t rank, void *desc) {
+void writeOutput(ElemKind kind, int64_t index, int64_t rank, void *desc,
+                 int64_t layoutRank, void *layoutDesc) {
   IoTimer timer;
   std::string op = opName("write_output", kind);
   RuntimeState &s = initializedState(op);
   MemRefView view = viewOf(op, "output", rank, desc, kind);
   if (index < 0)
     fail(format("%s: invalid output index %" PRId64, op.c_str(), index));
-  if (s.worldRank != 0)
+  Block block = blockOf(op, view, layoutRank, layoutDesc);
+  if (!block.writer)
     return;
-  const std::string &dir = requireDir(op, s.config.outputsDir, "--outputs");
-  if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
-    fail(format("%s: cannot create output directory '%s': %s", op.c_str(),
-                dir.c_str(), std::strerror(errno)));
-  std::string path = dir + "/output_" + std::to_string(index) + ".bin";
-  FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file)
-    fail(format("%s: cannot create output file '%s': %s", op.c_str(),
-                path.c_str(), std::strerror(errno)));
-  bool ok = !view.bytes() ||
-            std::fwrite(view.data, 1, view.bytes(), file) == view.bytes();
-  ok = (std::fclose(file) == 0) && ok;
-  if (!ok)
-    fail(format("%s: cannot write %zu bytes to output file '%s'", op.c_str(),
-                view.bytes(), path.c_str()));
+  bool given = !s.config.outputFiles.empty();
+  if (!given) {
+    const std::string &dir = requireDir(op, s.config.outputsDir, "--outputs");
+    if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+      fail(format("%s: cannot create output directory '%s': %s", op.c_str(),
+                  dir.c_str(), std::strerror(errno)));
+  }
+  TensorFile file = tensorFile(op, s.config.outputFiles, s.config.outputsDir,
+                               "--outputs", "output_", index);
+  int64_t globalBytes =
+      product(block.global, 0, block.global.size()) * view.elemSize;
+  // A preallocated file is only filled; a raw file in --outputs is created
+  // (by every writer, without truncation) and sized to the tensor.
+  int fd = open(file.path.c_str(), O_WRONLY | O_CLOEXEC | (given ? 0 : O_CREAT),
+                0666);
+  if (fd < 0)
+    fail(format("%s: cannot open output file '%s': %s", op.c_str(),
+                file.path.c_str(), std::strerror(errno)));
+  struct stat info;
+  if (fstat(fd, &info) != 0)
+    fail(format("%s: cannot stat output file '%s': %s", op.c_str(),
+                file.path.c_str(), std::strerror(errno)));
+  if (!given) {
+    if (ftruncate(fd, globalBytes) != 0)
+      fail(format("%s: cannot size output file '%s' to %" PRId64 " bytes: %s",
+                  op.c_str(), file.path.c_str(), globalBytes,
+                  std::strerror(errno)));
+  } else if (static_cast<int64_t>(info.st_size) < file.offset + globalBytes) {
+    fail(format("%s: output file '%s' has %" PRId64
+                " bytes, expected at least %" PRId64,
+                op.c_str(), file.path.c_str(),
+                static_cast<int64_t>(info.st_size), file.offset + globalBytes));
+  }
+  forEachRun(block, view.elemSize, file.offset,
+             [&](int64_t at, int64_t fileOffset, size_t bytes) {
+               const char *src = view.data + at;
+               while (bytes > 0) {
+                 ssize_t put = pwrite(fd, src, bytes, fileOffset);
+                 if (put < 0 && errno == EINTR)
+                   continue;
+                 if (put <= 0)
+                   fail(format("%s: cannot write %zu bytes at offset %" PRId64
+                               " of output file '%s': %s",
+                               op.c_str(), bytes, fileOffset, file.path.c_str(),
+                               std::strerror(errno)));
+                 src += put;
+                 fileOffset += put;
+                 bytes -= static_cast<size_t>(put);
+               }
+             });
+  if (close(fd) != 0)
+    fail(format("%s: cannot close output file '%s': %s", op.c_str(),
+                file.path.c_str(), std::strerror(errno)));
 }
 
 } // namespace
@@ -898,12 +1118,14 @@ void autopar::runtime::finalizeRuntime() {
     loadWeight(ElemKind::KIND, id, rank, desc);                                \
   }                                                                            \
   AUTOPAR_RT_EXPORT void autopar_rt_read_input_##SUFFIX(                       \
-      int64_t index, int64_t rank, void *desc) {                               \
-    readInput(ElemKind::KIND, index, rank, desc);                              \
+      int64_t index, int64_t rank, void *desc, int64_t layoutRank,             \
+      void *layout) {                                                          \
+    readInput(ElemKind::KIND, index, rank, desc, layoutRank, layout);          \
   }                                                                            \
   AUTOPAR_RT_EXPORT void autopar_rt_write_output_##SUFFIX(                     \
-      int64_t index, int64_t rank, void *desc) {                               \
-    writeOutput(ElemKind::KIND, index, rank, desc);                            \
+      int64_t index, int64_t rank, void *desc, int64_t layoutRank,             \
+      void *layout) {                                                          \
+    writeOutput(ElemKind::KIND, index, rank, desc, layoutRank, layout);        \
   }                                                                            \
   AUTOPAR_RT_EXPORT void autopar_rt_all_reduce_##SUFFIX(                       \
       int64_t inRank, void *in, int64_t outRank, void *out, int64_t axes) {    \

@@ -53,8 +53,12 @@ def prepare(workdir, weight_sizes=(6, 6)):
 
 
 def run_runner(args, workdir, ranks=RANKS, grid="2", mode=None, extra=(),
-               program=None, weight_sizes=(6, 6)):
+               program=None, weight_sizes=(6, 6), files=None):
+    """`files(workdir)`, when given, returns the --input/--output arguments
+    that replace --inputs/--outputs."""
     weights, inputs, outputs = prepare(workdir, weight_sizes)
+    io = files(workdir) if files else ["--inputs", inputs, "--outputs",
+                                       outputs]
     env = dict(os.environ)
     env.pop("AUTOPAR_TEST_MODE", None)
     if mode:
@@ -62,8 +66,7 @@ def run_runner(args, workdir, ranks=RANKS, grid="2", mode=None, extra=(),
     command = [args.mpiexec, "-np", str(ranks), "--oversubscribe",
                "--allow-run-as-root", "-x", "AUTOPAR_TEST_MODE",
                args.runner, "--program", program or args.program,
-               "--grid", grid, "--weights", weights, "--inputs", inputs,
-               "--outputs", outputs] + list(extra)
+               "--grid", grid, "--weights", weights] + io + list(extra)
     if not mode:
         command.remove("-x")
         command.remove("AUTOPAR_TEST_MODE")
@@ -110,6 +113,53 @@ def case_run(args, checks):
                  data1 == struct.pack("<2q", 0, 1), "got %r" % data1)
     checks.check("no runtime message", "autopar-runtime" not in result.stderr,
                  result.stderr)
+
+
+# The sharded mode's files: input 0 behind a 7-byte prefix and before a
+# trailer (as raw_data inside a TensorProto), output 0 preallocated behind a
+# 5-byte header.
+IN_PREFIX, IN_SUFFIX = b"prefix!", b"end"
+OUT_HEADER, OUT_TRAILER = b"HEAD!", b"TL"
+
+
+def sharded_files(workdir, input_bytes=None):
+    os.makedirs(workdir, exist_ok=True)
+    data = struct.pack("<6f", *input0()) if input_bytes is None else input_bytes
+    inp = os.path.join(workdir, "input.pb")
+    with open(inp, "wb") as f:
+        f.write(IN_PREFIX + data + IN_SUFFIX)
+    out = os.path.join(workdir, "output.pb")
+    with open(out, "wb") as f:
+        f.write(OUT_HEADER + bytes(24) + OUT_TRAILER)
+    return ["--input", "%d:%s" % (len(IN_PREFIX), inp),
+            "--output", "%d:%s" % (len(OUT_HEADER), out)]
+
+
+def case_sharded(args, checks):
+    workdir = os.path.join(args.workdir, "sharded")
+    result, _ = run_runner(args, workdir, mode="sharded", files=sharded_files)
+    checks.check("sharded run finishes", result is not None, "timed out")
+    if result is None:
+        return
+    checks.check("sharded run exit code 0", result.returncode == 0,
+                 "exit code %d, stderr:\n%s" % (result.returncode,
+                                                result.stderr))
+    x = input0()
+    expected = (OUT_HEADER + struct.pack("<6f", *(x[:3] + [2 * v for v in x[3:]]))
+                + OUT_TRAILER)
+    path = os.path.join(workdir, "output.pb")
+    data = open(path, "rb").read() if os.path.exists(path) else b""
+    checks.check("each rank wrote its row at its offset, header and trailer "
+                 "kept", data == expected,
+                 "got %r, expected %r" % (data, expected))
+    expect_error(args, checks, "sharded-short-input",
+                 "read_input_f32: input file '.*input.pb' has 30 bytes, "
+                 r"expected at least 31 \(24 bytes of a f32 tensor of shape "
+                 r"2x3 at offset 7\)", mode="sharded",
+                 files=lambda w: sharded_files(w, bytes(20)))
+    expect_error(args, checks, "bad-input-flag",
+                 "invalid --input 'x:y': expected OFFSET:PATH .*",
+                 files=lambda w: ["--input", "x:y"])
 
 
 def case_profile(args, checks):
@@ -232,7 +282,7 @@ def case_errors(args, checks):
 
 
 CASES = {"run": case_run, "profile": case_profile, "help": case_help,
-         "errors": case_errors, "bench": case_bench}
+         "errors": case_errors, "bench": case_bench, "sharded": case_sharded}
 
 
 def main():

@@ -27,9 +27,15 @@ def LowerProgramToRuntimePass
     the device becomes a call of a private runtime declaration taking unranked
     memrefs (which lower to the ABI's `(int64_t rank, void *desc)` pairs):
 
-    - argument `i`: `memref.alloc` + `autopar_rt_read_input_<T>(i, buf)` +
-      `bufferization.to_tensor restrict`;
-    - result `j`: `autopar_rt_write_output_<T>(j, buf)` before the return;
+    - argument `i`: `memref.alloc` of its local type +
+      `autopar_rt_read_input_<T>(i, buf, layout)` +
+      `bufferization.to_tensor restrict`, where `layout` is an i64 constant:
+      the global sizes, then the encoded grid axes splitting each dimension
+      (from the argument's `autopar.sharding` and `autopar.global_type`,
+      which the partitioner sets on split arguments; 0 when whole), so that
+      each device reads only its block;
+    - result `j`: `autopar_rt_write_output_<T>(j, buf, layout)` before the
+      return (layout from the result attributes), each block written once;
     - `autopar.weight`: `memref.alloc` + `autopar_rt_load_weight_<T>(id, buf)`,
       where `id` numbers weight names in order of first appearance
       (`getProgramWeightOrder`, autopar/Conversion/ProgramToRuntime.h);
@@ -46,7 +52,9 @@ def LowerProgramToRuntimePass
 
     The `shard.grid` is erased. Other autopar compute ops are left for
     `autopar-convert-to-linalg`. Dynamic shapes, unsupported element types,
-    non-sum reductions and unknown ops of the shard dialect are errors.
+    non-sum reductions, unknown ops of the shard dialect and argument or
+    result attributes whose global type and sharding do not match the local
+    type are errors.
 
     Before:
     ```mlir
@@ -61,12 +69,13 @@ def LowerProgramToRuntimePass
     ```
     After:
     ```mlir
-    func.func private @autopar_rt_read_input_f32(i64, memref<*xf32>)
+    func.func private @autopar_rt_read_input_f32(i64, memref<*xf32>, memref<*xi64>)
     ...
     func.func @autopar_main() {
       %buf = memref.alloc() : memref<8x4xf32>
       %u = memref.cast %buf : memref<8x4xf32> to memref<*xf32>
-      call @autopar_rt_read_input_f32(%c0, %u) : (i64, memref<*xf32>) -> ()
+      %l = ... arith.constant dense<[8, 4, 0, 0]> : tensor<4xi64>, as memref<*xi64>
+      call @autopar_rt_read_input_f32(%c0, %u, %l) : (i64, memref<*xf32>, memref<*xi64>) -> ()
       %x = bufferization.to_tensor %buf restrict : memref<8x4xf32> to tensor<8x4xf32>
       %g = call @autopar_rt_group_index(%c1) : (i64) -> i64
       %off = arith.index_cast ... : i64 to index   // %g * 4
@@ -76,7 +85,7 @@ def LowerProgramToRuntimePass
       call @autopar_rt_all_reduce_f32(%inu, %outu, %c1) : (memref<*xf32>, memref<*xf32>, i64) -> ()
       %r = bufferization.to_tensor %out restrict : memref<4x4xf32> to tensor<4x4xf32>
       ...
-      call @autopar_rt_write_output_f32(%c0, %ru) : (i64, memref<*xf32>) -> ()
+      call @autopar_rt_write_output_f32(%c0, %ru, %rl) : (i64, memref<*xf32>, memref<*xi64>) -> ()
       return
     }
     ```

@@ -186,13 +186,30 @@ FailureOr<OwningOpRef<ModuleOp>> runStagesUntil(MLIRContext &ctx,
 FailureOr<std::vector<HostTensor>>
 readInputTensors(MLIRContext &ctx, const Manifest &manifest, StringRef dir);
 
-/// How a compiled program is launched.
+/// A tensor's raw row-major bytes inside a file, from byte `offset` on (the
+/// raw_data of a TensorProto file, or a whole raw file): what
+/// `autopar-runner --input/--output OFFSET:PATH` takes.
+struct TensorFileSlot {
+  std::string path;
+  int64_t offset = 0;
+};
+
+/// Locates the runtime inputs `DIR/input_<i>.pb` of `manifest` without
+/// reading their data, and checks count, dtype and shape: a raw-encoded
+/// tensor is used in place (each rank reads its block at the raw_data
+/// offset); one in typed fields is converted into a raw file
+/// `stagingDir/input_<i>.bin`.
+FailureOr<std::vector<TensorFileSlot>>
+locateInputFiles(MLIRContext &ctx, const Manifest &manifest, StringRef dir,
+                 StringRef stagingDir);
+
 /// What the runner measured with `--profile` (negative: not reported).
 struct ProfileMeasurement {
   double stepTimeSeconds = -1;
   int64_t peakMemoryBytes = -1;
 };
 
+/// How a compiled program is launched.
 struct RunOptions {
   /// Seconds before the job is killed.
   unsigned timeoutSeconds = 300;
@@ -203,10 +220,23 @@ struct RunOptions {
   unsigned threads = 0;
   /// Receives the measurements of a profiled run (may be null).
   ProfileMeasurement *measured = nullptr;
+  /// OpenMPI hostfile: the ranks run across its hosts (mpirun is used even
+  /// for one rank); empty: every rank on this host.
+  std::string hostfile;
 };
 
-/// Runs the program compiled into `outDir` on `inputs` with `mpirun` (one
-/// rank per device) and returns its outputs.
+/// Runs the program compiled into `outDir` with `mpirun` (one rank per
+/// device) on the input files `inputs` (one per runtime input), writing each
+/// device's blocks of every output into `outputs` (existing files, large
+/// enough; one per output).
+LogicalResult runCompiledFiles(MLIRContext &ctx, StringRef outDir,
+                               const Manifest &manifest,
+                               ArrayRef<TensorFileSlot> inputs,
+                               ArrayRef<TensorFileSlot> outputs,
+                               const RunOptions &options);
+
+/// Runs the program compiled into `outDir` on `inputs` (through raw files)
+/// and returns its outputs.
 FailureOr<std::vector<HostTensor>>
 runCompiledProgram(MLIRContext &ctx, StringRef outDir, const Manifest &manifest,
                    ArrayRef<HostTensor> inputs, const RunOptions &options);

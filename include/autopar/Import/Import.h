@@ -190,6 +190,32 @@ FailureOr<HostTensor> readTensorProtoFile(StringRef path, std::string &error);
 LogicalResult writeTensorProtoFile(StringRef path, const HostTensor &tensor,
                                    StringRef name, std::string &error);
 
+/// What scanTensorProtoFile finds in a serialized TensorProto without
+/// reading its data.
+struct TensorFileInfo {
+  DType dtype = DType::F32;
+  SmallVector<int64_t> shape;
+  std::string name;
+  /// Byte offset of the raw_data payload in the file, when the tensor is
+  /// raw-encoded (its length is then the tensor's byte size); std::nullopt
+  /// for typed fields (float_data, int64_data, ...).
+  std::optional<int64_t> rawDataOffset;
+};
+
+/// Reads the header fields of the TensorProto file at `path` (dims,
+/// data_type, name) and locates its raw_data, skipping over payloads without
+/// reading them, so that a tensor of any size is located by reading a few
+/// bytes. On failure (unreadable, malformed, unsupported element type,
+/// external data, raw_data of the wrong size) sets `error` to one line.
+FailureOr<TensorFileInfo> scanTensorProtoFile(StringRef path,
+                                              std::string &error);
+
+/// The bytes that precede the raw data in a serialized TensorProto named
+/// `name` of `dtype` and `shape` whose last field is raw_data: writing them
+/// followed by the tensor's row-major bytes gives a valid TensorProto file.
+std::string serializeTensorProtoHeader(DType dtype, ArrayRef<int64_t> shape,
+                                       StringRef name);
+
 /// Parses the bytes of a serialized ONNX TensorProto (see
 /// readTensorProtoFile); `bufferName` names it in `error`.
 FailureOr<HostTensor> parseTensorProto(StringRef bytes, StringRef bufferName,

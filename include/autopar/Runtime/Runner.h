@@ -20,6 +20,13 @@
 
 namespace autopar::runtime {
 
+/// A tensor's raw row-major bytes inside a file, from `offset` on (the
+/// raw_data of a serialized ONNX TensorProto, or a whole raw file).
+struct TensorFile {
+  std::string path;
+  int64_t offset = 0;
+};
+
 /// Where the `autopar_rt_*` calls find the grid and their files.
 struct RuntimeConfig {
   /// Device grid sizes, major axis first (`2x2` -> {2, 2}).
@@ -30,6 +37,12 @@ struct RuntimeConfig {
   std::string inputsDir;
   /// `<outputs>/output_<i>.bin`; empty when the run writes no outputs.
   std::string outputsDir;
+  /// Input i, when given, instead of `<inputs>/input_<i>.bin`.
+  std::vector<TensorFile> inputFiles;
+  /// Output i, when given, instead of `<outputs>/output_<i>.bin`: the file
+  /// exists and is large enough (the driver preallocates it); the writers
+  /// only fill their blocks.
+  std::vector<TensorFile> outputFiles;
 };
 
 /// Parses a grid such as `4` or `2x2` (positive sizes separated by `x`, at

@@ -51,43 +51,50 @@ extern "C" {
 
 /* Declares the per-element-type entry points. */
 #define AUTOPAR_RT_DECLARE(SUFFIX)                                             \
-  /* Fills the buffer with weight `id` of this rank                          \
-   * (`<weights>/rank<R>/w<id>.bin`); its byte size must match. */            \
+  /* Fills the buffer with weight `id` of this rank                            \
+   * (`<weights>/rank<R>/w<id>.bin`); its byte size must match. */             \
   void autopar_rt_load_weight_##SUFFIX(int64_t id, int64_t rank, void *desc);  \
-  /* Fills the buffer with runtime input `index` (`<inputs>/input_<i>.bin`,   \
-   * the whole, unpartitioned tensor); its byte size must match. */           \
-  void autopar_rt_read_input_##SUFFIX(int64_t index, int64_t rank,            \
-                                      void *desc);                            \
-  /* Writes output `index` (`<outputs>/output_<i>.bin`); rank 0 writes, the   \
-   * other ranks return at once. */                                           \
-  void autopar_rt_write_output_##SUFFIX(int64_t index, int64_t rank,          \
-                                        void *desc);                          \
-  /* out = sum of `in` over the group of `axes`; same shape. */               \
-  void autopar_rt_all_reduce_##SUFFIX(int64_t inRank, void *in,               \
-                                      int64_t outRank, void *out,             \
-                                      int64_t axes);                          \
-  /* out = concatenation along `dim` of every group member's `in`, in group  \
-   * index order. */                                                          \
-  void autopar_rt_all_gather_##SUFFIX(int64_t inRank, void *in,               \
-                                      int64_t outRank, void *out,             \
-                                      int64_t axes, int64_t dim);             \
-  /* out = block `groupIndex` along `dim` of the sum of `in` over the group. */\
-  void autopar_rt_reduce_scatter_##SUFFIX(int64_t inRank, void *in,           \
-                                          int64_t outRank, void *out,         \
-                                          int64_t axes, int64_t dim);         \
-  /* Splits `in` into group-size blocks along `splitDim`, sends block j to    \
-   * member j, and concatenates the received blocks along `concatDim` in     \
-   * sender order. */                                                         \
-  void autopar_rt_all_to_all_##SUFFIX(int64_t inRank, void *in,               \
-                                      int64_t outRank, void *out,             \
-                                      int64_t axes, int64_t splitDim,         \
-                                      int64_t concatDim);                     \
-  /* Point to point: sends `in` to, and receives `out` from, the device whose \
-   * coordinates on grid axes `axisA` and `axisB` (plain axis numbers, same   \
-   * size) are exchanged; a device whose two coordinates are equal copies.   \
-   */                                                                         \
-  void autopar_rt_swap_grid_axes_##SUFFIX(int64_t inRank, void *in,           \
-                                          int64_t outRank, void *out,         \
+  /* Fills the buffer with this device's block of runtime input `index`.       \
+   * `layout` is a 1-D i64 buffer of 2R values for a rank-R input: its         \
+   * global sizes, then per dimension the encoded grid axes that split it      \
+   * (0: whole). Along a dimension split over axes A, the device holds block   \
+   * group_index(A) of size global / group size (the buffer's size); only      \
+   * that block is read from the file (raw row-major bytes of the global       \
+   * tensor, at the offset the runner was given). */                           \
+  void autopar_rt_read_input_##SUFFIX(int64_t index, int64_t rank, void *desc, \
+                                      int64_t layoutRank, void *layout);       \
+  /* Writes this device's block of output `index` (layout as for inputs)       \
+   * at its place in the output file. Of the devices holding the same block    \
+   * (they differ only on grid axes that split no dimension), the one whose    \
+   * coordinates on those axes are all 0 writes; the others return. */         \
+  void autopar_rt_write_output_##SUFFIX(int64_t index, int64_t rank,           \
+                                        void *desc, int64_t layoutRank,        \
+                                        void *layout);                         \
+  /* out = sum of `in` over the group of `axes`; same shape. */                \
+  void autopar_rt_all_reduce_##SUFFIX(                                         \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t axes);     \
+  /* out = concatenation along `dim` of every group member's `in`, in group    \
+   * index order. */                                                           \
+  void autopar_rt_all_gather_##SUFFIX(int64_t inRank, void *in,                \
+                                      int64_t outRank, void *out,              \
+                                      int64_t axes, int64_t dim);              \
+  /* out = block `groupIndex` along `dim` of the sum of `in` over the group.   \
+   */                                                                          \
+  void autopar_rt_reduce_scatter_##SUFFIX(int64_t inRank, void *in,            \
+                                          int64_t outRank, void *out,          \
+                                          int64_t axes, int64_t dim);          \
+  /* Splits `in` into group-size blocks along `splitDim`, sends block j to     \
+   * member j, and concatenates the received blocks along `concatDim` in       \
+   * sender order. */                                                          \
+  void autopar_rt_all_to_all_##SUFFIX(                                         \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t axes,      \
+      int64_t splitDim, int64_t concatDim);                                    \
+  /* Point to point: sends `in` to, and receives `out` from, the device whose  \
+   * coordinates on grid axes `axisA` and `axisB` (plain axis numbers, same    \
+   * size) are exchanged; a device whose two coordinates are equal copies.     \
+   */                                                                          \
+  void autopar_rt_swap_grid_axes_##SUFFIX(int64_t inRank, void *in,            \
+                                          int64_t outRank, void *out,          \
                                           int64_t axisA, int64_t axisB);
 
 AUTOPAR_RT_DECLARE(f32)

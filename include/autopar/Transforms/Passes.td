@@ -199,8 +199,13 @@ def PartitionPass : Pass<"autopar-partition", "mlir::ModuleOp"> {
     replicated), `shard.reduce_scatter` (pending sum to split),
     `shard.all_gather`, `shard.all_to_all`, `shard.all_slice` (local), and
     `autopar.to_partial` (replicated to pending sum, local). The arguments and
-    results of `@main` keep their global types: inputs arrive whole on every
-    device and are sliced locally; results are gathered to replicated.
+    results of `@main` take the local types of their shardings: each device
+    reads only its own block of an input and writes only its own block of an
+    output. A split argument or result keeps its split (without pending
+    sums: an input planned partial is read split and made partial locally, a
+    partial result is summed first) in `autopar.sharding` and its global type
+    in `autopar.global_type` (argument and result attributes); replicated
+    ones have no attributes.
     `autopar.weight` ops get the local type and keep their global type in
     `autopar.global_type` and their sharding in `autopar.shardings`.
 
@@ -212,10 +217,11 @@ def PartitionPass : Pass<"autopar-partition", "mlir::ModuleOp"> {
     ```
     After:
     ```mlir
-    %xs = shard.all_slice %x on @grid grid_axes = [0] slice_axis = 0 : tensor<8x4xf32> -> tensor<4x4xf32>
-    %y = autopar.matmul %xs, %w : (tensor<4x4xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    // %x : tensor<4x4xf32> {autopar.sharding = #autopar.sharding<[[0], []]>,
+    //                       autopar.global_type = tensor<8x4xf32>}
+    %y = autopar.matmul %x, %w : (tensor<4x4xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
     %g = shard.all_gather %y on @grid grid_axes = [0] gather_axis = 0 : tensor<4x16xf32> -> tensor<8x16xf32>
-    return %g : tensor<8x16xf32>
+    return %g : tensor<8x16xf32>   // the plan asked for a replicated output
     ```
   }];
   let dependentDialects = ["mlir::shard::ShardDialect",

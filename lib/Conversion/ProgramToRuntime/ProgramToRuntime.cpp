@@ -70,6 +70,48 @@ static StringRef getTypeSuffix(Type elementType) {
   return "";
 }
 
+/// The block layout the runtime's input and output calls take for a value
+/// of local type `local`: its global sizes, then per dimension the encoded
+/// grid axes that split it (0: whole). `sharding` and `global` come from the
+/// argument or result attributes the partitioner leaves (both null for a
+/// replicated value, whose global type is `local`). Each dimension must be
+/// its global size divided by the devices of its axes on `grid` (empty when
+/// the module has no grid).
+static FailureOr<SmallVector<int64_t>>
+getBlockLayout(Operation *op, StringRef what, RankedTensorType local,
+               ShardingAttr sharding, TypeAttr global, ArrayRef<int64_t> grid) {
+  if (!sharding && !global)
+    return llvm::to_vector(llvm::concat<const int64_t>(
+        local.getShape(), SmallVector<int64_t>(local.getRank(), 0)));
+  auto globalType =
+      global ? dyn_cast<RankedTensorType>(global.getValue()) : nullptr;
+  if (!sharding || !globalType)
+    return op->emitOpError()
+           << what << " needs both '" << kShardingAttrName << "' and '"
+           << kGlobalTypeAttrName << "' or neither";
+  if (!globalType.hasStaticShape() || globalType.getRank() != local.getRank() ||
+      sharding.getRank() != local.getRank() ||
+      globalType.getElementType() != local.getElementType() ||
+      sharding.isPartial())
+    return op->emitOpError() << what << " of local type " << local
+                             << " does not match its global type " << globalType
+                             << " and sharding " << sharding;
+  SmallVector<int64_t> layout(globalType.getShape());
+  for (int64_t dim = 0; dim < local.getRank(); ++dim) {
+    int64_t devices = 1;
+    for (int64_t axis : sharding.getDimAxes(dim))
+      devices *= axis >= 0 && axis < static_cast<int64_t>(grid.size())
+                     ? grid[axis]
+                     : 0;
+    if (local.getDimSize(dim) * devices != globalType.getDimSize(dim))
+      return op->emitOpError() << what << " of local type " << local
+                               << " does not match its global type "
+                               << globalType << " and sharding " << sharding;
+    layout.push_back(encodeGridAxes(sharding.getDimAxes(dim)));
+  }
+  return layout;
+}
+
 namespace {
 
 /// Emits runtime calls for one module: declares the runtime functions on first
@@ -133,6 +175,15 @@ public:
     func::FuncOp callee = declare(name, args.getTypes(), results);
     ++numCalls;
     return func::CallOp::create(b, loc, callee, args).getResults();
+  }
+
+  /// A read-only unranked i64 buffer holding `values`.
+  Value i64Buffer(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
+    auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                      b.getI64Type());
+    Value constant = arith::ConstantOp::create(
+        b, loc, type, DenseIntElementsAttr::get(type, values));
+    return toReadOnlyBuffer(b, loc, constant);
   }
 
   /// `autopar_rt_group_index(axes)` as an i64.
@@ -391,7 +442,6 @@ LowerProgramToRuntimePass::lowerFunction(func::FuncOp func,
   if (weightCheck.wasInterrupted())
     return failure();
 
-  // Arguments: read the whole input on every device.
   for (auto [index, argument] : llvm::enumerate(func.getArguments()))
     if (failed(RuntimeCallBuilder::checkTensorType(
             func, argument.getType(),
@@ -402,13 +452,27 @@ LowerProgramToRuntimePass::lowerFunction(func::FuncOp func,
             func, type, ("result #" + Twine(index)).str())))
       return failure();
 
+  // Arguments: each device reads its own block of every input.
+  SmallVector<int64_t> grid;
+  auto grids = func->getParentOfType<ModuleOp>().getOps<shard::GridOp>();
+  if (!grids.empty())
+    grid.assign((*grids.begin()).getShape().begin(),
+                (*grids.begin()).getShape().end());
   OpBuilder b = OpBuilder::atBlockBegin(&entryBlock);
   for (auto [index, argument] : llvm::enumerate(func.getArguments())) {
     Location loc = argument.getLoc();
     auto type = cast<RankedTensorType>(argument.getType());
+    FailureOr<SmallVector<int64_t>> layout = getBlockLayout(
+        func, ("argument #" + Twine(index)).str(), type,
+        func.getArgAttrOfType<ShardingAttr>(index, kShardingAttrName),
+        func.getArgAttrOfType<TypeAttr>(index, kGlobalTypeAttrName), grid);
+    if (failed(layout))
+      return failure();
     auto [buffer, unranked] = rt.allocate(b, loc, type);
+    Value layoutBuffer = rt.i64Buffer(b, loc, *layout);
     rt.call(b, loc, "autopar_rt_read_input", type.getElementType(),
-            {RuntimeCallBuilder::i64Constant(b, loc, index), unranked});
+            {RuntimeCallBuilder::i64Constant(b, loc, index), unranked,
+             layoutBuffer});
     argument.replaceAllUsesWith(
         RuntimeCallBuilder::toTensor(b, loc, type, buffer));
   }
@@ -423,14 +487,24 @@ LowerProgramToRuntimePass::lowerFunction(func::FuncOp func,
     if (failed(lowerOp(op, rt, weightIds)))
       return failure();
 
-  // Results: rank 0 writes them.
+  // Results: each block is written once, by the device of its replicas
+  // whose coordinates on the grid axes that split nothing are all 0.
   auto returnOp = cast<func::ReturnOp>(entryBlock.getTerminator());
   b.setInsertionPoint(returnOp);
   for (auto [index, value] : llvm::enumerate(returnOp.getOperands())) {
     Location loc = returnOp.getLoc();
+    FailureOr<SmallVector<int64_t>> layout = getBlockLayout(
+        func, ("result #" + Twine(index)).str(),
+        cast<RankedTensorType>(value.getType()),
+        func.getResultAttrOfType<ShardingAttr>(index, kShardingAttrName),
+        func.getResultAttrOfType<TypeAttr>(index, kGlobalTypeAttrName), grid);
+    if (failed(layout))
+      return failure();
     Value buffer = rt.toReadOnlyBuffer(b, loc, value);
-    rt.call(b, loc, "autopar_rt_write_output", getElementTypeOrSelf(value),
-            {RuntimeCallBuilder::i64Constant(b, loc, index), buffer});
+    Value layoutBuffer = rt.i64Buffer(b, loc, *layout);
+    rt.call(
+        b, loc, "autopar_rt_write_output", getElementTypeOrSelf(value),
+        {RuntimeCallBuilder::i64Constant(b, loc, index), buffer, layoutBuffer});
   }
   func::ReturnOp::create(b, returnOp.getLoc());
   returnOp.erase();

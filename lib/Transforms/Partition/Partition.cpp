@@ -198,26 +198,41 @@ LogicalResult PartitionPass::partitionFunction(func::FuncOp func) {
     ops.push_back(&op);
 
   OpBuilder b(ctx);
-  // Runtime inputs arrive whole on every device: slice them locally.
+  // Runtime inputs: every device reads only its own block of each input (the
+  // runtime seeks into the input file), so an argument takes the local type
+  // of its planned split and keeps that split and its global type as
+  // argument attributes. An input planned as a pending sum is read split
+  // and made partial locally.
   b.setInsertionPointToStart(&func.getBody().front());
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type)
       continue;
-    SmallVector<OpOperand *> uses = getUses(arg);
-    FailureOr<Value> local =
-        reshard(b, arg.getLoc(), arg, type,
-                ShardingAttr::getReplicated(ctx, type.getRank()), sharding[arg]);
+    ShardingAttr planned = sharding.lookup(arg);
+    ShardingAttr read = planned.withoutPartial();
+    FailureOr<RankedTensorType> local = localType(arg.getLoc(), type, read);
     if (failed(local))
       return failure();
+    SmallVector<OpOperand *> uses = getUses(arg);
+    arg.setType(*local);
+    sharding[arg] = read;
+    FailureOr<Value> value = reshard(b, arg.getLoc(), arg, type, read, planned);
+    if (failed(value))
+      return failure();
     for (OpOperand *use : uses)
-      use->set(*local);
-    if (*local != arg) {
-      ShardingAttr s = sharding.lookup(arg);
-      sharding[*local] = s;
-      globalType[*local] = type;
+      use->set(*value);
+    if (*value != arg) {
+      sharding[*value] = planned;
+      globalType[*value] = type;
     }
-    func.removeArgAttr(arg.getArgNumber(), kShardingAttrName);
+    unsigned index = arg.getArgNumber();
+    if (read.isReplicated()) {
+      func.removeArgAttr(index, kShardingAttrName);
+      func.removeArgAttr(index, kGlobalTypeAttrName);
+    } else {
+      func.setArgAttr(index, kShardingAttrName, read);
+      func.setArgAttr(index, kGlobalTypeAttrName, TypeAttr::get(type));
+    }
   }
 
   // Reshards are shared between the consumers of a value.
@@ -249,18 +264,25 @@ LogicalResult PartitionPass::partitionFunction(func::FuncOp func) {
           continue;
         if (!want)
           want = ShardingAttr::getReplicated(ctx, global.getRank());
-        if (!want.isReplicated()) {
-          ret.emitError() << "results of @main must be replicated, result "
-                          << operand.getOperandNumber() << " is not";
-          return failure();
-        }
+        // Every device writes its own block of a split output (the runtime
+        // writes it at its offset in the output file); a pending sum is
+        // summed first.
+        want = want.withoutPartial();
         FailureOr<Value> local = operandAs(ret, v, global, want);
         if (failed(local))
           return failure();
         operand.set(*local);
-        func.removeResultAttr(operand.getOperandNumber(),
-                              StringAttr::get(ctx, kShardingAttrName));
+        unsigned index = operand.getOperandNumber();
+        if (want.isReplicated()) {
+          func.removeResultAttr(index, StringAttr::get(ctx, kShardingAttrName));
+        } else {
+          func.setResultAttr(index, kShardingAttrName, want);
+          func.setResultAttr(index, kGlobalTypeAttrName, TypeAttr::get(global));
+        }
       }
+      func.setType(FunctionType::get(ctx,
+                                     func.getBody().front().getArgumentTypes(),
+                                     ret->getOperandTypes()));
       continue;
     }
     if (auto weight = dyn_cast<WeightOp>(op)) {

@@ -277,11 +277,17 @@ LogicalResult ApplyPlanPass::annotate(func::FuncOp func) {
     if (!getSharding(weight))
       setSharding(weight, replicated(weight));
   });
-  // Outputs are requested replicated.
+  // Outputs of the data plan stay split as computed (each device writes its
+  // block of the batch; a pending sum is summed); the other plans request
+  // them replicated.
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     auto type = cast<RankedTensorType>(func.getResultTypes()[i]);
+    ShardingAttr computed = getSharding(ret.getOperand(i));
     func.setResultAttr(i, kShardingAttrName,
-                       ShardingAttr::getReplicated(ctx, type.getRank()));
+                       kind == PlanKind::Data && computed
+                           ? computed.withoutPartial()
+                           : ShardingAttr::getReplicated(ctx, type.getRank()));
   }
   return success();
 }

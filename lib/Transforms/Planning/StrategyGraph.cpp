@@ -407,8 +407,26 @@ FailureOr<std::vector<unsigned>> StrategyGraph::readAnnotated() {
   std::vector<unsigned> choice(nodes.size(), 0);
   for (unsigned n = 0; n < nodes.size(); ++n) {
     Node &node = nodes[n];
-    if (node.kind == NodeKind::Output || node.kind == NodeKind::Constant)
+    if (node.kind == NodeKind::Constant)
       continue;
+    if (node.kind == NodeKind::Output) {
+      // Outputs the plan keeps split (the data plan's) are written as
+      // blocks: no gather is priced for them.
+      Strategy s = node.strategies.front();
+      bool split = false;
+      for (unsigned i = 0; i < s.operands.size(); ++i)
+        if (auto want =
+                func.getResultAttrOfType<ShardingAttr>(i, kShardingAttrName)) {
+          s.operands[i] = want.withoutPartial();
+          split |= !want.isReplicated();
+        }
+      if (split) {
+        s.grads = s.operands;
+        node.strategies.push_back(std::move(s));
+        choice[n] = node.strategies.size() - 1;
+      }
+      continue;
+    }
     if (node.kind == NodeKind::Input || node.kind == NodeKind::Weight) {
       ShardingAttr have = getSharding(node.results[0]);
       if (!have)

@@ -1,22 +1,30 @@
-// RUN: autopar-opt %s -split-input-file --autopar-lower-program-to-runtime | FileCheck %s
+// RUN: autopar-opt %s -split-input-file --autopar-lower-program-to-runtime -verify-diagnostics | FileCheck %s
 
-// Inputs, weights (numbered by first appearance) and outputs.
+// Inputs, weights (numbered by first appearance) and outputs. Inputs and
+// outputs pass their block layout: global sizes, then the encoded grid axes
+// splitting each dimension (0: whole).
 // CHECK-NOT: shard.grid
-// CHECK-DAG: func.func private @autopar_rt_read_input_f32(i64, memref<*xf32>)
-// CHECK-DAG: func.func private @autopar_rt_read_input_i32(i64, memref<*xi32>)
+// CHECK-DAG: func.func private @autopar_rt_read_input_f32(i64, memref<*xf32>, memref<*xi64>)
+// CHECK-DAG: func.func private @autopar_rt_read_input_i32(i64, memref<*xi32>, memref<*xi64>)
 // CHECK-DAG: func.func private @autopar_rt_load_weight_f32(i64, memref<*xf32>)
-// CHECK-DAG: func.func private @autopar_rt_write_output_f32(i64, memref<*xf32>)
-// CHECK-DAG: func.func private @autopar_rt_write_output_i32(i64, memref<*xi32>)
+// CHECK-DAG: func.func private @autopar_rt_write_output_f32(i64, memref<*xf32>, memref<*xi64>)
+// CHECK-DAG: func.func private @autopar_rt_write_output_i32(i64, memref<*xi32>, memref<*xi64>)
 // CHECK-LABEL: func.func @autopar_main() {
 // CHECK: %[[IN0:.*]] = memref.alloc() : memref<2x4xf32>
 // CHECK-NEXT: %[[IN0U:.*]] = memref.cast %[[IN0]] : memref<2x4xf32> to memref<*xf32>
+// CHECK-NEXT: %[[L0:.*]] = arith.constant dense<[2, 4, 0, 0]> : tensor<4xi64>
+// CHECK-NEXT: %[[L0B:.*]] = bufferization.to_buffer %[[L0]] read_only : tensor<4xi64> to memref<4xi64>
+// CHECK-NEXT: %[[L0U:.*]] = memref.cast %[[L0B]] : memref<4xi64> to memref<*xi64>
 // CHECK-NEXT: %[[I0:.*]] = arith.constant 0 : i64
-// CHECK-NEXT: call @autopar_rt_read_input_f32(%[[I0]], %[[IN0U]]) : (i64, memref<*xf32>) -> ()
+// CHECK-NEXT: call @autopar_rt_read_input_f32(%[[I0]], %[[IN0U]], %[[L0U]]) : (i64, memref<*xf32>, memref<*xi64>) -> ()
 // CHECK-NEXT: %[[X:.*]] = bufferization.to_tensor %[[IN0]] restrict : memref<2x4xf32> to tensor<2x4xf32>
 // CHECK-NEXT: %[[IN1:.*]] = memref.alloc() : memref<3xi32>
 // CHECK-NEXT: %[[IN1U:.*]] = memref.cast %[[IN1]] : memref<3xi32> to memref<*xi32>
+// CHECK-NEXT: arith.constant dense<[3, 0]> : tensor<2xi64>
+// CHECK-NEXT: bufferization.to_buffer
+// CHECK-NEXT: %[[L1U:.*]] = memref.cast
 // CHECK-NEXT: %[[I1:.*]] = arith.constant 1 : i64
-// CHECK-NEXT: call @autopar_rt_read_input_i32(%[[I1]], %[[IN1U]])
+// CHECK-NEXT: call @autopar_rt_read_input_i32(%[[I1]], %[[IN1U]], %[[L1U]])
 // CHECK-NEXT: %[[N:.*]] = bufferization.to_tensor %[[IN1]] restrict
 // CHECK-NEXT: %[[W0:.*]] = memref.alloc() : memref<4x8xf32>
 // CHECK-NEXT: %[[W0U:.*]] = memref.cast %[[W0]]
@@ -36,12 +44,18 @@
 // CHECK-NEXT: autopar.matmul %[[X]], %[[WT]]
 // CHECK: %[[OUT:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x8xf32> to memref<2x8xf32>
 // CHECK-NEXT: %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<2x8xf32> to memref<*xf32>
+// CHECK-NEXT: arith.constant dense<[2, 8, 0, 0]> : tensor<4xi64>
+// CHECK-NEXT: bufferization.to_buffer
+// CHECK-NEXT: %[[LO0:.*]] = memref.cast
 // CHECK-NEXT: %[[O0:.*]] = arith.constant 0 : i64
-// CHECK-NEXT: call @autopar_rt_write_output_f32(%[[O0]], %[[OUTU]])
+// CHECK-NEXT: call @autopar_rt_write_output_f32(%[[O0]], %[[OUTU]], %[[LO0]])
 // CHECK-NEXT: bufferization.to_buffer %[[N]] read_only : tensor<3xi32> to memref<3xi32>
 // CHECK-NEXT: %[[NU:.*]] = memref.cast
+// CHECK-NEXT: arith.constant dense<[3, 0]> : tensor<2xi64>
+// CHECK-NEXT: bufferization.to_buffer
+// CHECK-NEXT: %[[LO1:.*]] = memref.cast
 // CHECK-NEXT: %[[O1:.*]] = arith.constant 1 : i64
-// CHECK-NEXT: call @autopar_rt_write_output_i32(%[[O1]], %[[NU]])
+// CHECK-NEXT: call @autopar_rt_write_output_i32(%[[O1]], %[[NU]], %[[LO1]])
 // CHECK-NEXT: return
 shard.grid @grid(shape = 1)
 func.func @main(%x: tensor<2x4xf32>, %n: tensor<3xi32>) -> (tensor<2x8xf32>, tensor<3xi32>) {
@@ -168,4 +182,37 @@ func.func @main(%x: tensor<4x8xf32>, %n: tensor<3xi64>) -> (tensor<4x8xf32>, ten
   %y = autopar.swap_grid_axes %x on @grid grid_axes = [2, 0] : tensor<4x8xf32>
   %m = autopar.swap_grid_axes %n on @grid grid_axes = [0, 1] : tensor<3xi64>
   return %y, %m : tensor<4x8xf32>, tensor<3xi64>
+}
+
+// -----
+
+// Split inputs and outputs (the partitioner's argument and result
+// attributes): each device reads and writes only its block. Rows of x are
+// split over axes [0, 1] (code 0x12 = 18), columns of y over axis 1 (code 2).
+// CHECK-LABEL: func.func @autopar_main() {
+// CHECK: memref.alloc() : memref<2x4xf32>
+// CHECK: arith.constant dense<[8, 4, 18, 0]> : tensor<4xi64>
+// CHECK: call @autopar_rt_read_input_f32
+// CHECK: arith.constant dense<[2, 8, 0, 2]> : tensor<4xi64>
+// CHECK: call @autopar_rt_write_output_f32
+shard.grid @grid(shape = 2x2)
+func.func @main(%x: tensor<2x4xf32> {autopar.sharding = #autopar.sharding<[[0, 1], []]>, autopar.global_type = tensor<8x4xf32>})
+    -> (tensor<2x4xf32> {autopar.sharding = #autopar.sharding<[[], [1]]>, autopar.global_type = tensor<2x8xf32>}) {
+  return %x : tensor<2x4xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+// expected-error @below {{'func.func' op argument #0 needs both 'autopar.sharding' and 'autopar.global_type' or neither}}
+func.func @main(%x: tensor<2x4xf32> {autopar.sharding = #autopar.sharding<[[0], []]>}) -> tensor<2x4xf32> {
+  return %x : tensor<2x4xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+// expected-error @below {{'func.func' op result #0 of local type 'tensor<2x4xf32>' does not match its global type 'tensor<8x4xf32>' and sharding #autopar.sharding<[[], [0]]>}}
+func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32> {autopar.sharding = #autopar.sharding<[[], [0]]>, autopar.global_type = tensor<8x4xf32>}) {
+  return %x : tensor<2x4xf32>
 }

@@ -7,7 +7,8 @@ shard.grid @grid(shape = 2)
 // CHECK-LABEL: func.func @softmax_axis
 func.func @softmax_axis(%x: tensor<4x8xf32> {autopar.sharding = #autopar.sharding<[[], [0]]>})
     -> (tensor<4x8xf32> {autopar.sharding = #autopar.sharding<[[], []]>}) {
-  // CHECK: %[[S:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 1
+  // CHECK-SAME: (%[[S:.*]]: tensor<4x4xf32> {autopar.global_type = tensor<4x8xf32>, autopar.sharding = #autopar.sharding<{{\[\[}}], [0]]>})
+  // CHECK-NOT: shard.all_slice
   // CHECK: %[[T:.*]] = shard.all_to_all %[[S]] on @grid grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<4x4xf32> -> tensor<2x8xf32>
   // CHECK: autopar.softmax %[[T]] {axis = 1 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
   %y = autopar.softmax %x {axis = 1, autopar.shardings = [#autopar.sharding<[[0], []]>]} : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -22,7 +23,7 @@ shard.grid @grid(shape = 2)
 // CHECK-LABEL: func.func @reshape_heads
 func.func @reshape_heads(%x: tensor<2x4x12xf32> {autopar.sharding = #autopar.sharding<[[], [], [0]]>})
     -> (tensor<2x4x6x2xf32> {autopar.sharding = #autopar.sharding<[[], [], [], []]>}) {
-  // CHECK: %[[S:.*]] = shard.all_slice
+  // CHECK-SAME: (%[[S:.*]]: tensor<2x4x6xf32>
   // CHECK: %[[R:.*]] = autopar.reshape %[[S]] : (tensor<2x4x6xf32>) -> tensor<2x4x3x2xf32>
   // CHECK-NOT: shard.all_to_all
   // CHECK: shard.all_gather %[[R]] on @grid grid_axes = [0] gather_axis = 2

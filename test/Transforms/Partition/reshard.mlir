@@ -5,10 +5,10 @@
 
 shard.grid @grid(shape = 4)
 // CHECK-LABEL: func.func @partial_to_replicated
+// CHECK-SAME: (%[[S:.*]]: tensor<8x4xf32> {autopar.global_type = tensor<8x16xf32>
 func.func @partial_to_replicated(%x: tensor<8x16xf32> {autopar.sharding = #autopar.sharding<[[], [0]]>})
     -> (tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[], []]>}) {
   %w = autopar.weight "w" {autopar.shardings = [#autopar.sharding<[[0], []]>]} : tensor<16x4xf32>
-  // CHECK: %[[S:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 1 : tensor<8x16xf32> -> tensor<8x4xf32>
   // CHECK: %[[M:.*]] = autopar.matmul %[[S]], %{{.*}} : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
   %y = autopar.matmul %x, %w {autopar.shardings = [#autopar.sharding<[[], []], partial = [0]>]} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
   // CHECK: %[[R:.*]] = shard.all_reduce %[[M]] on @grid grid_axes = [0] : tensor<8x4xf32> -> tensor<8x4xf32>
@@ -52,7 +52,7 @@ shard.grid @grid(shape = 2x2)
 // CHECK-LABEL: func.func @two_axes
 func.func @two_axes(%x: tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[0, 1], []]>})
     -> (tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[], []]>}) {
-  // CHECK: %[[S0:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0, 1] slice_axis = 0 : tensor<8x4xf32> -> tensor<2x4xf32>
+  // CHECK-SAME: (%{{.*}}: tensor<2x4xf32>
   %a = autopar.relu %x {autopar.shardings = [#autopar.sharding<[[0, 1], []]>]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
   // CHECK: %[[T:.*]] = shard.all_to_all %{{.*}} on @grid grid_axes = [1] split_axis = 1 concat_axis = 0 : tensor<2x4xf32> -> tensor<4x2xf32>
   // CHECK: autopar.relu %[[T]] : (tensor<4x2xf32>) -> tensor<4x2xf32>
@@ -82,11 +82,11 @@ func.func @bias_to_partial(%x: tensor<4x8xf32> {autopar.sharding = #autopar.shar
 // -----
 
 shard.grid @grid(shape = 2)
-// A runtime input sliced at entry, then resharded again for its consumer.
+// A runtime input read as its block, then resharded for its consumer.
 // CHECK-LABEL: func.func @input_resharded
+// CHECK-SAME: (%[[S:.*]]: tensor<8x2xf32> {autopar.global_type = tensor<8x4xf32>, autopar.sharding = #autopar.sharding<{{\[\[}}], [0]]>})
 func.func @input_resharded(%x: tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[], [0]]>})
     -> (tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[], []]>}) {
-  // CHECK: %[[S:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 1 : tensor<8x4xf32> -> tensor<8x2xf32>
   // CHECK: %[[T:.*]] = shard.all_to_all %[[S]] on @grid grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<8x2xf32> -> tensor<4x4xf32>
   // CHECK: autopar.relu %[[T]] : (tensor<4x4xf32>) -> tensor<4x4xf32>
   %r = autopar.relu %x {autopar.shardings = [#autopar.sharding<[[0], []]>]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
@@ -98,9 +98,9 @@ func.func @input_resharded(%x: tensor<8x4xf32> {autopar.sharding = #autopar.shar
 shard.grid @grid(shape = 2x2)
 // Rows split over axis 0 move to axis 1 by a point-to-point exchange.
 // CHECK-LABEL: func.func @swap_axes
+// CHECK-SAME: (%[[S:.*]]: tensor<4x4xf32>
 func.func @swap_axes(%x: tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[0], []]>})
     -> (tensor<8x4xf32> {autopar.sharding = #autopar.sharding<[[], []]>}) {
-  // CHECK: %[[S:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 0
   // CHECK: %[[W:.*]] = autopar.swap_grid_axes %[[S]] on @grid grid_axes = [0, 1] : tensor<4x4xf32>
   // CHECK: autopar.relu %[[W]] : (tensor<4x4xf32>) -> tensor<4x4xf32>
   %r = autopar.relu %x {autopar.shardings = [#autopar.sharding<[[1], []]>]} : (tensor<8x4xf32>) -> tensor<8x4xf32>

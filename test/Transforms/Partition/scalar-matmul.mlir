@@ -4,9 +4,9 @@
 // map with no dimensions. (Found by the randomized differential test: the rule
 // held a null map and planning crashed in AffineMap::getNumDims.) The data
 // plan splits the contraction, so the result is a pending sum, all-reduced
-// before it is returned.
+// before it is returned. Each device reads only its half of the input.
 // CHECK-LABEL: func.func @main
-// CHECK: %[[S:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 0 : tensor<8xf32> -> tensor<4xf32>
+// CHECK-SAME: (%[[S:.*]]: tensor<4xf32> {autopar.global_type = tensor<8xf32>, autopar.sharding = #autopar.sharding<{{\[\[}}0]]>}) -> tensor<f32>
 // CHECK: %[[M:.*]] = autopar.matmul %[[S]], %{{.*}} : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
 // CHECK: %[[R:.*]] = shard.all_reduce %[[M]] on @grid grid_axes = [0] : tensor<f32> -> tensor<f32>
 // CHECK: return %[[R]]

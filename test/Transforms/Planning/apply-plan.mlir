@@ -19,7 +19,7 @@ func.func @main(%x: tensor<8x16xf32> loc("x")) -> tensor<8x4xf32> {
 // DATA: shard.grid @grid(shape = 4)
 // DATA-LABEL: func.func @main
 // DATA-SAME: autopar.sharding = #autopar.sharding<{{\[\[}}0], [{{\]\]}}>
-// DATA-SAME: -> (tensor<8x4xf32> {autopar.sharding = #autopar.sharding<{{\[\[}}], [{{\]\]}}>})
+// DATA-SAME: -> (tensor<8x4xf32> {autopar.sharding = #autopar.sharding<{{\[\[}}0], [{{\]\]}}>})
 // DATA: autopar.weight "w1" {autopar.shardings = [#autopar.sharding<{{\[\[}}], [{{\]\]}}>]}
 // DATA: autopar.weight "b1" {autopar.shardings = [#autopar.sharding<{{\[\[}}{{\]\]}}>]}
 // DATA: autopar.gemm {{.*}}#autopar.sharding<{{\[\[}}0], [{{\]\]}}>

@@ -1,0 +1,11 @@
+#!/bin/sh
+# OpenMPI remote-shell agent for netns-hosts.sh: `netns-rsh.sh HOST CMD...`
+# runs CMD in the network namespace of HOST (from $AUTOPAR_NETNS_MAP).
+host=$1
+shift
+ns=$(awk -v h="$host" '$1 == h { print $2 }' "$AUTOPAR_NETNS_MAP")
+if [ -z "$ns" ]; then
+  echo "netns-rsh.sh: unknown host '$host'" >&2
+  exit 1
+fi
+exec ip netns exec "$ns" sh -c "$*"
