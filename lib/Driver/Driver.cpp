@@ -424,6 +424,9 @@ static void printUsage(llvm::raw_ostream &os) {
         "generation)\n"
      << "  run      OUTDIR --inputs DIR --outputs DIR [--timeout S]\n"
      << "           run a compiled model with mpirun (one rank per device)\n"
+     << "  train    OUTDIR --data DIR --steps N [--save MODEL_OUT.onnx]\n"
+     << "           run training steps of a model compiled with --mode "
+        "training\n"
      << "  verify   MODEL.onnx --grid SHAPE [--plan P] [--inputs DIR]\n"
      << "           compare the partitioned program with the single-device "
         "one\n"
@@ -459,6 +462,8 @@ int mlir::autopar::runMain(int argc, char **argv) {
     return runCommand(subArgc, subArgv);
   if (command == "verify")
     return verifyCommand(subArgc, subArgv);
+  if (command == "train")
+    return trainCommand(subArgc, subArgv);
   if (command == "import")
     return importCommand(subArgc, subArgv);
   if (command == "plan")
@@ -466,7 +471,8 @@ int mlir::autopar::runMain(int argc, char **argv) {
   if (command == "calibrate")
     return calibrateCommand(subArgc, subArgv);
   printError("unknown subcommand '" + command + "'");
-  printNote("the subcommands are compile, plan, run, verify, import and calibrate; "
+  printNote("the subcommands are compile, plan, run, train, verify, import and "
+            "calibrate; "
             "see 'autopar --help'");
   return kErrorExitCode;
 }

@@ -197,6 +197,16 @@ FailureOr<HostTensor> parseTensorProto(StringRef bytes, StringRef bufferName,
 /// Serializes `tensor` as an ONNX TensorProto named `name`.
 std::string serializeTensorProto(const HostTensor &tensor, StringRef name);
 
+/// Writes the binary ONNX model at `sourcePath` to `destPath` with the data
+/// of the initializers named in `initializers` replaced (same graph, same
+/// types and shapes; the new data is stored inline). Fails with one line in
+/// `error` when the source is not a binary model or an initializer is
+/// missing or differs in type or shape.
+LogicalResult
+writeModelWithInitializers(StringRef sourcePath, StringRef destPath,
+                           const std::map<std::string, HostTensor> &initializers,
+                           std::string &error);
+
 } // namespace mlir::autopar
 
 #endif // AUTOPAR_IMPORT_IMPORT_H
