@@ -851,7 +851,10 @@ int driver::compileCommand(int argc, char **argv) {
   FailureOr<InputShapes> inputShapes = common.getInputShapes();
   if (failed(inputShapes))
     return kErrorExitCode;
-  FailureOr<ImportedModel> imported = importModel(ctx, model, *inputShapes);
+  // A training step keeps every float initializer a parameter.
+  FailureOr<ImportedModel> imported =
+      importModel(ctx, model, *inputShapes, /*requireWeightData=*/true,
+                  /*keepFloatInitializers=*/training.has_value());
   if (failed(imported))
     return kErrorExitCode;
   CompileOptions options;

@@ -197,7 +197,8 @@ FailureOr<InputShapes> driver::ModelPlanOptions::getInputShapes() const {
 FailureOr<ImportedModel> driver::importModel(MLIRContext &ctx,
                                              StringRef modelPath,
                                              const InputShapes &inputShapes,
-                                             bool requireWeightData) {
+                                             bool requireWeightData,
+                                             bool keepFloatInitializers) {
   if (!llvm::sys::fs::exists(modelPath)) {
     emitDriverError(ctx) << "model file '" << modelPath << "' does not exist";
     return failure();
@@ -209,6 +210,7 @@ FailureOr<ImportedModel> driver::importModel(MLIRContext &ctx,
   }
   ImportOptions options;
   options.requireWeightData = requireWeightData;
+  options.keepFloatInitializers = keepFloatInitializers;
   options.inputShapes = inputShapes;
   FailureOr<ImportedModel> model = importOnnxFile(modelPath, ctx, options);
   if (failed(model))

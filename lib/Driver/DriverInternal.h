@@ -122,7 +122,8 @@ InFlightDiagnostic emitDriverError(MLIRContext &ctx);
 /// shapes (errors on `ctx`).
 FailureOr<ImportedModel> importModel(MLIRContext &ctx, StringRef modelPath,
                                      const InputShapes &inputShapes = {},
-                                     bool requireWeightData = true);
+                                     bool requireWeightData = true,
+                                     bool keepFloatInitializers = false);
 
 /// Checks that `plan` is a keyword or names an existing file.
 LogicalResult checkPlanArgument(MLIRContext &ctx, StringRef plan);

@@ -148,6 +148,10 @@ struct ImportOptions {
   /// for the old batch) are dropped, and an import error names the inputs
   /// it changed.
   InputShapes inputShapes;
+  /// Training: float initializers of rank >= 1 are parameters, so they are
+  /// never read as compile-time values (an op on one is never folded into a
+  /// new constant weight, which training would then update instead).
+  bool keepFloatInitializers = false;
 };
 
 /// Parses one `NAME=D0xD1x...` entry of `--input-shape` into `shapes`
