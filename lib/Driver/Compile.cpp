@@ -18,13 +18,16 @@
 #include "autopar/Pipelines/Pipelines.h"
 #include "autopar/Target/Target.h"
 #include "autopar/Transforms/Lowering/PackedWeights.h"
+#include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/PlanReport.h"
+#include "autopar/Transforms/Planning/TrainingLoss.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -163,24 +166,29 @@ static FailureOr<TensorSignature> getSignature(MLIRContext &ctx, Type type,
   return sig;
 }
 
-/// Fills the inputs and outputs of `manifest` from the imported @main.
+/// Fills the inputs and outputs of `manifest` from @main of `module` (the
+/// imported one, or the training step, whose extra input is the labels or
+/// target and whose output is the loss).
 static LogicalResult fillSignatures(MLIRContext &ctx, ImportedModel &model,
-                                    Manifest &manifest) {
-  FailureOr<func::FuncOp> main = getMainFunction(ctx, *model.module);
+                                    ModuleOp module, Manifest &manifest) {
+  FailureOr<func::FuncOp> main = getMainFunction(ctx, module);
   if (failed(main))
     return failure();
   FunctionType type = main->getFunctionType();
   for (auto [index, input] : llvm::enumerate(type.getInputs())) {
     std::string name = index < model.inputNames.size()
                            ? model.inputNames[index]
-                           : "input_" + std::to_string(index);
+                           : getOnnxValueName(main->getArgument(index));
+    if (name.empty())
+      name = "input_" + std::to_string(index);
     FailureOr<TensorSignature> sig = getSignature(ctx, input, name);
     if (failed(sig))
       return failure();
     manifest.inputs.push_back(std::move(*sig));
   }
   for (auto [index, output] : llvm::enumerate(type.getResults())) {
-    std::string name = index < model.outputNames.size()
+    std::string name = module != *model.module ? std::string("loss")
+                       : index < model.outputNames.size()
                            ? model.outputNames[index]
                            : "output_" + std::to_string(index);
     FailureOr<TensorSignature> sig = getSignature(ctx, output, name);
@@ -323,6 +331,23 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
       sharding = ShardingAttr::getReplicated(&ctx, globalType.getRank());
 
     const WeightStore::Weight *stored = model.weights->lookup(name);
+    // Optimizer state made by autopar-differentiate starts at zero.
+    std::vector<char> zeros;
+    WeightStore::Weight zeroWeight;
+    if (!stored && op->hasAttr("autopar.zero_init")) {
+      FailureOr<DType> zeroType =
+          getDTypeFromElementType(globalType.getElementType());
+      if (failed(zeroType)) {
+        op.emitError() << "state '" << name << "' has an unsupported type";
+        return failure();
+      }
+      zeroWeight.name = name;
+      zeroWeight.dtype = *zeroType;
+      zeroWeight.shape.assign(globalType.getShape().begin(),
+                              globalType.getShape().end());
+      zeros.assign(globalType.getNumElements() * getDTypeSize(*zeroType), 0);
+      stored = &zeroWeight;
+    }
     if (!stored) {
       op.emitError() << "weight '" << name << "' is not in the model";
       return failure();
@@ -338,7 +363,9 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
       return failure();
     }
     std::string error;
-    FailureOr<ArrayRef<char>> data = model.weights->getData(name, error);
+    FailureOr<ArrayRef<char>> data =
+        stored == &zeroWeight ? FailureOr<ArrayRef<char>>(ArrayRef<char>(zeros))
+                              : model.weights->getData(name, error);
     if (failed(data)) {
       emitDriverError(ctx) << error;
       return failure();
@@ -410,6 +437,101 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
     manifest.weights.push_back(std::move(entry));
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Training step
+//===----------------------------------------------------------------------===//
+
+/// Appends the loss to @main of `module` and differentiates it into one
+/// training step (autopar-append-loss, autopar-differentiate).
+static LogicalResult buildTrainingStep(MLIRContext &ctx, ModuleOp module,
+                                       const TrainingStepOptions &training) {
+  std::optional<LossKind> loss = symbolizeLossKind(training.loss);
+  if (!loss) {
+    emitDriverError(ctx) << "unknown --loss '" << training.loss
+                         << "', expected cross_entropy, mse or output";
+    return failure();
+  }
+  if (training.optimizer != "sgd" && training.optimizer != "adam") {
+    emitDriverError(ctx) << "unknown --optimizer '" << training.optimizer
+                         << "', expected sgd or adam";
+    return failure();
+  }
+  if (failed(appendTrainingLoss(module, *loss)))
+    return failure();
+  return runStage(ctx, module, "differentiation", [&](OpPassManager &pm) {
+    DifferentiatePassOptions options;
+    options.optimizer = training.optimizer;
+    options.learningRate = training.learningRate;
+    options.weightDecay = training.weightDecay;
+    options.freeze.assign(training.freeze.begin(), training.freeze.end());
+    pm.addPass(createDifferentiatePass(options));
+  });
+}
+
+/// Writes `OUTDIR/training.json`: what `autopar train` needs to print the
+/// steps and to write the updated model: the step's settings, the model
+/// path, and every stored weight (id, name, global shape, dtype, sharding,
+/// whether it is a model initializer or optimizer state).
+static LogicalResult writeTrainingDescription(MLIRContext &ctx,
+                                              ModuleOp module,
+                                              const Manifest &manifest,
+                                              const CompileOptions &options) {
+  FailureOr<func::FuncOp> main = getMainFunction(ctx, module);
+  if (failed(main))
+    return failure();
+  llvm::StringMap<int64_t> ids;
+  for (const WeightEntry &entry : manifest.weights)
+    ids[entry.name] = entry.id;
+  llvm::json::Array stored;
+  llvm::StringSet<> seen;
+  WalkResult walk = main->walk([&](AssignOp assign) -> WalkResult {
+    auto weight = assign.getWeight().getDefiningOp<WeightOp>();
+    if (!weight || !seen.insert(weight.getName()).second)
+      return WalkResult::advance();
+    auto it = ids.find(weight.getName());
+    if (it == ids.end()) {
+      assign.emitError() << "stored weight '" << weight.getName()
+                         << "' has no weight file";
+      return WalkResult::interrupt();
+    }
+    const WeightEntry &entry = manifest.weights[it->second];
+    ShardingAttr sharding = getSharding(weight.getResult());
+    llvm::json::Array dims;
+    for (int64_t d = 0; d < (int64_t)entry.globalShape.size(); ++d)
+      dims.push_back(llvm::json::Array(
+          sharding ? sharding.getDimAxes(d) : ArrayRef<int64_t>()));
+    stored.push_back(llvm::json::Object{
+        {"id", entry.id},
+        {"name", entry.name},
+        {"dtype", getDTypeName(entry.dtype)},
+        {"shape", llvm::json::Array(entry.globalShape)},
+        {"sharding", std::move(dims)},
+        {"partial", llvm::json::Array(sharding ? sharding.getPartial()
+                                               : ArrayRef<int64_t>())},
+        {"state", weight->hasAttr("autopar.zero_init")}});
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  SmallString<256> model(options.modelPath);
+  if (!model.empty())
+    llvm::sys::fs::make_absolute(model);
+  llvm::json::Object description{
+      {"model", model.str()},
+      {"loss", options.training->loss},
+      {"optimizer", options.training->optimizer},
+      {"lr", options.training->learningRate},
+      {"weight_decay", options.training->weightDecay},
+      {"freeze", llvm::json::Array(options.training->freeze)},
+      {"stored_weights", std::move(stored)}};
+  SmallString<256> path(options.outDir);
+  llvm::sys::path::append(path, "training.json");
+  std::string json =
+      llvm::formatv("{0:2}", llvm::json::Value(std::move(description))).str() +
+      "\n";
+  return writeFileBytes(ctx, path, ArrayRef<char>(json.data(), json.size()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -500,7 +622,13 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   }
   if (*cluster)
     manifest.cluster = clusterToJson(**cluster);
-  if (failed(fillSignatures(ctx, model, manifest)))
+  OwningOpRef<ModuleOp> module = model.module->clone();
+  if (options.training &&
+      failed(buildTrainingStep(ctx, *module, *options.training)))
+    return failure();
+  if (failed(fillSignatures(ctx, model,
+                            options.training ? *module : *model.module,
+                            manifest)))
     return failure();
   if (std::error_code ec = llvm::sys::fs::create_directories(options.outDir)) {
     emitDriverError(ctx) << "cannot create output directory '" << options.outDir
@@ -508,16 +636,27 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
     return failure();
   }
 
-  // Plan.
+  // Plan. A training step is planned from its explicit graph (forward,
+  // backward and update are ops like any other), so it is priced as one
+  // program run.
   ProgressLog progress(!options.quiet);
   progress.step("compiling for grid " + formatGridShape(*grid) +
                 " with plan " + plan + ": planning");
-  OwningOpRef<ModuleOp> module = model.module->clone();
   PlanMetadata metadata;
   metadata.modelSha256 = model.sha256;
   if (failed(planModule(ctx, *module, *grid, plan, *cluster,
                         PlanMode::Inference, options.quiet, metadata)))
     return failure();
+  if (options.training) {
+    metadata.mode = "training";
+    metadata.extra["training_step"] = llvm::json::Object{
+        {"loss", options.training->loss},
+        {"optimizer", options.training->optimizer},
+        {"lr", options.training->learningRate},
+        {"weight_decay", options.training->weightDecay},
+        {"note", "the step graph (forward, backward, update) is planned and "
+                 "priced as one program"}};
+  }
   if (fixed) {
     metadata.strategy = "fixed";
     metadata.extra["fixed"] = llvm::json::Object{
@@ -546,6 +685,10 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
                 " devices");
   if (failed(writeWeightShards(ctx, *module, model, *grid, options.outDir,
                                manifest)))
+    return failure();
+
+  if (options.training &&
+      failed(writeTrainingDescription(ctx, *module, manifest, options)))
     return failure();
 
   // Native code.
@@ -598,11 +741,44 @@ int driver::compileCommand(int argc, char **argv) {
                      "not implemented yet)"),
       llvm::cl::value_desc("config"), llvm::cl::cat(category));
 
+  static llvm::cl::opt<std::string> mode(
+      "mode",
+      llvm::cl::desc("inference (default) or training: the program is one "
+                     "training step that `autopar train` runs"),
+      llvm::cl::value_desc("mode"), llvm::cl::init("inference"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> loss(
+      "loss",
+      llvm::cl::desc("training loss: cross_entropy (int64 labels), mse "
+                     "(float target) or output (the model's scalar output)"),
+      llvm::cl::value_desc("loss"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> optimizer(
+      "optimizer", llvm::cl::desc("training optimizer: sgd (default) or adam"),
+      llvm::cl::value_desc("name"), llvm::cl::init("sgd"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> lr(
+      "lr", llvm::cl::desc("learning rate (default 0.01)"),
+      llvm::cl::value_desc("x"), llvm::cl::init("0.01"),
+      llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> weightDecay(
+      "weight-decay",
+      llvm::cl::desc("weight decay: sgd adds it to the gradient, adam "
+                     "becomes AdamW (default 0)"),
+      llvm::cl::value_desc("x"), llvm::cl::init("0"), llvm::cl::cat(category));
+  static llvm::cl::list<std::string> freeze(
+      "freeze",
+      llvm::cl::desc("float initializers not to train (comma-separated)"),
+      llvm::cl::value_desc("name,..."), llvm::cl::CommaSeparated,
+      llvm::cl::ZeroOrMore, llvm::cl::cat(category));
+
   if (std::optional<int> exit = parseCommandLine(
           argc, argv, "compile",
           "compile an ONNX model into per-device programs and weight shards\n\n"
           "  autopar compile MODEL.onnx --grid SHAPE [--plan P] "
-          "[--cluster FILE.json] [--input-shape NAME=8x128] -o OUTDIR\n\n"
+          "[--cluster FILE.json] [--input-shape NAME=8x128] -o OUTDIR\n"
+          "  autopar compile MODEL.onnx --mode training --loss L "
+          "[--optimizer sgd|adam] [--lr X] [--weight-decay X] "
+          "[--freeze NAME,...] --grid SHAPE [--plan P] -o OUTDIR\n\n"
           "OUTDIR receives program.so (the device program), program.mlir, "
           "weights/rank<R>/w<id>.bin, plan.json, plan.txt and manifest.json.\n",
           category, kErrorExitCode))
@@ -618,6 +794,39 @@ int driver::compileCommand(int argc, char **argv) {
   }
   if (outDir.empty()) {
     printError("missing output directory (-o OUTDIR)");
+    return kErrorExitCode;
+  }
+
+  std::optional<TrainingStepOptions> training;
+  if (mode == "training") {
+    training.emplace();
+    if (loss.empty()) {
+      printError("--mode training needs --loss cross_entropy, mse or output");
+      return kErrorExitCode;
+    }
+    training->loss = loss;
+    training->optimizer = optimizer;
+    FailureOr<double> rate = parseToleranceOption("lr", lr);
+    FailureOr<double> decay =
+        parseToleranceOption("weight-decay", weightDecay);
+    if (failed(rate) || failed(decay))
+      return kErrorExitCode;
+    if (*rate <= 0) {
+      printError("--lr must be positive, got '" + lr + "'");
+      return kErrorExitCode;
+    }
+    training->learningRate = *rate;
+    training->weightDecay = *decay;
+    training->freeze.assign(freeze.begin(), freeze.end());
+  } else if (mode != "inference") {
+    printError("unknown --mode '" + mode +
+               "', expected inference or training");
+    return kErrorExitCode;
+  } else if (!loss.empty() || optimizer.getNumOccurrences() ||
+             lr.getNumOccurrences() || weightDecay.getNumOccurrences() ||
+             !freeze.empty()) {
+    printError("--loss, --optimizer, --lr, --weight-decay and --freeze need "
+               "--mode training");
     return kErrorExitCode;
   }
 
@@ -652,7 +861,10 @@ int driver::compileCommand(int argc, char **argv) {
   FailureOr<InputShapes> inputShapes = common.getInputShapes();
   if (failed(inputShapes))
     return kErrorExitCode;
-  FailureOr<ImportedModel> imported = importModel(ctx, model, *inputShapes);
+  // A training step keeps every float initializer a parameter.
+  FailureOr<ImportedModel> imported =
+      importModel(ctx, model, *inputShapes, /*requireWeightData=*/true,
+                  /*keepFloatInitializers=*/training.has_value());
   if (failed(imported))
     return kErrorExitCode;
   CompileOptions options;
@@ -662,6 +874,8 @@ int driver::compileCommand(int argc, char **argv) {
   options.clusterPath = cluster;
   options.outDir = outDir;
   options.fixed = fixed;
+  options.training = training;
+  options.modelPath = model;
   FailureOr<Manifest> manifest = compileModel(ctx, *imported, options);
   if (failed(manifest))
     return kErrorExitCode;

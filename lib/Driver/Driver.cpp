@@ -222,7 +222,8 @@ FailureOr<InputShapes> driver::ModelPlanOptions::getInputShapes() const {
 FailureOr<ImportedModel> driver::importModel(MLIRContext &ctx,
                                              StringRef modelPath,
                                              const InputShapes &inputShapes,
-                                             bool requireWeightData) {
+                                             bool requireWeightData,
+                                             bool keepFloatInitializers) {
   if (!llvm::sys::fs::exists(modelPath)) {
     emitDriverError(ctx) << "model file '" << modelPath << "' does not exist";
     return failure();
@@ -234,6 +235,7 @@ FailureOr<ImportedModel> driver::importModel(MLIRContext &ctx,
   }
   ImportOptions options;
   options.requireWeightData = requireWeightData;
+  options.keepFloatInitializers = keepFloatInitializers;
   options.inputShapes = inputShapes;
   FailureOr<ImportedModel> model = importOnnxFile(modelPath, ctx, options);
   if (failed(model))
@@ -449,6 +451,9 @@ static void printUsage(llvm::raw_ostream &os) {
         "generation)\n"
      << "  run      OUTDIR --inputs DIR --outputs DIR [--timeout S]\n"
      << "           run a compiled model with mpirun (one rank per device)\n"
+     << "  train    OUTDIR --data DIR --steps N [--save MODEL_OUT.onnx]\n"
+     << "           run training steps of a model compiled with --mode "
+        "training\n"
      << "  verify   MODEL.onnx --grid SHAPE [--plan P] [--inputs DIR]\n"
      << "           compare the partitioned program with the single-device "
         "one\n"
@@ -484,6 +489,8 @@ int mlir::autopar::runMain(int argc, char **argv) {
     return runCommand(subArgc, subArgv);
   if (command == "verify")
     return verifyCommand(subArgc, subArgv);
+  if (command == "train")
+    return trainCommand(subArgc, subArgv);
   if (command == "import")
     return importCommand(subArgc, subArgv);
   if (command == "plan")
@@ -491,7 +498,8 @@ int mlir::autopar::runMain(int argc, char **argv) {
   if (command == "calibrate")
     return calibrateCommand(subArgc, subArgv);
   printError("unknown subcommand '" + command + "'");
-  printNote("the subcommands are compile, plan, run, verify, import and calibrate; "
+  printNote("the subcommands are compile, plan, run, train, verify, import and "
+            "calibrate; "
             "see 'autopar --help'");
   return kErrorExitCode;
 }

@@ -38,6 +38,7 @@ constexpr int kVerifyErrorExitCode = 2;
 /// The subcommands; `argv[0]` is the subcommand name.
 int compileCommand(int argc, char **argv);
 int runCommand(int argc, char **argv);
+int trainCommand(int argc, char **argv);
 int verifyCommand(int argc, char **argv);
 int importCommand(int argc, char **argv);
 int planCommand(int argc, char **argv);
@@ -155,7 +156,8 @@ InFlightDiagnostic emitDriverError(MLIRContext &ctx);
 /// shapes (errors on `ctx`).
 FailureOr<ImportedModel> importModel(MLIRContext &ctx, StringRef modelPath,
                                      const InputShapes &inputShapes = {},
-                                     bool requireWeightData = true);
+                                     bool requireWeightData = true,
+                                     bool keepFloatInitializers = false);
 
 /// Checks that `plan` is a keyword or names an existing file.
 LogicalResult checkPlanArgument(MLIRContext &ctx, StringRef plan);
@@ -200,6 +202,10 @@ FailureOr<uint64_t> parseUnsignedOption(StringRef option, StringRef text);
 /// Parses a non-negative, finite floating-point option value (`--rtol`).
 FailureOr<double> parseToleranceOption(StringRef option, StringRef text);
 
+/// Prints the cost model's prediction (`OUTDIR/plan.json`) next to what the
+/// runner measured (`run --profile`, `train --profile`).
+void printPredictionComparison(StringRef outDir,
+                               const ProfileMeasurement &measured);
 /// Reads the plan summary (`plan.txt`) of a compiled directory.
 FailureOr<std::string> readPlanText(MLIRContext &ctx, StringRef outDir);
 

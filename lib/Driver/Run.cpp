@@ -613,8 +613,8 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
 //===----------------------------------------------------------------------===//
 
 /// Prints the cost model's prediction (plan.json) next to the measurement.
-static void printPredictionComparison(StringRef outDir,
-                                      const ProfileMeasurement &measured) {
+void driver::printPredictionComparison(StringRef outDir,
+                                       const ProfileMeasurement &measured) {
   auto buffer = llvm::MemoryBuffer::getFile(joinPath(outDir, "plan.json"));
   const llvm::json::Object *predicted = nullptr;
   llvm::Expected<llvm::json::Value> plan =

@@ -813,6 +813,9 @@ const ConstTensor *OnnxImporter::getKnown(StringRef name) {
   const WeightStore::Weight *weight = weights->lookup(name);
   if (!weight)
     return nullptr;
+  if (options.keepFloatInitializers && !weight->shape.empty() &&
+      (weight->dtype == DType::F32 || weight->dtype == DType::F64))
+    return nullptr;
   std::optional<int64_t> count = getNumElements(weight->shape);
   if (!count || *count > kMaxHostInitializerElements)
     return nullptr;

@@ -510,4 +510,81 @@ std::string mlir::autopar::serializeTensorProtoHeader(DType dtype,
     bytes.push_back(static_cast<char>(byte | (length ? 0x80 : 0)));
   } while (length);
   return bytes;
+
+LogicalResult mlir::autopar::writeModelWithInitializers(
+    StringRef sourcePath, StringRef destPath,
+    const std::map<std::string, HostTensor> &initializers,
+    std::string &error) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(sourcePath, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = ("cannot open '" + sourcePath + "': " +
+             buffer.getError().message())
+                .str();
+    return failure();
+  }
+  std::string bytes;
+  try {
+    onnx::ModelProto model;
+    StringRef data = (*buffer)->getBuffer();
+    if (data.size() > INT_MAX ||
+        !model.ParseFromArray(data.data(), static_cast<int>(data.size()))) {
+      error = ("'" + sourcePath +
+               "' is not a binary ONNX model (only .onnx files can be "
+               "written back)")
+                  .str();
+      return failure();
+    }
+    size_t replaced = 0;
+    for (onnx::TensorProto &init :
+         *model.mutable_graph()->mutable_initializer()) {
+      auto it = initializers.find(init.name());
+      if (it == initializers.end())
+        continue;
+      const HostTensor &tensor = it->second;
+      if (init.data_type() != getOnnxDataType(tensor.dtype) ||
+          init.dims_size() != static_cast<int>(tensor.shape.size()) ||
+          !std::equal(init.dims().begin(), init.dims().end(),
+                      tensor.shape.begin())) {
+        error = "initializer '" + init.name() +
+                "' has another type or shape than its new value";
+        return failure();
+      }
+      // The new data replaces every former encoding, external data included.
+      init.clear_float_data();
+      init.clear_double_data();
+      init.clear_int32_data();
+      init.clear_int64_data();
+      init.clear_external_data();
+      init.set_data_location(onnx::TensorProto::DEFAULT);
+      init.set_raw_data(tensor.data.data(), tensor.data.size());
+      ++replaced;
+    }
+    if (replaced != initializers.size()) {
+      error = ("'" + sourcePath + "' has " + Twine(replaced) + " of the " +
+               Twine(initializers.size()) + " initializers to write")
+                  .str();
+      return failure();
+    }
+    bytes = model.SerializeAsString();
+  } catch (const std::exception &e) {
+    error = "cannot write the model: " + toOneLine(e.what());
+    return failure();
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(destPath, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    error = ("cannot open '" + destPath + "' for writing: " + ec.message())
+                .str();
+    return failure();
+  }
+  os << bytes;
+  os.close();
+  if (os.has_error()) {
+    error = ("cannot write '" + destPath + "': " + os.error().message()).str();
+    os.clear_error();
+    return failure();
+  }
+  return success();
 }

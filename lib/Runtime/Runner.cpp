@@ -30,6 +30,7 @@ constexpr const char *usage =
     "usage: mpirun -np N autopar-runner --program PROGRAM.so --grid GRID\n"
     "                 [--weights DIR] [--inputs DIR] [--outputs DIR]\n"
     "                 [--profile [--repeats N]] [--threads N]\n"
+    "                 [--steps N [--save-state DIR]]\n"
     "       mpirun -np N autopar-runner --bench-collectives --grid GRID\n"
     "                 [--sizes BYTES,...] [--repeats N] --out FILE.json\n"
     "\n"
@@ -50,6 +51,12 @@ constexpr const char *usage =
     "                  output i (the i-th --output; replaces --outputs): an\n"
     "                  existing file, large enough; each block is written at\n"
     "                  its place, by one rank\n"
+    "  --steps N       run N training steps in one process: weights the\n"
+    "                  program stores stay in memory from step to step;\n"
+    "                  rank 0 prints `step K loss=V` (output 0) per step\n"
+    "  --save-state DIR\n"
+    "                  after the last step, each rank writes the weights\n"
+    "                  the program stored as DIR/rank<R>/w<id>.bin\n"
     "  --profile       rank 0 prints `autopar-runtime: step_time_s=<s>`, the\n"
     "                  slowest rank's autopar_main time without its file\n"
     "                  I/O (median over --repeats runs, default 1; also\n"
@@ -84,6 +91,9 @@ struct Options {
   std::string out;
   /// Empty: floor(usable cores / ranks on this host), at least 1.
   std::string threads;
+  /// Empty: one run (or --repeats); otherwise training steps.
+  std::string steps;
+  std::string saveState;
   bool help = false;
   /// The first command-line error, reported once MPI is up.
   std::string error;
@@ -114,6 +124,8 @@ Options parseOptions(int argc, char **argv) {
       {"--repeats", &options.repeats},
       {"--out", &options.out},
       {"--threads", &options.threads},
+      {"--steps", &options.steps},
+      {"--save-state", &options.saveState},
   };
   for (int i = 1; i < argc && options.error.empty(); ++i) {
     std::string arg = argv[i];
@@ -311,6 +323,21 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
            "': expected a count between 1 and 1000");
     runs = *repeats;
   }
+  bool training = !options.steps.empty();
+  if (training) {
+    std::optional<int64_t> steps = parsePositive(options.steps);
+    if (!steps)
+      fail("invalid --steps '" + options.steps +
+           "': expected a positive count");
+    if (options.profile && !options.repeats.empty())
+      fail("--repeats and --steps cannot be combined: the profile of a "
+           "training run is the median over its steps");
+    runs = *steps;
+  } else if (!options.saveState.empty()) {
+    fail("--save-state needs --steps");
+  }
+  int worldRank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
   // Per run: the slowest rank's time without file I/O, and with it.
   std::vector<double> steps, walls;
   double firstIo = 0;
@@ -329,7 +356,16 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
       firstIo = getIoSeconds();
     steps.push_back(slowest[0]);
     walls.push_back(slowest[1]);
+    if (training && worldRank == 0) {
+      std::optional<double> loss = getWrittenScalar(0);
+      if (!loss)
+        fail("--steps: the program wrote no scalar loss as output 0");
+      std::printf("step %" PRId64 " loss=%.10g\n", run + 1, *loss);
+      std::fflush(stdout);
+    }
   }
+  if (!options.saveState.empty())
+    saveWeightState(options.saveState);
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];

@@ -354,6 +354,10 @@ struct RuntimeState {
   std::vector<int64_t> coords;
   /// Sub-communicators by encoded axes list.
   std::map<int64_t, MPI_Comm> comms;
+  /// Weights the program stored (training state), by id: this rank's shard.
+  std::map<int64_t, std::vector<char>> weightState;
+  /// One-element float outputs written by this rank, by index.
+  std::map<int64_t, double> writtenScalars;
 };
 
 RuntimeState &state() {
@@ -778,10 +782,31 @@ void loadWeight(ElemKind kind, int64_t id, int64_t rank, void *desc) {
   MemRefView view = viewOf(op, "weight", rank, desc, kind);
   if (id < 0)
     fail(format("%s: invalid weight id %" PRId64, op.c_str(), id));
+  auto stored = s.weightState.find(id);
+  if (stored != s.weightState.end()) {
+    if (stored->second.size() != view.bytes())
+      fail(format("%s: weight %" PRId64 " was stored with %zu bytes, loaded "
+                  "with %zu",
+                  op.c_str(), id, stored->second.size(), view.bytes()));
+    std::memcpy(view.data, stored->second.data(), view.bytes());
+    return;
+  }
   std::string path = requireDir(op, s.config.weightsDir, "--weights") +
                      "/rank" + std::to_string(s.worldRank) + "/w" +
                      std::to_string(id) + ".bin";
   readFile(op, "weight", path, view, kind);
+}
+
+void storeWeight(ElemKind kind, int64_t id, int64_t rank, void *desc) {
+  std::string op = opName("store_weight", kind);
+  RuntimeState &s = initializedState(op);
+  MemRefView view = viewOf(op, "weight", rank, desc, kind);
+  if (id < 0)
+    fail(format("%s: invalid weight id %" PRId64, op.c_str(), id));
+  std::vector<char> &slot = s.weightState[id];
+  slot.resize(view.bytes());
+  if (view.bytes())
+    std::memcpy(slot.data(), view.data, view.bytes());
 }
 
 /// The block of a tensor this device holds: global sizes, the block's
@@ -961,6 +986,16 @@ void writeOutput(ElemKind kind, int64_t index, int64_t rank, void *desc,
   Block block = blockOf(op, view, layoutRank, layoutDesc);
   if (!block.writer)
     return;
+  if (view.bytes() == elemInfo(kind).size &&
+      (kind == ElemKind::F32 || kind == ElemKind::F64)) {
+    float f32 = 0;
+    double f64 = 0;
+    if (kind == ElemKind::F32)
+      std::memcpy(&f32, view.data, sizeof(f32));
+    else
+      std::memcpy(&f64, view.data, sizeof(f64));
+    s.writtenScalars[index] = kind == ElemKind::F32 ? double(f32) : f64;
+  }
   bool given = !s.config.outputFiles.empty();
   if (!given) {
     const std::string &dir = requireDir(op, s.config.outputsDir, "--outputs");
@@ -1098,6 +1133,35 @@ double autopar::runtime::getIoSeconds() { return ioSeconds(); }
 
 void autopar::runtime::resetIoSeconds() { ioSeconds() = 0; }
 
+std::optional<double> autopar::runtime::getWrittenScalar(int64_t index) {
+  RuntimeState &s = state();
+  auto it = s.writtenScalars.find(index);
+  if (it == s.writtenScalars.end())
+    return std::nullopt;
+  return it->second;
+}
+
+void autopar::runtime::saveWeightState(const std::string &dir) {
+  RuntimeState &s = initializedState("save_state");
+  std::string rankDir = dir + "/rank" + std::to_string(s.worldRank);
+  for (const std::string &path : {dir, rankDir})
+    if (mkdir(path.c_str(), 0777) != 0 && errno != EEXIST)
+      fail(format("save_state: cannot create directory '%s': %s",
+                  path.c_str(), std::strerror(errno)));
+  for (const auto &[id, bytes] : s.weightState) {
+    std::string path = rankDir + "/w" + std::to_string(id) + ".bin";
+    FILE *file = std::fopen(path.c_str(), "wb");
+    if (!file)
+      fail(format("save_state: cannot create '%s': %s", path.c_str(),
+                  std::strerror(errno)));
+    bool ok = bytes.empty() ||
+              std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+    ok = (std::fclose(file) == 0) && ok;
+    if (!ok)
+      fail(format("save_state: cannot write '%s'", path.c_str()));
+  }
+}
+
 void autopar::runtime::finalizeRuntime() {
   RuntimeState &s = state();
   for (auto &entry : s.comms)
@@ -1116,6 +1180,10 @@ void autopar::runtime::finalizeRuntime() {
   AUTOPAR_RT_EXPORT void autopar_rt_load_weight_##SUFFIX(                      \
       int64_t id, int64_t rank, void *desc) {                                  \
     loadWeight(ElemKind::KIND, id, rank, desc);                                \
+  }                                                                            \
+  AUTOPAR_RT_EXPORT void autopar_rt_store_weight_##SUFFIX(                     \
+      int64_t id, int64_t rank, void *desc) {                                  \
+    storeWeight(ElemKind::KIND, id, rank, desc);                               \
   }                                                                            \
   AUTOPAR_RT_EXPORT void autopar_rt_read_input_##SUFFIX(                       \
       int64_t index, int64_t rank, void *desc, int64_t layoutRank,             \

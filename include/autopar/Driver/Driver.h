@@ -101,6 +101,20 @@ FailureOr<Manifest> readManifest(MLIRContext &ctx, StringRef outDir);
 enum class EmitStage { Imported, Annotated, Partitioned, LLVM };
 
 /// What `autopar compile` is asked to do.
+/// `compile --mode training`: the program is one training step (forward,
+/// backward, optimizer update) with the weights and the optimizer state as
+/// state the runtime keeps between steps (`autopar train`).
+struct TrainingStepOptions {
+  /// `cross_entropy`, `mse` or `output` (autopar-append-loss).
+  std::string loss = "cross_entropy";
+  /// `sgd` or `adam` (autopar-differentiate).
+  std::string optimizer = "sgd";
+  double learningRate = 0.01;
+  double weightDecay = 0.0;
+  /// Float initializers that are not trained.
+  std::vector<std::string> freeze;
+};
+
 struct CompileOptions {
   std::string grid = "1";
   /// `replicated`, `data`, `tensor`, or the path of a plan file.
@@ -118,6 +132,11 @@ struct CompileOptions {
   /// The `--input-shape` values the model was imported with, recorded in the
   /// manifest (the import applied them).
   InputShapes inputShapes;
+  /// Set: compile one training step instead of inference; the output
+  /// directory also receives `training.json` (see Train.cpp).
+  std::optional<TrainingStepOptions> training;
+  /// The model's path, recorded in `training.json` for `train --save`.
+  std::string modelPath;
 };
 
 /// Compiles the imported `model` into `options.outDir`: plan files, the

@@ -148,6 +148,10 @@ struct ImportOptions {
   /// for the old batch) are dropped, and an import error names the inputs
   /// it changed.
   InputShapes inputShapes;
+  /// Training: float initializers of rank >= 1 are parameters, so they are
+  /// never read as compile-time values (an op on one is never folded into a
+  /// new constant weight, which training would then update instead).
+  bool keepFloatInitializers = false;
 };
 
 /// Parses one `NAME=D0xD1x...` entry of `--input-shape` into `shapes`
@@ -222,6 +226,16 @@ FailureOr<HostTensor> parseTensorProto(StringRef bytes, StringRef bufferName,
                                        std::string &error);
 /// Serializes `tensor` as an ONNX TensorProto named `name`.
 std::string serializeTensorProto(const HostTensor &tensor, StringRef name);
+
+/// Writes the binary ONNX model at `sourcePath` to `destPath` with the data
+/// of the initializers named in `initializers` replaced (same graph, same
+/// types and shapes; the new data is stored inline). Fails with one line in
+/// `error` when the source is not a binary model or an initializer is
+/// missing or differs in type or shape.
+LogicalResult
+writeModelWithInitializers(StringRef sourcePath, StringRef destPath,
+                           const std::map<std::string, HostTensor> &initializers,
+                           std::string &error);
 
 } // namespace mlir::autopar
 

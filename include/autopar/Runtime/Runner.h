@@ -67,6 +67,13 @@ int64_t getPeakMemoryBytes();
 double getIoSeconds();
 void resetIoSeconds();
 
+/// The value of the last one-element float output `index` that this rank
+/// wrote (rank 0 writes outputs), or std::nullopt: a training step's loss.
+std::optional<double> getWrittenScalar(int64_t index);
+/// Writes every weight the program stored (autopar_rt_store_weight) as
+/// `<dir>/rank<R>/w<id>.bin` of this rank, in the layout of the weight files;
+/// fails the job on an I/O error.
+void saveWeightState(const std::string &dir);
 /// Frees the cached sub-communicators; call before MPI_Finalize.
 void finalizeRuntime();
 

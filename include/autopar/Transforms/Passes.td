@@ -50,6 +50,81 @@ def AppendLossPass : Pass<"autopar-append-loss", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::autopar::AutoparDialect"];
 }
 
+def DifferentiatePass : Pass<"autopar-differentiate", "mlir::ModuleOp"> {
+  let summary = "turn a forward function with a scalar loss into one "
+                "training step (forward, backward, optimizer update)";
+  let description = [{
+    Input contract: an imported module (no shardings) whose `@main` returns
+    one scalar float loss, as `autopar-append-loss` leaves it. The trainable
+    parameters are the float `autopar.weight`s of rank >= 1 whose name is not
+    in `freeze`.
+
+    The pass appends to `@main`, in one function:
+    - the backward pass: every op between a trainable weight and the loss
+      builds its vector-Jacobian product through `GradientOpInterface`, in
+      reverse program order; gradients of values used several times are
+      summed, and the gradient of a broadcast operand is summed back to its
+      shape. An op on that path without a rule is an error naming the node
+      and the op;
+    - the optimizer update, stored with `autopar.assign`:
+      - `sgd`: w <- w - lr (g + weight_decay w);
+      - `adam`: m <- b1 m + (1 - b1) g, v <- b2 v + (1 - b2) g^2,
+        t <- t + 1, w <- w - lr/(1 - b1^t) m / (sqrt(v)/sqrt(1 - b2^t) + eps)
+        with b1 0.9, b2 0.999, eps 1e-8; with `weight-decay` w is first
+        scaled by 1 - lr weight_decay (AdamW). m, v (per parameter,
+        `<name>.adam_m`/`.adam_v`) and t (`adam.step`, tensor<1xf32>) are
+        new weights marked `autopar.zero_init`: the compiler writes zeros
+        for them, the runtime keeps them between steps.
+    `@main` still returns the loss (of the forward pass before the update).
+
+    Before (`--autopar-differentiate="optimizer=sgd lr=0.1"`):
+    ```mlir
+    func.func @main(%x: tensor<4x3xf32>) -> tensor<f32> {
+      %w = autopar.weight "w" : tensor<3xf32>
+      %y = autopar.mul %x, %w : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+      %l = autopar.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : ...
+      return %l : tensor<f32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @main(%x: tensor<4x3xf32>) -> tensor<f32> {
+      %w = autopar.weight "w" : tensor<3xf32>
+      ... forward as before ...
+      %one = autopar.constant dense<1.0> : tensor<f32>
+      %g0 = autopar.reshape %one : (tensor<f32>) -> tensor<1x1xf32>
+      %g1 = autopar.expand %g0 : (tensor<1x1xf32>) -> tensor<4x3xf32>
+      %g2 = autopar.mul %g1, %x : ...
+      %gw = autopar.reduce_sum %g2 {axes = array<i64: 0>, keepdims = true} : ...
+      %gr = autopar.reshape %gw : (tensor<1x3xf32>) -> tensor<3xf32>
+      %lr = autopar.constant dense<1.0e-01> : tensor<f32>
+      %s = autopar.mul %gr, %lr : ...
+      %n = autopar.sub %w, %s : ...
+      %0 = autopar.assign %w, %n : tensor<3xf32>
+      return %l : tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd or adam">,
+    Option<"learningRate", "lr", "double", /*default=*/"0.01",
+           "learning rate">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "L2 weight decay (sgd: added to the gradient; adam: decoupled, "
+           "AdamW)">,
+    ListOption<"freeze", "freeze", "std::string",
+               "names of float initializers that are not trained">,
+  ];
+  let statistics = [
+    Statistic<"numTrainable", "trainable-weights",
+              "Number of weights updated by the step">,
+    Statistic<"numBackwardOps", "backward-ops",
+              "Number of ops built for the backward pass">,
+  ];
+  let dependentDialects = ["mlir::autopar::AutoparDialect"];
+}
+
 def ApplyPlanPass : Pass<"autopar-apply-plan", "mlir::ModuleOp"> {
   let summary = "annotate every value with the sharding of a parallel plan";
   let description = [{

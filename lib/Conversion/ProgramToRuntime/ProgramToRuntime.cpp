@@ -39,6 +39,10 @@ namespace mlir::autopar {
 using namespace mlir;
 using namespace mlir::autopar;
 
+/// The id of the weight an `autopar.assign` stores, recorded before the
+/// weight's load is lowered.
+static constexpr llvm::StringLiteral kWeightIdAttrName = "autopar.weight_id";
+
 /// Name of the entry point the runtime calls.
 static constexpr llvm::StringLiteral kEntryName = "autopar_main";
 
@@ -321,6 +325,22 @@ LowerProgramToRuntimePass::lowerOp(Operation *op, RuntimeCallBuilder &rt,
         weight.erase();
         return success();
       })
+      .Case([&](AssignOp assign) -> LogicalResult {
+        // The weight's id was recorded before its load was lowered.
+        auto weightId = assign->getAttrOfType<IntegerAttr>(kWeightIdAttrName);
+        auto type = cast<RankedTensorType>(assign.getValue().getType());
+        if (!weightId)
+          return assign.emitOpError() << "stores no 'autopar.weight'";
+        if (failed(RuntimeCallBuilder::checkTensorType(op, type, "value")))
+          return failure();
+        Value id = RuntimeCallBuilder::i64Constant(b, loc, weightId.getInt());
+        Value buffer = rt.toReadOnlyBuffer(b, loc, assign.getValue());
+        rt.call(b, loc, "autopar_rt_store_weight", type.getElementType(),
+                {id, buffer});
+        assign.replaceAllUsesWith(assign.getValue());
+        assign.erase();
+        return success();
+      })
       .Case([&](shard::AllReduceOp reduce) -> LogicalResult {
         if (failed(checkCollective(op)) ||
             failed(checkSum(op, reduce.getReduction())))
@@ -440,6 +460,28 @@ LowerProgramToRuntimePass::lowerFunction(func::FuncOp func,
     return WalkResult::advance();
   });
   if (weightCheck.wasInterrupted())
+    return failure();
+
+  // Stores of weights (training state) name the weight by its id.
+  WalkResult assignCheck = func.walk([&](AssignOp assign) {
+    auto weight = assign.getWeight().getDefiningOp<WeightOp>();
+    if (!weight) {
+      assign.emitOpError() << "stores no 'autopar.weight'";
+      return WalkResult::interrupt();
+    }
+    if (weight.getResult().getType() != assign.getValue().getType()) {
+      assign.emitOpError() << "stores a value of type "
+                           << assign.getValue().getType()
+                           << " into a weight loaded as "
+                           << weight.getResult().getType();
+      return WalkResult::interrupt();
+    }
+    assign->setAttr(kWeightIdAttrName,
+                    IntegerAttr::get(IntegerType::get(func.getContext(), 64),
+                                     weightIds.lookup(weight.getName())));
+    return WalkResult::advance();
+  });
+  if (assignCheck.wasInterrupted())
     return failure();
 
   for (auto [index, argument] : llvm::enumerate(func.getArguments()))

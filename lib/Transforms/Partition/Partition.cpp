@@ -154,6 +154,13 @@ void PartitionPass::runOnOperation() {
 LogicalResult PartitionPass::partitionFunction(func::FuncOp func) {
   MLIRContext *ctx = &getContext();
 
+  // A stored weight (training state) keeps the weight's own sharding, so
+  // each device stores exactly the shard it loads, whatever the plan chose.
+  func.walk([&](AssignOp assign) {
+    if (ShardingAttr s = getSharding(assign.getWeight()))
+      setSharding(assign.getResult(), s);
+  });
+
   // Read the whole plan before the IR changes: shardings and global types of
   // every value, and each op's required operand shardings.
   DenseMap<Value, ShardingAttr> sharding;

@@ -21,9 +21,11 @@ using namespace mlir::autopar;
 #include "autopar/Dialect/Autopar/IR/AutoparAttrs.cpp.inc"
 
 #include "autopar/Dialect/Autopar/IR/AutoparInterfaces.cpp.inc"
+#include "autopar/Dialect/Autopar/IR/AutoparGradientInterface.cpp.inc"
 
 namespace mlir::autopar {
 void attachShardingInterfaceModels(MLIRContext &ctx);
+void attachGradientModels(MLIRContext &ctx);
 } // namespace mlir::autopar
 
 void AutoparDialect::initialize() {
@@ -38,6 +40,8 @@ void AutoparDialect::initialize() {
   // Every compute op carries its sharding rule through the upstream
   // interface, whichever tool loads the dialect.
   attachShardingInterfaceModels(*getContext());
+  // Reverse-mode rules (Gradients.cpp) for autopar-differentiate.
+  attachGradientModels(*getContext());
 }
 
 //===----------------------------------------------------------------------===//

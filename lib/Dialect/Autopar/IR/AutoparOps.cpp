@@ -1019,3 +1019,14 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
 
 #define GET_OP_CLASSES
 #include "autopar/Dialect/Autopar/IR/AutoparOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// AssignOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AssignOp::verify() {
+  if (!getWeight().getDefiningOp<WeightOp>())
+    return emitOpError() << "needs the result of an 'autopar.weight' as its "
+                            "first operand";
+  return success();
+}

@@ -568,3 +568,9 @@ bool GemmOp::isAdditiveOperand(unsigned index) { return index == 2; }
 
 /// The bias is added into the convolution's sum.
 bool ConvOp::isAdditiveOperand(unsigned index) { return index == 2; }
+
+/// The stored value, the weight and the result share one sharding (the
+/// partitioner makes it the weight's).
+LoopShardingRule AssignOp::getShardingRule() {
+  return getIdentityRule(*this, {});
+}

@@ -31,6 +31,7 @@
 #include "autopar/Dialect/Autopar/IR/AutoparAttrs.h.inc"
 
 #include "autopar/Dialect/Autopar/IR/AutoparInterfaces.h.inc"
+#include "autopar/Dialect/Autopar/IR/AutoparGradientInterface.h.inc"
 
 #define GET_OP_CLASSES
 #include "autopar/Dialect/Autopar/IR/AutoparOps.h.inc"

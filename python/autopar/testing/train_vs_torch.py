@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+# ===- train_vs_torch.py - autopar training steps against PyTorch ---------=== #
+#
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
+# ===---------------------------------------------------------------------=== #
+"""Checks `autopar train` against PyTorch and its grids against one device.
+
+For one model of the zoo (python/autopar_models/model_zoo.py), one loss and
+one optimizer:
+
+1. builds the model from seed 0, exports it for training
+   (`training=TrainingMode.TRAINING`, `do_constant_folding=False`, so every
+   PyTorch parameter is one ONNX initializer), and draws a batch and its
+   target (mse: normal floats of the output's shape; cross_entropy: int64
+   labels of the logits' shape without the last dimension);
+2. trains a copy of the PyTorch model for K steps on that batch with
+   torch.optim.SGD or torch.optim.Adam (betas 0.9/0.999, eps 1e-8), recording
+   the loss of each step's forward pass and the parameters after the last;
+3. compiles the model with `autopar compile --mode training` on grid 1 and
+   runs `autopar train --steps K --save`, and compares the printed losses and
+   the saved initializers with PyTorch's;
+4. does the same on every other `--configs` entry (GRID:PLAN) and compares
+   it with the single-device run.
+
+Tolerance, elementwise: |a - b| <= atol + rtol |b|, rtol 1e-4; atol 1e-5
+(verify's float32 default) for sgd and 0.1 lr for adam, whose update is
+sign-like where gradients are tiny. Prints one line per run with the largest
+errors and exits 1 when any run is outside the tolerance.
+
+    /usr/bin/python3 python/autopar_testing/train_vs_torch.py \\
+        --autopar build/bin/autopar --work /tmp/t --model mlp --loss mse \\
+        --optimizer sgd --configs 2:data,2:tensor
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "autopar_models"))
+import model_zoo  # noqa: E402
+
+
+def write_tensor(path, array, name):
+    with open(path, "wb") as f:
+        f.write(onnx.numpy_helper.from_array(array, name).SerializeToString())
+
+
+def torch_loss(kind, output, target):
+    if kind == "mse":
+        return torch.mean((output - target) ** 2)
+    vocab = output.shape[-1]
+    return torch.nn.functional.cross_entropy(output.reshape(-1, vocab),
+                                             target.reshape(-1))
+
+
+def prepare(args):
+    """Exports the model and the data; returns the PyTorch reference."""
+    torch.manual_seed(0)
+    model, inputs = model_zoo.MODELS[args.model]()
+    model_zoo.randomize(model)
+    model.train()
+    with torch.no_grad():
+        output = model(*inputs)
+    if args.loss == "mse":
+        target = torch.randn(output.shape)
+    else:
+        target = torch.randint(0, output.shape[-1], output.shape[:-1],
+                               dtype=torch.long)
+    initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+    path = os.path.join(args.work, "model.onnx")
+    data = os.path.join(args.work, "data")
+    os.makedirs(data, exist_ok=True)
+    with torch.enable_grad():
+        torch.onnx.export(model, inputs, path, opset_version=model_zoo.OPSET,
+                          input_names=[f"input_{i}"
+                                       for i in range(len(inputs))],
+                          output_names=["output_0"],
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False)
+    for i, x in enumerate(inputs):
+        write_tensor(os.path.join(data, f"input_{i}.pb"), x.numpy(),
+                     f"input_{i}")
+    write_tensor(os.path.join(data, "target.pb"), target.numpy(), "target")
+
+    # PyTorch's own K steps from the same weights.
+    model.load_state_dict(initial)
+    params = [p for p in model.parameters()]
+    if args.optimizer == "sgd":
+        opt = torch.optim.SGD(params, lr=args.lr)
+    else:
+        opt = torch.optim.Adam(params, lr=args.lr, betas=(0.9, 0.999),
+                               eps=1e-8)
+    losses = []
+    for _ in range(args.steps):
+        opt.zero_grad()
+        loss = torch_loss(args.loss, model(*inputs), target)
+        loss.backward()
+        losses.append(float(loss))
+        opt.step()
+    names = {id(p): n for n, p in model.named_parameters()}
+    weights = {names[id(p)]: p.detach().numpy().copy() for p in params}
+    return path, data, losses, weights
+
+
+def run_autopar(args, model_path, data, grid, plan):
+    tag = f"g{grid}-{plan}"
+    out = os.path.join(args.work, tag)
+    saved = os.path.join(args.work, f"{tag}.onnx")
+    compile_cmd = [args.autopar, "compile", model_path, "--mode", "training",
+                   "--loss", args.loss, "--optimizer", args.optimizer,
+                   "--lr", repr(args.lr), "--grid", grid, "--plan", plan,
+                   "-o", out]
+    if plan == "auto" and args.cluster:
+        compile_cmd += ["--cluster", args.cluster]
+    train_cmd = [args.autopar, "train", out, "--data", data, "--steps",
+                 str(args.steps), "--save", saved]
+    for cmd in (compile_cmd, train_cmd):
+        result = subprocess.run(cmd, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        if result.returncode != 0:
+            sys.stderr.write(result.stdout + result.stderr)
+            raise SystemExit(f"failed: {' '.join(cmd)}")
+    losses = [float(m.group(2)) for m in
+              re.finditer(r"^step (\d+) loss=(\S+)$", result.stdout, re.M)]
+    if len(losses) != args.steps:
+        raise SystemExit(f"{tag}: expected {args.steps} step lines, got:\n"
+                         + result.stdout)
+    weights = {init.name: onnx.numpy_helper.to_array(init)
+               for init in onnx.load(saved).graph.initializer}
+    return losses, weights
+
+
+def compare(args, losses, weights, ref_losses, ref_weights):
+    atol = 0.1 * args.lr if args.optimizer == "adam" else 1e-5
+    loss_err = max(abs(a - b) / max(abs(b), 1e-30)
+                   for a, b in zip(losses, ref_losses))
+    ok = all(abs(a - b) <= args.rtol * abs(b)
+             for a, b in zip(losses, ref_losses))
+    max_abs = max_rel = 0.0
+    for name, ref in ref_weights.items():
+        if name not in weights:
+            raise SystemExit(f"the saved model has no initializer '{name}'")
+        got = weights[name].astype(np.float64)
+        ref = ref.astype(np.float64)
+        diff = np.abs(got - ref)
+        max_abs = max(max_abs, float(diff.max()))
+        max_rel = max(max_rel, float((diff / np.maximum(np.abs(ref),
+                                                         1e-30)).max()))
+        ok = ok and bool(np.all(diff <= atol + args.rtol * np.abs(ref)))
+    return ok, loss_err, max_abs, max_rel
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--autopar", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--model", default="mlp",
+                        choices=sorted(model_zoo.MODELS))
+    parser.add_argument("--loss", default="mse",
+                        choices=["mse", "cross_entropy"])
+    parser.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
+    parser.add_argument("--lr", type=float, default=0.01)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--cluster", default="",
+                        help="cluster description for the auto plans")
+    parser.add_argument("--configs", default="",
+                        help="GRID:PLAN entries checked against grid 1, "
+                             "comma-separated (2:data,4:tensor,2x2:auto)")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+
+    model_path, data, ref_losses, ref_weights = prepare(args)
+    single_losses, single_weights = run_autopar(args, model_path, data, "1",
+                                                "replicated")
+    failed = False
+    ok, le, wa, wr = compare(args, single_losses, single_weights, ref_losses,
+                             ref_weights)
+    failed |= not ok
+    print(f"{args.model} {args.loss} {args.optimizer} grid 1 vs torch: "
+          f"loss_rel_err={le:.3e} weight_abs_err={wa:.3e} "
+          f"weight_rel_err={wr:.3e} {'ok' if ok else 'MISMATCH'}")
+    print("  losses: autopar " + " ".join(f"{x:.9g}" for x in single_losses))
+    print("  losses: torch   " + " ".join(f"{x:.9g}" for x in ref_losses))
+    for config in filter(None, args.configs.split(",")):
+        grid, plan = config.split(":")
+        losses, weights = run_autopar(args, model_path, data, grid, plan)
+        ref = {n: single_weights[n] for n in ref_weights}
+        ok, le, wa, wr = compare(args, losses, weights, single_losses, ref)
+        failed |= not ok
+        print(f"{args.model} {args.loss} {args.optimizer} grid {grid} "
+              f"{plan} vs grid 1: loss_rel_err={le:.3e} "
+              f"weight_abs_err={wa:.3e} weight_rel_err={wr:.3e} "
+              f"{'ok' if ok else 'MISMATCH'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+// RUN: autopar-opt %s --split-input-file --autopar-differentiate="optimizer=sgd lr=0.5" | FileCheck %s
+// RUN: autopar-opt %s --split-input-file --autopar-differentiate="optimizer=adam lr=0.001 weight-decay=0.1" | FileCheck %s --check-prefix=ADAM
+
+// A Gemm layer (trans_b, as PyTorch exports Linear): dX is not built (the
+// input is no parameter); dW = dY^T X, db = column sums of dY.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32>) -> tensor<f32>
+// CHECK-DAG: %[[W:.*]] = autopar.weight "w" : tensor<2x3xf32>
+// CHECK-DAG: %[[B:.*]] = autopar.weight "b" : tensor<2xf32>
+// CHECK: %[[Y:.*]] = autopar.gemm %[[X]], %[[W]], %[[B]] {trans_b = true}
+// CHECK: %[[LOSS:.*]] = autopar.reduce_sum %[[Y]]
+// CHECK: %[[ONE:.*]] = autopar.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[G0:.*]] = autopar.reshape %[[ONE]] : (tensor<f32>) -> tensor<1x1xf32>
+// CHECK: %[[DY:.*]] = autopar.expand %[[G0]] : (tensor<1x1xf32>) -> tensor<4x2xf32>
+// CHECK: %[[DW:.*]] = autopar.gemm %[[DY]], %[[X]] {trans_a = true} : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+// CHECK: %[[DB0:.*]] = autopar.reduce_sum %[[DY]] {axes = array<i64: 0>} : (tensor<4x2xf32>) -> tensor<1x2xf32>
+// CHECK: %[[DB:.*]] = autopar.reshape %[[DB0]] : (tensor<1x2xf32>) -> tensor<2xf32>
+// CHECK: %[[LR:.*]] = autopar.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[S:.*]] = autopar.mul %[[DW]], %[[LR]]
+// CHECK: %[[NW:.*]] = autopar.sub %[[W]], %[[S]]
+// CHECK: autopar.assign %[[W]], %[[NW]] : tensor<2x3xf32>
+// CHECK: autopar.assign %[[B]], %{{.*}} : tensor<2xf32>
+// CHECK: return %[[LOSS]] : tensor<f32>
+// CHECK-NOT: autopar.gemm
+
+// ADAM-LABEL: func.func @main
+// ADAM-DAG: %[[STEP:.*]] = autopar.weight "adam.step" {autopar.zero_init} : tensor<1xf32>
+// ADAM-DAG: %[[W:.*]] = autopar.weight "w" : tensor<2x3xf32>
+// ADAM-DAG: %[[M:.*]] = autopar.weight "w.adam_m" {autopar.zero_init} : tensor<2x3xf32>
+// ADAM-DAG: %[[V:.*]] = autopar.weight "w.adam_v" {autopar.zero_init} : tensor<2x3xf32>
+// ADAM: %[[T:.*]] = autopar.add %[[STEP]], %{{.*}} : (tensor<1xf32>, tensor<f32>) -> tensor<1xf32>
+// ADAM: autopar.assign %[[STEP]], %[[T]] : tensor<1xf32>
+// ADAM: autopar.pow %{{.*}}, %[[T]] : (tensor<f32>, tensor<1xf32>) -> tensor<1xf32>
+// ADAM: autopar.assign %[[M]], %{{.*}} : tensor<2x3xf32>
+// ADAM: autopar.assign %[[V]], %{{.*}} : tensor<2x3xf32>
+// ADAM: %[[DECAYED:.*]] = autopar.mul %[[W]], %{{.*}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// ADAM: %[[NW:.*]] = autopar.sub %[[DECAYED]], %{{.*}}
+// ADAM: autopar.assign %[[W]], %[[NW]] : tensor<2x3xf32>
+func.func @main(%x: tensor<4x3xf32>) -> tensor<f32> {
+  %w = autopar.weight "w" : tensor<2x3xf32>
+  %b = autopar.weight "b" : tensor<2xf32>
+  %y = autopar.gemm %x, %w, %b {trans_b = true} : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %l = autopar.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x2xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A weight used twice: its two gradients are summed. The broadcast operand
+// of the product gets its gradient summed back to its shape.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[W:.*]] = autopar.weight "scale" : tensor<3xf32>
+// CHECK: %[[A:.*]] = autopar.mul %{{.*}}, %[[W]] : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+// CHECK: %[[B:.*]] = autopar.mul %[[A]], %[[W]] : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+// CHECK: autopar.reduce_sum %{{.*}} {axes = array<i64: 0>} : (tensor<4x3xf32>) -> tensor<1x3xf32>
+// CHECK: autopar.reduce_sum %{{.*}} {axes = array<i64: 0>} : (tensor<4x3xf32>) -> tensor<1x3xf32>
+// CHECK: %[[SUM:.*]] = autopar.add %{{.*}}, %{{.*}} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: autopar.mul %[[SUM]], %{{.*}} : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+// CHECK: autopar.assign %[[W]]
+func.func @main(%x: tensor<4x3xf32>) -> tensor<f32> {
+  %w = autopar.weight "scale" : tensor<3xf32>
+  %a = autopar.mul %x, %w : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %b = autopar.mul %a, %w : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %l = autopar.reduce_sum %b {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// An embedding: dTable = one-hot(ids)^T dY, a contraction over the positions
+// (negative ids count from the end).
+// CHECK-LABEL: func.func @main
+// CHECK: %[[T:.*]] = autopar.weight "table" : tensor<10x4xf32>
+// CHECK: %[[COL:.*]] = autopar.reshape %{{.*}} : (tensor<2x3xi64>) -> tensor<6x1xi64>
+// CHECK: autopar.less %[[COL]]
+// CHECK: %[[IDS:.*]] = autopar.where
+// CHECK: %[[HIT:.*]] = autopar.equal %[[IDS]], %{{.*}} : (tensor<6x1xi64>, tensor<10xi64>) -> tensor<6x10xi1>
+// CHECK: %[[HOT:.*]] = autopar.cast %[[HIT]] : (tensor<6x10xi1>) -> tensor<6x10xf32>
+// CHECK: %[[G:.*]] = autopar.reshape %{{.*}} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+// CHECK: autopar.gemm %[[HOT]], %[[G]] {trans_a = true} : (tensor<6x10xf32>, tensor<6x4xf32>) -> tensor<10x4xf32>
+// CHECK: autopar.assign %[[T]]
+func.func @main(%ids: tensor<2x3xi64>) -> tensor<f32> {
+  %t = autopar.weight "table" : tensor<10x4xf32>
+  %e = autopar.gather %t, %ids {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  %s = autopar.tanh %e : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %l = autopar.reduce_sum %s {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
