@@ -176,6 +176,7 @@ def ConvertAutoparToLinalgPass
     "mlir::cf::ControlFlowDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect",
+    "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect",
   ];
 }
