@@ -166,13 +166,15 @@ private:
   static constexpr unsigned kVariadic = UINT_MAX;
 
   /// Checks the input count (`min`..`max`), that at most `maxOutputs` outputs
-  /// are present (the first required) and that every attribute is in
+  /// are present (the first required unless `allOutputsOptional`, as for
+  /// the recurrent operators) and that every attribute is in
   /// `allowed`. Inputs [0, min) are required and inputs [min, max) optional,
   /// except for a variadic operator (`max == kVariadic`), whose inputs are
   /// all required: a required input with an empty name is an error naming
   /// its index. Importers read an optional input only through hasInput().
   LogicalResult checkNode(const NodeRef &ref, unsigned min, unsigned max,
-                          ArrayRef<StringRef> allowed, unsigned maxOutputs = 1);
+                          ArrayRef<StringRef> allowed, unsigned maxOutputs = 1,
+                          bool allOutputsOptional = false);
   /// True when output `index` of the node is present and read by another node
   /// or the graph.
   bool isOutputUsed(const NodeRef &ref, unsigned index) const;
@@ -254,6 +256,8 @@ private:
   static void registerLossImporters(OpImporterRegistry &registry);
   static void registerNormalizationImporters(OpImporterRegistry &registry);
   static void registerReductionImporters(OpImporterRegistry &registry);
+  static void registerRecurrentImporters(OpImporterRegistry &registry);
+  static void registerControlFlowImporters(OpImporterRegistry &registry);
   static void registerResizeImporters(OpImporterRegistry &registry);
   static void registerShapeImporters(OpImporterRegistry &registry);
   static void registerSignalImporters(OpImporterRegistry &registry);
@@ -284,6 +288,37 @@ private:
   LogicalResult importConvTranspose(const NodeRef &ref, Location loc);
   LogicalResult importCompress(const NodeRef &ref, Location loc);
   LogicalResult importReverseSequence(const NodeRef &ref, Location loc);
+  LogicalResult importTopK(const NodeRef &ref, Location loc);
+  LogicalResult importScatterElements(const NodeRef &ref, Location loc);
+  LogicalResult importScatterND(const NodeRef &ref, Location loc);
+  LogicalResult importGatherND(const NodeRef &ref, Location loc);
+  LogicalResult importRecurrent(const NodeRef &ref, Location loc);
+  LogicalResult importIf(const NodeRef &ref, Location loc);
+  LogicalResult importLoop(const NodeRef &ref, Location loc);
+  LogicalResult importScan(const NodeRef &ref, Location loc);
+
+  /// A value of a subgraph: known at compile time, or an IR value.
+  struct SubgraphValue {
+    Value value;
+    std::optional<ConstTensor> known;
+  };
+  /// Imports the nodes of `graph`, a subgraph of `ref`'s node, inline with
+  /// its formal inputs bound to `inputs` (names it defined in an earlier
+  /// import, the previous iteration of an unrolled body, are dropped
+  /// first); returns its outputs.
+  FailureOr<SmallVector<SubgraphValue>>
+  importSubgraph(const NodeRef &ref, onnx::GraphProto &graph,
+                 ArrayRef<SubgraphValue> inputs);
+  /// The IR value of `value` (a known one as `autopar.constant`).
+  Value materialize(Location loc, const SubgraphValue &value);
+  /// Records `value` as output `index` of `ref`'s node.
+  LogicalResult setSubgraphOutput(const NodeRef &ref, unsigned index,
+                                  const SubgraphValue &value, Location loc);
+  /// Checks that inputs `first`.. exist and are all present.
+  LogicalResult checkPresent(const NodeRef &ref, int first);
+  /// Stacks values of one type along a new dimension `axis`.
+  FailureOr<Value> stack(const NodeRef &ref, Location loc,
+                         ArrayRef<Value> parts, int64_t axis);
   /// An `autopar.constant` holding the int64 `values` of `shape`.
   Value createI64Constant(Location loc, ArrayRef<int64_t> values,
                           ArrayRef<int64_t> shape);

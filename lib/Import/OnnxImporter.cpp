@@ -44,6 +44,7 @@
 #include "onnx/shape_inference/implementation.h"
 
 #include <climits>
+#include <functional>
 
 #define DEBUG_TYPE "autopar-import"
 
@@ -704,11 +705,24 @@ LogicalResult OnnxImporter::importGraph() {
 
   for (const onnx::TensorProto &init : graph.initializer())
     initializerNames.insert(init.name());
-  for (const onnx::NodeProto &node : graph.node())
-    for (const std::string &name : node.input())
-      usedNames.insert(name);
-  for (const onnx::ValueInfoProto &output : graph.output())
-    usedNames.insert(output.name());
+  // Names read by nodes and graph outputs, in subgraphs (If, Loop, Scan)
+  // too: a subgraph may read a tensor of the enclosing graph.
+  std::function<void(const onnx::GraphProto &)> collectUses =
+      [&](const onnx::GraphProto &g) {
+        for (const onnx::NodeProto &node : g.node()) {
+          for (const std::string &name : node.input())
+            usedNames.insert(name);
+          for (const onnx::AttributeProto &attr : node.attribute()) {
+            if (attr.has_g())
+              collectUses(attr.g());
+            for (const onnx::GraphProto &sub : attr.graphs())
+              collectUses(sub);
+          }
+        }
+        for (const onnx::ValueInfoProto &output : g.output())
+          usedNames.insert(output.name());
+      };
+  collectUses(graph);
 
   // Runtime inputs: graph inputs that are not initializers.
   SmallVector<Type> inputTypes;

@@ -43,7 +43,8 @@ static std::string dtypeName(DType dtype) {
 
 LogicalResult OnnxImporter::checkNode(const NodeRef &ref, unsigned min,
                                       unsigned max, ArrayRef<StringRef> allowed,
-                                      unsigned maxOutputs) {
+                                      unsigned maxOutputs,
+                                      bool allOutputsOptional) {
   const onnx::NodeProto &node = *ref.node;
   bool variadic = max == kVariadic;
   unsigned count = node.input_size();
@@ -62,7 +63,8 @@ LogicalResult OnnxImporter::checkNode(const NodeRef &ref, unsigned min,
                             << (variadic ? "is one of the variadic inputs, "
                                            "which are not optional"
                                          : "is required");
-  if (node.output_size() < 1 || node.output(0).empty())
+  if (!allOutputsOptional &&
+      (node.output_size() < 1 || node.output(0).empty()))
     return emitError(ref) << "output 0 is missing";
   for (int i = maxOutputs; i < node.output_size(); ++i)
     if (!node.output(i).empty())
@@ -362,12 +364,14 @@ const OpImporterRegistry &OpImporterRegistry::get() {
 
 void OnnxImporter::registerOpImporters(OpImporterRegistry &registry) {
   registerContractionImporters(registry);
+  registerControlFlowImporters(registry);
   registerConvPoolImporters(registry);
   registerDataMovementImporters(registry);
   registerElementwiseImporters(registry);
   registerLossImporters(registry);
   registerNormalizationImporters(registry);
   registerReductionImporters(registry);
+  registerRecurrentImporters(registry);
   registerResizeImporters(registry);
   registerShapeImporters(registry);
   registerSignalImporters(registry);

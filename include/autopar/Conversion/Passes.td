@@ -185,6 +185,7 @@ def ConvertAutoparToLinalgPass
     "mlir::cf::ControlFlowDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect",
+    "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect",
   ];
 }

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -356,7 +357,7 @@ struct ConvertAutoparToLinalgPass
     target.addIllegalDialect<AutoparDialect>();
     target.addLegalDialect<arith::ArithDialect, cf::ControlFlowDialect,
                            linalg::LinalgDialect, math::MathDialect,
-                           tensor::TensorDialect>();
+                           scf::SCFDialect, tensor::TensorDialect>();
     RewritePatternSet patterns(ctx);
     patterns.add<ConstantLowering, EmptyResultLowering>(ctx);
     populateContractionPatterns(patterns);
@@ -364,6 +365,7 @@ struct ConvertAutoparToLinalgPass
     populateNormalizationPatterns(patterns);
     populateMovementPatterns(patterns);
     populateConvPoolPatterns(patterns);
+    populateIndexingPatterns(patterns);
     if (failed(applyPartialConversion(func, target, std::move(patterns))))
       return signalPassFailure();
   }

@@ -43,6 +43,12 @@ Value createDiv(OpBuilder &b, Location loc, Value lhs, Value rhs);
 Value createMax(OpBuilder &b, Location loc, Value lhs, Value rhs);
 Value createMin(OpBuilder &b, Location loc, Value lhs, Value rhs);
 
+/// The index `index` (any integer width) wrapped when negative, checked
+/// against `size` with `cf.assert` (`message`) and clamped into range, as an
+/// `index` value.
+Value wrapAndCheckIndex(OpBuilder &b, Location loc, Value index, int64_t size,
+                        StringRef message);
+
 //===----------------------------------------------------------------------===//
 // Tensors and linalg
 //===----------------------------------------------------------------------===//
@@ -107,6 +113,8 @@ void populateNormalizationPatterns(RewritePatternSet &patterns);
 void populateMovementPatterns(RewritePatternSet &patterns);
 /// conv, max_pool, average_pool, global_average_pool.
 void populateConvPoolPatterns(RewritePatternSet &patterns);
+/// top_k, scatter_elements, scatter_nd (scf loops over tensors).
+void populateIndexingPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::autopar::tolinalg
 

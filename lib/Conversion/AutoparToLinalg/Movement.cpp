@@ -27,6 +27,28 @@ using namespace mlir;
 using namespace mlir::autopar;
 using namespace mlir::autopar::tolinalg;
 
+Value tolinalg::wrapAndCheckIndex(OpBuilder &b, Location l, Value index,
+                                   int64_t size, StringRef message) {
+  Type i64 = b.getI64Type();
+  unsigned width = index.getType().getIntOrFloatBitWidth();
+  if (width < 64)
+    index = arith::ExtSIOp::create(b, l, i64, index);
+  else if (width > 64)
+    index = arith::TruncIOp::create(b, l, i64, index);
+  Value zero = createConstant(b, l, i64, 0.0);
+  Value sizeValue = createConstant(b, l, i64, static_cast<double>(size));
+  Value negative =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::SelectOp::create(
+      b, l, negative, arith::AddIOp::create(b, l, index, sizeValue), index);
+  // Unsigned: a wrapped index still negative is out of range too.
+  Value inRange = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                        wrapped, sizeValue);
+  cf::AssertOp::create(b, l, inRange, message);
+  Value safe = arith::SelectOp::create(b, l, inRange, wrapped, zero);
+  return arith::IndexCastOp::create(b, l, b.getIndexType(), safe);
+}
+
 namespace {
 
 struct TransposeLowering : public OpConversionPattern<TransposeOp> {
@@ -234,31 +256,6 @@ struct GatherLowering : public OpConversionPattern<GatherOp> {
     return success();
   }
 };
-
-/// The i64 index `index` (any integer width) wrapped when negative, checked
-/// against `size` with `cf.assert` (`message`) and clamped into range, as an
-/// `index` value.
-static Value wrapAndCheckIndex(OpBuilder &b, Location l, Value index,
-                               int64_t size, StringRef message) {
-  Type i64 = b.getI64Type();
-  unsigned width = index.getType().getIntOrFloatBitWidth();
-  if (width < 64)
-    index = arith::ExtSIOp::create(b, l, i64, index);
-  else if (width > 64)
-    index = arith::TruncIOp::create(b, l, i64, index);
-  Value zero = createConstant(b, l, i64, 0.0);
-  Value sizeValue = createConstant(b, l, i64, static_cast<double>(size));
-  Value negative =
-      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index, zero);
-  Value wrapped = arith::SelectOp::create(
-      b, l, negative, arith::AddIOp::create(b, l, index, sizeValue), index);
-  // Unsigned: a wrapped index still negative is out of range too.
-  Value inRange = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
-                                        wrapped, sizeValue);
-  cf::AssertOp::create(b, l, inRange, message);
-  Value safe = arith::SelectOp::create(b, l, inRange, wrapped, zero);
-  return arith::IndexCastOp::create(b, l, b.getIndexType(), safe);
-}
 
 /// A generic over the result (the shape of the indices) extracting from the
 /// data at the result's coordinates with the axis coordinate read from the

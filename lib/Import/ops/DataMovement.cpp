@@ -46,6 +46,10 @@ void OnnxImporter::registerDataMovementImporters(OpImporterRegistry &registry) {
   registry.add("OneHot", 9, &OnnxImporter::importOneHot);
   registry.add("Trilu", 14, &OnnxImporter::importTrilu);
   registry.add("Compress", 9, &OnnxImporter::importCompress);
+  registry.add("Scatter", 9, &OnnxImporter::importScatterElements);
+  registry.add("ScatterElements", 11, &OnnxImporter::importScatterElements);
+  registry.add("ScatterND", 11, &OnnxImporter::importScatterND);
+  registry.add("GatherND", 11, &OnnxImporter::importGatherND);
   registry.add("ReverseSequence", 10, &OnnxImporter::importReverseSequence);
 }
 
@@ -938,5 +942,153 @@ LogicalResult OnnxImporter::importReverseSequence(const NodeRef &ref,
   props.setAxis(builder.getI64IntegerAttr(timeAxis));
   FailureOr<Value> result =
       createOp<GatherElementsOp>(ref, loc, {x, full}, props);
+  return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+/// ScatterElements (and Scatter, its name in opsets 9 and 10). The
+/// `reduction` attribute comes in opset 16 (none, add, mul); 18 adds max
+/// and min.
+LogicalResult OnnxImporter::importScatterElements(const NodeRef &ref,
+                                                  Location loc) {
+  bool hasReduction = ref.opset >= 16;
+  SmallVector<StringRef> allowed = {"axis"};
+  if (hasReduction)
+    allowed.push_back("reduction");
+  if (failed(checkNode(ref, 3, 3, allowed)) ||
+      failed(checkInputType(ref, 0, kNumeric)) ||
+      failed(checkInputType(ref, 1, kIndices)))
+    return failure();
+  FailureOr<int64_t> axisAttr = intAttr(ref, "axis", 0);
+  FailureOr<std::string> reduction = stringAttr(ref, "reduction", "none");
+  if (failed(axisAttr) || failed(reduction))
+    return failure();
+  bool known = *reduction == "none" || *reduction == "add" ||
+               *reduction == "mul" ||
+               (ref.opset >= 18 && (*reduction == "max" || *reduction == "min"));
+  if (!known)
+    return emitError(ref) << "unsupported reduction '" << *reduction
+                          << "'; supported: none, add, mul"
+                          << (ref.opset >= 18 ? ", max, min" : "");
+  FailureOr<int64_t> axis =
+      normalizeAxis(ref, *axisAttr, inputType(ref, 0).getRank());
+  if (failed(axis))
+    return failure();
+  ScatterElementsOp::Properties props;
+  props.setAxis(builder.getI64IntegerAttr(*axis));
+  props.setReduction(builder.getStringAttr(*reduction));
+  FailureOr<Value> result = createOp<ScatterElementsOp>(
+      ref, loc, {input(ref, 0), input(ref, 1), input(ref, 2)}, props);
+  return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+/// ScatterND, with `reduction` as for ScatterElements.
+LogicalResult OnnxImporter::importScatterND(const NodeRef &ref, Location loc) {
+  bool hasReduction = ref.opset >= 16;
+  if (failed(checkNode(ref, 3, 3,
+                       hasReduction ? ArrayRef<StringRef>{"reduction"}
+                                    : ArrayRef<StringRef>{})) ||
+      failed(checkInputType(ref, 0, kNumeric)) ||
+      failed(checkInputType(ref, 1, kIndices)))
+    return failure();
+  FailureOr<std::string> reduction = stringAttr(ref, "reduction", "none");
+  if (failed(reduction))
+    return failure();
+  bool known = *reduction == "none" || *reduction == "add" ||
+               *reduction == "mul" ||
+               (ref.opset >= 18 && (*reduction == "max" || *reduction == "min"));
+  if (!known)
+    return emitError(ref) << "unsupported reduction '" << *reduction
+                          << "'; supported: none, add, mul"
+                          << (ref.opset >= 18 ? ", max, min" : "");
+  ScatterNDOp::Properties props;
+  props.setReduction(builder.getStringAttr(*reduction));
+  FailureOr<Value> result = createOp<ScatterNDOp>(
+      ref, loc, {input(ref, 0), input(ref, 1), input(ref, 2)}, props);
+  return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+/// GatherND as a gather along dimension 0 of the data viewed as [B * P,
+/// rest...], where B is the product of the `batch_dims` leading dimensions
+/// and P that of the k dimensions an index tuple addresses: the flat index
+/// of a tuple is its (wrapped) components times their row-major strides,
+/// summed, plus the batch position times P. The gather checks the flat
+/// index's range at run time; a single component out of its own range
+/// whose flat index still lands inside the data is not detected.
+LogicalResult OnnxImporter::importGatherND(const NodeRef &ref, Location loc) {
+  if (failed(checkNode(ref, 2, 2,
+                       ref.opset >= 12 ? ArrayRef<StringRef>{"batch_dims"}
+                                       : ArrayRef<StringRef>{})) ||
+      failed(checkInputType(ref, 1, kIndices)))
+    return failure();
+  FailureOr<int64_t> batchDims = intAttr(ref, "batch_dims", 0);
+  if (failed(batchDims))
+    return failure();
+  Value data = input(ref, 0), indices = input(ref, 1);
+  auto dataType = cast<RankedTensorType>(data.getType());
+  auto indicesType = cast<RankedTensorType>(indices.getType());
+  int64_t r = dataType.getRank(), q = indicesType.getRank(), b = *batchDims;
+  if (q < 1 || b < 0 || b >= std::min(r, q))
+    return emitError(ref) << "batch_dims = " << b
+                          << " must be below the ranks of data and indices ("
+                          << r << ", " << q << ")";
+  ArrayRef<int64_t> dataShape = dataType.getShape(),
+                    indicesShape = indicesType.getShape();
+  int64_t k = indicesShape.back();
+  if (k < 1 || b + k > r)
+    return emitError(ref) << "the last dimension of indices (" << k
+                          << ") must be in [1, " << r - b
+                          << "] (rank of data minus batch_dims)";
+  if (dataShape.take_front(b) != indicesShape.take_front(b))
+    return emitError(ref) << "the batch dimensions of data "
+                          << typeToString(dataType) << " and indices "
+                          << typeToString(indicesType) << " differ";
+  Type i64 = builder.getI64Type();
+  if (indicesType.getElementType() != i64)
+    indices = CastOp::create(builder, loc, indicesType.clone(i64), indices);
+  // Wrap negative components: idx < 0 ? idx + size : idx.
+  ArrayRef<int64_t> addressed = dataShape.slice(b, k);
+  Value sizes = createI64Constant(loc, addressed, {k});
+  FailureOr<Value> negative =
+      createOp<LessOp>(ref, loc, {indices, createI64Constant(loc, {0}, {})});
+  FailureOr<Value> shifted = createOp<AddOp>(ref, loc, {indices, sizes});
+  if (failed(negative) || failed(shifted))
+    return failure();
+  FailureOr<Value> wrapped =
+      createOp<WhereOp>(ref, loc, {*negative, *shifted, indices});
+  if (failed(wrapped))
+    return failure();
+  SmallVector<int64_t> strides(k, 1);
+  for (int64_t j = k - 2; j >= 0; --j)
+    strides[j] = strides[j + 1] * addressed[j + 1];
+  FailureOr<Value> scaled =
+      createOp<MulOp>(ref, loc, {*wrapped, createI64Constant(loc, strides, {k})});
+  if (failed(scaled))
+    return failure();
+  ReduceSumOp::Properties sumProps;
+  sumProps.setAxes(builder.getDenseI64ArrayAttr({q - 1}));
+  sumProps.setKeepdims(builder.getBoolAttr(false));
+  FailureOr<Value> flat = createOp<ReduceSumOp>(ref, loc, {*scaled}, sumProps);
+  if (failed(flat))
+    return failure();
+  int64_t tuple = product(addressed);
+  int64_t batch = product(dataShape.take_front(b));
+  if (b > 0) {
+    SmallVector<int64_t> offsets;
+    for (int64_t i = 0; i < batch; ++i)
+      offsets.push_back(i * tuple);
+    SmallVector<int64_t> offsetShape(dataShape.take_front(b));
+    offsetShape.append(q - 1 - b, 1);
+    FailureOr<Value> withBatch = createOp<AddOp>(
+        ref, loc, {*flat, createI64Constant(loc, offsets, offsetShape)});
+    if (failed(withBatch))
+      return failure();
+    flat = withBatch;
+  }
+  SmallVector<int64_t> viewShape = {batch * tuple};
+  llvm::append_range(viewShape, dataShape.drop_front(b + k));
+  GatherOp::Properties props;
+  props.setAxis(builder.getI64IntegerAttr(0));
+  FailureOr<Value> result = createOp<GatherOp>(
+      ref, loc, {createReshape(loc, data, viewShape), *flat}, props);
   return failed(result) ? failure() : setOutput(ref, 0, *result);
 }

@@ -35,6 +35,7 @@ void OnnxImporter::registerReductionImporters(OpImporterRegistry &registry) {
   registry.add("ReduceSumSquare", 1, &OnnxImporter::importReduce);
   registry.add("ArgMax", 1, &OnnxImporter::importArgReduce);
   registry.add("ArgMin", 1, &OnnxImporter::importArgReduce);
+  registry.add("TopK", 1, &OnnxImporter::importTopK);
 }
 
 LogicalResult OnnxImporter::importReduce(const NodeRef &ref, Location loc) {
@@ -128,4 +129,60 @@ LogicalResult OnnxImporter::importArgReduce(const NodeRef &ref, Location loc) {
   FailureOr<Value> result =
       ref.node->op_type() == "ArgMax" ? build(ArgMaxOp()) : build(ArgMinOp());
   return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+/// TopK: `k` is an attribute before opset 10 and a one-element input from
+/// 10 on, which defines the results' shape and must be a compile-time
+/// constant; `largest` and `sorted` come in opset 11.
+LogicalResult OnnxImporter::importTopK(const NodeRef &ref, Location loc) {
+  bool kInput = ref.opset >= 10;
+  SmallVector<StringRef> allowed = {"axis"};
+  if (!kInput)
+    allowed.push_back("k");
+  if (ref.opset >= 11)
+    allowed.append({"largest", "sorted"});
+  if (failed(checkNode(ref, kInput ? 2 : 1, kInput ? 2 : 1, allowed, 2)) ||
+      failed(checkInputType(ref, 0, kNumeric)))
+    return failure();
+  int64_t k;
+  if (kInput) {
+    FailureOr<SmallVector<int64_t>> kValue = requireKnownInts(ref, 1, "K");
+    if (failed(kValue))
+      return failure();
+    if (kValue->size() != 1)
+      return emitError(ref) << "input 1 ('K') must have one element, got "
+                            << kValue->size();
+    k = kValue->front();
+  } else {
+    if (!findAttr(ref, "k"))
+      return emitError(ref) << "attribute 'k' is required";
+    FailureOr<int64_t> kAttr = intAttr(ref, "k", 0);
+    if (failed(kAttr))
+      return failure();
+    k = *kAttr;
+  }
+  FailureOr<int64_t> axisAttr = intAttr(ref, "axis", -1);
+  FailureOr<int64_t> largest = intAttr(ref, "largest", 1);
+  FailureOr<int64_t> sorted = intAttr(ref, "sorted", 1);
+  if (failed(axisAttr) || failed(largest) || failed(sorted))
+    return failure();
+  RankedTensorType type = inputType(ref, 0);
+  FailureOr<int64_t> axis = normalizeAxis(ref, *axisAttr, type.getRank());
+  if (failed(axis))
+    return failure();
+  if (k < 0 || k > type.getDimSize(*axis))
+    return emitError(ref) << "k = " << k << " must be in [0, "
+                          << type.getDimSize(*axis) << "] (axis " << *axis
+                          << " of " << typeToString(type) << ")";
+  TopKOp::Properties props;
+  props.setAxis(builder.getI64IntegerAttr(*axis));
+  props.setK(builder.getI64IntegerAttr(k));
+  props.setLargest(builder.getBoolAttr(*largest != 0));
+  props.setSorted(builder.getBoolAttr(*sorted != 0));
+  FailureOr<Value> values = createOp<TopKOp>(ref, loc, {input(ref, 0)}, props);
+  if (failed(values) || failed(setOutput(ref, 0, *values)))
+    return failure();
+  if (ref.node->output_size() < 2 || ref.node->output(1).empty())
+    return success();
+  return setOutput(ref, 1, values->getDefiningOp()->getResult(1));
 }

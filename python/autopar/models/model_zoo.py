@@ -20,7 +20,9 @@ script's hash), so test runs reuse the cache.
 Models (`gpt2_124m`, GPT-2 small's size, only on request): mlp, gpt2_block (a GPT-2 decoder block: pre-LayerNorm causal
 self-attention and a GELU MLP), tiny_gpt (token and position embeddings, two
 blocks, final LayerNorm, LM head), resnet18 and mobilenet_v2 (torchvision, at
-64x64 with 10 classes), vit (a small torchvision VisionTransformer).
+64x64 with 10 classes), vit (a small torchvision VisionTransformer), lstm
+and gru (two-layer bidirectional recurrent sequence models with a linear
+head per step).
 
 Uses Debian's python3-torch and python3-torchvision: run it with
 /usr/bin/python3, which sees Debian's packages.
@@ -149,6 +151,30 @@ def build_vit():
     return model, (torch.randn(4, 3, 32, 32),)
 
 
+class SequenceModel(torch.nn.Module):
+    """A recurrent sequence classifier: a two-layer bidirectional LSTM (or
+    GRU) over batch-first sequences, then a linear head per time step."""
+
+    def __init__(self, cell: str, features: int, hidden: int, classes: int):
+        super().__init__()
+        rnn = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
+        self.rnn = rnn(features, hidden, num_layers=2, batch_first=True,
+                       bidirectional=True)
+        self.head = torch.nn.Linear(2 * hidden, classes)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.head(y)
+
+
+def build_lstm():
+    return SequenceModel("lstm", 16, 32, 10), (torch.randn(4, 12, 16),)
+
+
+def build_gru():
+    return SequenceModel("gru", 16, 32, 10), (torch.randn(4, 12, 16),)
+
+
 def build_gpt2_124m():
     """GPT-2 small's size (124M parameters, ~500 MB of float32 weights)."""
     model = TinyGPT(vocab=50257, dim=768, heads=12, seq=128, layers=12)
@@ -185,6 +211,8 @@ MODELS = {
     "resnet18": build_resnet18,
     "mobilenet_v2": build_mobilenet_v2,
     "vit": build_vit,
+    "lstm": build_lstm,
+    "gru": build_gru,
 }
 
 # Exported only on request (--models NAME): the benchmark's published-size

@@ -6,7 +6,7 @@
 # ===---------------------------------------------------------------------=== #
 """Checks `autopar train` against PyTorch and its grids against one device.
 
-For one model of the zoo (python/autopar_models/model_zoo.py), one loss and
+For one model of the zoo (python/autopar/models/model_zoo.py), one loss and
 one optimizer:
 
 1. builds the model from seed 0, exports it for training
@@ -28,7 +28,7 @@ Tolerance, elementwise: |a - b| <= atol + rtol |b|, rtol 1e-4; atol 1e-5
 sign-like where gradients are tiny. Prints one line per run with the largest
 errors and exits 1 when any run is outside the tolerance.
 
-    /usr/bin/python3 python/autopar_testing/train_vs_torch.py \\
+    /usr/bin/python3 python/autopar/testing/train_vs_torch.py \\
         --autopar build/bin/autopar --work /tmp/t --model mlp --loss mse \\
         --optimizer sgd --configs 2:data,2:tensor
 """
@@ -45,7 +45,7 @@ import onnx.numpy_helper
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "autopar_models"))
+sys.path.insert(0, os.path.join(HERE, "..", "models"))
 import model_zoo  # noqa: E402
 
 

@@ -114,3 +114,33 @@ func.func @pad(%x: tensor<4x8xf32>, %v: tensor<f32>) -> tensor<4x11xf32> {
   %y = autopar.pad %x, %v {pads = array<i64: 0, 1, 0, 2>} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x11xf32>
   return %y : tensor<4x11xf32>
 }
+
+// -----
+
+// TopK: the axis stays whole (the k best need the whole slice); the other
+// dimensions split the input and both results.
+func.func @top_k(%x: tensor<4x10xf32>) -> (tensor<4x3xf32>, tensor<4x3xi64>) {
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel*], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d0, 0), (d0, d1) -> (d0, 0)], additive = []}}
+  %v, %i = autopar.top_k %x {axis = 1 : i64, k = 3 : i64} : (tensor<4x10xf32>) -> (tensor<4x3xf32>, tensor<4x3xi64>)
+  return %v, %i : tensor<4x3xf32>, tensor<4x3xi64>
+}
+
+// -----
+
+// ScatterElements: the axis stays whole (an index may point anywhere on
+// it); a dimension where indices have the size of data splits all four.
+func.func @scatter_elements(%d: tensor<4x8x3xf32>, %i: tensor<4x2x3xi64>, %u: tensor<4x2x3xf32>) -> tensor<4x8x3xf32> {
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel*, parallel], maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (d0, 0, d2), (d0, d1, d2) -> (d0, 0, d2), (d0, d1, d2) -> (d0, d1, d2)], additive = []}}
+  %y = autopar.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "add"} : (tensor<4x8x3xf32>, tensor<4x2x3xi64>, tensor<4x2x3xf32>) -> tensor<4x8x3xf32>
+  return %y : tensor<4x8x3xf32>
+}
+
+// -----
+
+// ScatterND: the k = 2 indexed dimensions stay whole and the indices are
+// replicated; the trailing dimension splits data, updates and the result.
+func.func @scatter_nd(%d: tensor<4x5x8xf32>, %i: tensor<2x2xi64>, %u: tensor<2x8xf32>) -> tensor<4x5x8xf32> {
+  // expected-remark @+1 {{sharding rule: loops = [parallel*, parallel*, parallel], maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (0, 0), (d0, d1, d2) -> (0, d2), (d0, d1, d2) -> (d0, d1, d2)], additive = []}}
+  %y = autopar.scatter_nd %d, %i, %u : (tensor<4x5x8xf32>, tensor<2x2xi64>, tensor<2x8xf32>) -> tensor<4x5x8xf32>
+  return %y : tensor<4x5x8xf32>
+}

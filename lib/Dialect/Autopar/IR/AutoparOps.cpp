@@ -1017,6 +1017,114 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Top-k and scatter (AutoparIndexingOps.td)
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+TopKOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                         ValueRange operands, DictionaryAttr attributes,
+                         OpaqueProperties properties, RegionRange regions,
+                         SmallVectorImpl<Type> &inferred) {
+  TopKOp::Adaptor adaptor(operands, attributes, properties, regions);
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t axis = adaptor.getAxis(), k = adaptor.getK();
+  if (failed(checkAxis(loc, axis, type.getRank())))
+    return failure();
+  int64_t size = type.getDimSize(axis);
+  if (k < 0 || (!ShapedType::isDynamic(size) && k > size))
+    return emitInferError(loc, "k = " + std::to_string(k) +
+                                   " is out of range for axis " +
+                                   std::to_string(axis) + " of " +
+                                   shapeStr(type.getShape()));
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = k;
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  inferred.push_back(RankedTensorType::get(shape, IntegerType::get(ctx, 64)));
+  return success();
+}
+
+/// The reductions ScatterElements and ScatterND accept.
+static LogicalResult checkScatterReduction(std::optional<Location> loc,
+                                           StringRef reduction) {
+  if (reduction == "none" || reduction == "add" || reduction == "mul" ||
+      reduction == "max" || reduction == "min")
+    return success();
+  return emitInferError(loc, "unknown scatter reduction '" + reduction.str() +
+                                 "' (none, add, mul, max, min)");
+}
+
+LogicalResult ScatterElementsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  ScatterElementsOp::Adaptor adaptor(operands, attributes, properties,
+                                     regions);
+  auto data = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  auto updates = cast<RankedTensorType>(adaptor.getUpdates().getType());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(loc, axis, data.getRank())) ||
+      failed(checkScatterReduction(loc, adaptor.getReduction())))
+    return failure();
+  if (!isa<IntegerType>(indices.getElementType()))
+    return emitInferError(loc, "scatter_elements indices must be integers");
+  if (updates.getElementType() != data.getElementType())
+    return emitInferError(loc, "updates must have the element type of data");
+  if (indices.getShape() != updates.getShape())
+    return emitInferError(loc, "indices of shape " +
+                                   shapeStr(indices.getShape()) +
+                                   " and updates of shape " +
+                                   shapeStr(updates.getShape()) +
+                                   " must have the same shape");
+  if (indices.getRank() != data.getRank())
+    return emitInferError(loc, "indices of shape " +
+                                   shapeStr(indices.getShape()) +
+                                   " must have the rank of data of shape " +
+                                   shapeStr(data.getShape()));
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if (d != axis && indices.getDimSize(d) > data.getDimSize(d))
+      return emitInferError(
+          loc, "indices of shape " + shapeStr(indices.getShape()) +
+                   " exceed data of shape " + shapeStr(data.getShape()) +
+                   " in dimension " + std::to_string(d));
+  inferred.push_back(data);
+  return success();
+}
+
+LogicalResult ScatterNDOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  ScatterNDOp::Adaptor adaptor(operands, attributes, properties, regions);
+  auto data = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  auto updates = cast<RankedTensorType>(adaptor.getUpdates().getType());
+  if (failed(checkScatterReduction(loc, adaptor.getReduction())))
+    return failure();
+  if (!isa<IntegerType>(indices.getElementType()))
+    return emitInferError(loc, "scatter_nd indices must be integers");
+  if (updates.getElementType() != data.getElementType())
+    return emitInferError(loc, "updates must have the element type of data");
+  if (indices.getRank() < 1 || data.getRank() < 1)
+    return emitInferError(loc, "scatter_nd needs data and indices of rank >= 1");
+  int64_t k = indices.getDimSize(indices.getRank() - 1);
+  if (ShapedType::isDynamic(k) || k < 1 || k > data.getRank())
+    return emitInferError(loc, "the last dimension of indices of shape " +
+                                   shapeStr(indices.getShape()) +
+                                   " must be in [1, rank of data " +
+                                   shapeStr(data.getShape()) + "]");
+  SmallVector<int64_t> expected(indices.getShape().drop_back());
+  llvm::append_range(expected, data.getShape().drop_front(k));
+  if (updates.getShape() != ArrayRef<int64_t>(expected))
+    return emitInferError(loc, "updates of shape " +
+                                   shapeStr(updates.getShape()) +
+                                   " must have shape " + shapeStr(expected) +
+                                   " (indices[:-1] ++ data[k:])");
+  inferred.push_back(data);
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "autopar/Dialect/Autopar/IR/AutoparOps.cpp.inc"
 

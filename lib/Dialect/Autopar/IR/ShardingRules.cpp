@@ -574,3 +574,78 @@ bool ConvOp::isAdditiveOperand(unsigned index) { return index == 2; }
 LoopShardingRule AssignOp::getShardingRule() {
   return getIdentityRule(*this, {});
 }
+
+//===----------------------------------------------------------------------===//
+// Top-k and scatter (AutoparIndexingOps.td)
+//===----------------------------------------------------------------------===//
+
+/// TopK: one loop per input dimension. Every dimension but the axis splits
+/// (input and both results alike); the axis stays whole, since the k best
+/// of a slice need the whole slice, and the results (k long there) read
+/// it whole.
+LoopShardingRule TopKOp::getShardingRule() {
+  TopKOp op = *this;
+  MLIRContext *ctx = op.getContext();
+  ArrayRef<int64_t> x = shapeOf(op.getInput());
+  int64_t axis = op.getAxis();
+  LoopShardingRule rule = parallelRule(x, {axis});
+  SmallVector<std::optional<unsigned>> resultLoops;
+  for (int64_t d = 0; d < (int64_t)x.size(); ++d)
+    resultLoops.push_back(d == axis ? std::nullopt
+                                    : std::optional<unsigned>(d));
+  rule.maps.push_back(AffineMap::getMultiDimIdentityMap(x.size(), ctx));
+  rule.maps.push_back(mapOf(ctx, x.size(), resultLoops));
+  rule.maps.push_back(mapOf(ctx, x.size(), resultLoops));
+  return rule;
+}
+
+/// ScatterElements: one loop per data (result) dimension. A dimension other
+/// than the axis splits data, indices, updates and the result alike when
+/// indices have the size of data there (each shard scatters within its own
+/// rows); otherwise, and along the axis (an index may point anywhere on
+/// it), it stays whole.
+LoopShardingRule ScatterElementsOp::getShardingRule() {
+  ScatterElementsOp op = *this;
+  MLIRContext *ctx = op.getContext();
+  ArrayRef<int64_t> data = shapeOf(op.getData()),
+                    indices = shapeOf(op.getIndices());
+  int64_t axis = op.getAxis();
+  LoopShardingRule rule;
+  SmallVector<std::optional<unsigned>> indexLoops;
+  for (int64_t d = 0; d < (int64_t)data.size(); ++d) {
+    bool aligned = d != axis && data[d] == indices[d];
+    unsigned loop = rule.addLoop(IteratorType::parallel, aligned);
+    indexLoops.push_back(aligned ? std::optional<unsigned>(loop)
+                                 : std::nullopt);
+  }
+  rule.maps.push_back(AffineMap::getMultiDimIdentityMap(data.size(), ctx));
+  rule.maps.push_back(mapOf(ctx, data.size(), indexLoops));
+  rule.maps.push_back(mapOf(ctx, data.size(), indexLoops));
+  rule.maps.push_back(AffineMap::getMultiDimIdentityMap(data.size(), ctx));
+  return rule;
+}
+
+/// ScatterND: one loop per data (result) dimension. The k leading
+/// dimensions that indices address stay whole (an index tuple may point
+/// anywhere in them) and indices are replicated; the trailing dimensions,
+/// which updates carry whole, split data, updates and the result alike.
+LoopShardingRule ScatterNDOp::getShardingRule() {
+  ScatterNDOp op = *this;
+  MLIRContext *ctx = op.getContext();
+  ArrayRef<int64_t> data = shapeOf(op.getData()),
+                    indices = shapeOf(op.getIndices());
+  int64_t rank = data.size(), k = indices.back();
+  int64_t batch = indices.size() - 1;
+  LoopShardingRule rule =
+      parallelRule(data, llvm::to_vector(llvm::seq<int64_t>(0, k)));
+  SmallVector<std::optional<unsigned>> updateLoops(batch, std::nullopt);
+  for (int64_t d = k; d < rank; ++d)
+    updateLoops.push_back(d);
+  rule.maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  rule.maps.push_back(
+      mapOf(ctx, rank,
+            SmallVector<std::optional<unsigned>>(indices.size(), std::nullopt)));
+  rule.maps.push_back(mapOf(ctx, rank, updateLoops));
+  rule.maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  return rule;
+}

@@ -295,8 +295,65 @@ def conv_pool():
             "rtol": 1e-5, "atol": 1e-5}
 
 
+def _top_k(x, k, axis, largest):
+    order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    order = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, order, axis=axis), order.astype(np.int64)
+
+
+def _scatter_elements(data, indices, updates, axis, combine):
+    out = data.copy()
+    for pos in np.ndindex(indices.shape):
+        target = list(pos)
+        target[axis] = indices[pos] % data.shape[axis]
+        target = tuple(target)
+        out[target] = combine(out[target], updates[pos])
+    return out
+
+
+def _scatter_nd(data, indices, updates, combine):
+    out = data.copy()
+    for pos in np.ndindex(indices.shape[:-1]):
+        target = tuple(int(i) % s for i, s in zip(indices[pos], data.shape))
+        out[target] = combine(out[target], updates[pos])
+    return out
+
+
+def indexing():
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((3, 6)).astype(np.float32)
+    x[0] = [1, 5, 5, 2, 0, 5]
+    x[2] = -1
+    xi = rng.integers(-5, 5, (4, 3)).astype(np.int64)
+    d = rng.standard_normal((3, 4)).astype(np.float32)
+    i0 = np.array([[0, 1, 2, -1], [1, 1, -3, 2]], np.int64)
+    u0 = rng.standard_normal((2, 4)).astype(np.float32)
+    i1 = np.array([[3, 3], [0, -1], [1, 2]], np.int64)
+    u1 = rng.standard_normal((3, 2)).astype(np.float32)
+    n = rng.standard_normal((4, 3)).astype(np.float32)
+    ni = np.array([[2], [-1]], np.int64)
+    nu = rng.standard_normal((2, 3)).astype(np.float32)
+    ei = np.array([[0, 0], [3, -1], [1, 2]], np.int32)
+    eu = rng.standard_normal(3).astype(np.float32)
+    put = lambda old, new: new
+    outputs = [
+        *_top_k(x, 3, 1, True), *_top_k(x, 2, 0, False),
+        *_top_k(xi, 4, 0, True), *_top_k(x, 1, 1, False),
+        _scatter_elements(d, i0, u0, 0, put),
+        _scatter_elements(d, i1, u1, 1, lambda a, b: a + b),
+        _scatter_elements(d, i1, u1, 1, max),
+        _scatter_nd(n, ni, nu, lambda a, b: a * b),
+        _scatter_nd(n, ei, eu, put),
+    ]
+    return {"grid": 1,
+            "inputs": [x, xi, d, i0, u0, i1, u1, n, ni, nu, ei, eu],
+            "weights": [[]], "outputs": [np.ascontiguousarray(o)
+                                         for o in outputs],
+            "rtol": 1e-6, "atol": 1e-6}
+
+
 CASES = {"conv_pool": conv_pool, "elementwise": elementwise,
-         "gather_error": gather_error,
+         "gather_error": gather_error, "indexing": indexing,
          "movement": movement, "normalization": normalization, "grid1": grid1, "grid2": grid2,
          "grid2x2_swap": grid2x2_swap}
 

@@ -624,6 +624,8 @@ def Autopar_EinsumOp : Autopar_ComputeOp<"einsum",
   let results = (outs AnyRankedTensor:$result);
 }
 
+include "autopar/Dialect/Autopar/IR/AutoparIndexingOps.td"
+
 //===----------------------------------------------------------------------===//
 // Partitioned-program operations
 //===----------------------------------------------------------------------===//
