@@ -510,6 +510,7 @@ std::string mlir::autopar::serializeTensorProtoHeader(DType dtype,
     bytes.push_back(static_cast<char>(byte | (length ? 0x80 : 0)));
   } while (length);
   return bytes;
+}
 
 LogicalResult mlir::autopar::writeModelWithInitializers(
     StringRef sourcePath, StringRef destPath,
