@@ -63,8 +63,13 @@ def test_plan_matches_cli(mlp, autopar_bin, tmp_path):
     assert plan.strategy == "auto"
     assert plan.predicted["step_time_s"] > 0
     assert set(plan.baselines) == {"replicated", "data", "tensor"}
+    # The search gathers every output (its space has replicated outputs, as
+    # do the replicated and tensor baselines); the data baseline keeps its
+    # outputs split since sharded I/O, outside that space until the planner
+    # chooses output layouts (issue 10), so it is not comparable here.
     assert plan.predicted["step_time_s"] <= min(
-        b["step_time_s"] for b in plan.baselines.values() if b["valid"])
+        b["step_time_s"] for name, b in plan.baselines.items()
+        if b["valid"] and name != "data")
     assert set(plan.strategies) >= {"/0/Gemm", "/2/Gemm", "/4/Gemm"}
     assert plan.stages == 1
     assert plan.memory_profile and max(
