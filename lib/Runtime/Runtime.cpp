@@ -358,6 +358,10 @@ struct RuntimeState {
   std::map<int64_t, std::vector<char>> weightState;
   /// One-element float outputs written by this rank, by index.
   std::map<int64_t, double> writtenScalars;
+  /// Resident weights (autopar_rt_resident_weight_*): the program's buffer
+  /// each id was read into, by id. A weight is read from its file once per
+  /// process; later steps find it in place.
+  std::map<int64_t, const void *> residentWeights;
 };
 
 RuntimeState &state() {
@@ -797,6 +801,26 @@ void loadWeight(ElemKind kind, int64_t id, int64_t rank, void *desc) {
   readFile(op, "weight", path, view, kind);
 }
 
+/// Fills the program's resident buffer of weight `id` (a global of the
+/// device program, see autopar-lower-program-to-runtime) on the first call
+/// of the process, and does nothing on later calls with the same buffer: an
+/// inference step reads its weights from memory, not from files, and maps no
+/// fresh pages for them. The buffer counts as live memory from its first fill
+/// on (the cost model counts every weight as resident).
+void residentWeight(ElemKind kind, int64_t id, int64_t rank, void *desc) {
+  std::string op = opName("resident_weight", kind);
+  RuntimeState &s = initializedState(op);
+  MemRefView view = viewOf(op, "weight", rank, desc, kind);
+  auto [it, first] = s.residentWeights.try_emplace(id, view.data);
+  if (!first && it->second == view.data)
+    return;
+  if (!first)
+    fail(format("%s: weight %" PRId64 " was made resident at another address",
+                op.c_str(), id));
+  loadWeight(kind, id, rank, desc);
+  noteAllocated(view.bytes());
+}
+
 void storeWeight(ElemKind kind, int64_t id, int64_t rank, void *desc) {
   std::string op = opName("store_weight", kind);
   RuntimeState &s = initializedState(op);
@@ -1180,6 +1204,10 @@ void autopar::runtime::finalizeRuntime() {
   AUTOPAR_RT_EXPORT void autopar_rt_load_weight_##SUFFIX(                      \
       int64_t id, int64_t rank, void *desc) {                                  \
     loadWeight(ElemKind::KIND, id, rank, desc);                                \
+  }                                                                            \
+  AUTOPAR_RT_EXPORT void autopar_rt_resident_weight_##SUFFIX(                  \
+      int64_t id, int64_t rank, void *desc) {                                  \
+    residentWeight(ElemKind::KIND, id, rank, desc);                            \
   }                                                                            \
   AUTOPAR_RT_EXPORT void autopar_rt_store_weight_##SUFFIX(                     \
       int64_t id, int64_t rank, void *desc) {                                  \

@@ -36,9 +36,19 @@ def LowerProgramToRuntimePass
       each device reads only its block;
     - result `j`: `autopar_rt_write_output_<T>(j, buf, layout)` before the
       return (layout from the result attributes), each block written once;
-    - `autopar.weight`: `memref.alloc` + `autopar_rt_load_weight_<T>(id, buf)`,
-      where `id` numbers weight names in order of first appearance
-      (`getProgramWeightOrder`, autopar/Conversion/ProgramToRuntime.h);
+    - `autopar.weight`, where `id` numbers weight names in order of first
+      appearance (`getProgramWeightOrder`,
+      autopar/Conversion/ProgramToRuntime.h):
+      - a weight the program never stores (no `autopar.assign`; every
+        weight of an inference program) is resident: one uninitialized,
+        64-byte aligned private `memref.global @__autopar_weight_<id>`,
+        filled by `autopar_rt_resident_weight_<T>(id, buf)` at the start of
+        `autopar_main` (the runtime reads the file on the first step of the
+        process only) and read through one `bufferization.to_tensor
+        restrict` (not writable: bufferization copies before any write), so
+        that a step neither reads weight files nor maps fresh pages;
+      - a weight the program stores (training state) keeps a fresh buffer
+        per step: `memref.alloc` + `autopar_rt_load_weight_<T>(id, buf)`;
     - `shard.all_reduce`, `shard.all_gather`, `shard.reduce_scatter`,
       `shard.all_to_all`: the matching runtime collective writing a buffer
       allocated by the caller; grid axes are passed encoded

@@ -54,11 +54,15 @@ extern "C" {
   /* Fills the buffer with weight `id` of this rank                            \
    * (`<weights>/rank<R>/w<id>.bin`); its byte size must match. */             \
   void autopar_rt_load_weight_##SUFFIX(int64_t id, int64_t rank, void *desc);  \
-  /* Keeps the buffer's contents as the next value of weight `id` of this    \
-   * rank (training state): later loads of `id` in this process read it      \
-   * instead of the file. */                                                  \
-  void autopar_rt_store_weight_##SUFFIX(int64_t id, int64_t rank,            \
-                                        void *desc);                          \
+  /* Fills the program's resident buffer of weight `id` (a global of the       \
+   * program) on the first call of the process; later calls with the same      \
+   * buffer return at once. The buffer counts as live memory from then on. */  \
+  void autopar_rt_resident_weight_##SUFFIX(int64_t id, int64_t rank,           \
+                                           void *desc);                        \
+  /* Keeps the buffer's contents as the next value of weight `id` of this      \
+   * rank (training state): later loads of `id` in this process read it        \
+   * instead of the file. */                                                   \
+  void autopar_rt_store_weight_##SUFFIX(int64_t id, int64_t rank, void *desc); \
   /* Fills the buffer with this device's block of runtime input `index`.       \
    * `layout` is a 1-D i64 buffer of 2R values for a rank-R input: its         \
    * global sizes, then per dimension the encoded grid axes that split it      \

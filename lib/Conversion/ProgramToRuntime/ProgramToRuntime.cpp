@@ -519,7 +519,51 @@ LowerProgramToRuntimePass::lowerFunction(func::FuncOp func,
         RuntimeCallBuilder::toTensor(b, loc, type, buffer));
   }
 
-  // Body: weights and collectives.
+  // Resident weights: every weight the program never stores lives in a
+  // global of the program that the runtime fills on the first step only.
+  llvm::StringSet<> storedWeights;
+  func.walk([&](AssignOp assign) {
+    storedWeights.insert(
+        assign.getWeight().getDefiningOp<WeightOp>().getName());
+  });
+  SymbolTable symbols(func->getParentOfType<ModuleOp>());
+  llvm::StringMap<Value> residentTensors;
+  for (auto [id, name] : llvm::enumerate(weightOrder)) {
+    if (storedWeights.contains(name))
+      continue;
+    WeightOp first = firstWeight.lookup(name);
+    Location loc = first.getLoc();
+    auto type = first.getResult().getType();
+    if (failed(RuntimeCallBuilder::checkTensorType(first, type, "result")))
+      return failure();
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    OpBuilder moduleBuilder(func);
+    auto global = memref::GlobalOp::create(
+        moduleBuilder, loc, ("__autopar_weight_" + Twine(id)).str(),
+        moduleBuilder.getStringAttr("private"), memrefType,
+        moduleBuilder.getUnitAttr(), /*constant=*/false,
+        moduleBuilder.getI64IntegerAttr(64));
+    symbols.insert(global);
+    Value buffer =
+        memref::GetGlobalOp::create(b, loc, memrefType, global.getSymName());
+    Value unranked = memref::CastOp::create(
+        b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
+    rt.call(b, loc, "autopar_rt_resident_weight", type.getElementType(),
+            {RuntimeCallBuilder::i64Constant(b, loc, id), unranked});
+    residentTensors[name] = RuntimeCallBuilder::toTensor(b, loc, type, buffer);
+  }
+  // Replaced only now: `b` may be inserting before one of them.
+  SmallVector<WeightOp> residentUses;
+  func.walk([&](WeightOp weight) {
+    if (residentTensors.count(weight.getName()))
+      residentUses.push_back(weight);
+  });
+  for (WeightOp weight : residentUses) {
+    weight.replaceAllUsesWith(residentTensors.lookup(weight.getName()));
+    weight.erase();
+  }
+
+  // Body: stored weights and collectives.
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
     if (op != func.getOperation())

@@ -74,7 +74,21 @@ struct Contraction {
   RankedTensorType bType;
   bool transposedB = false;
   double alpha = 1.0, beta = 1.0;
+  /// A convolution computed as `W (M x K) * cols^T (K x P)`: the weight is
+  /// the packed left operand (tiles of m0 output channels) and the output
+  /// positions are the columns, so that the packs and the epilogue move
+  /// whole rows of positions (see rewriteConvolution).
+  bool weightIsLhs = false;
 };
+
+/// The tile a packed weight of `c` is laid out with, as a right operand
+/// (N1 x K1 x n0 x k0): a convolution's weight on the left takes m0 rows per
+/// tile, so its "n0" is m0.
+ContractionTile getWeightTile(const Contraction &c, ContractionTile tile) {
+  if (c.weightIsLhs)
+    return {tile.m0, tile.m0, tile.k0};
+  return tile;
+}
 
 /// K and N of the right operand `type`: K x N, or N x K... when `transposed`
 /// (the dimensions after the first are K, as in a convolution's weight).
@@ -505,6 +519,134 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
   return collapseGroups(b, loc, packed, {1, s + 1, 1, 1});
 }
 
+/// Replaces an ungrouped convolution by the product `W (M x K) * cols^T`:
+/// the weight is the packed left operand (M1 x K x m0 x 1, packed at compile
+/// time when it is a weight), the im2col matrix is packed as the right
+/// operand (P1 x K x n0 x 1: tiles of n0 output positions), and the
+/// accumulator M1 x P1 x m0 x n0 holds rows of n0 consecutive positions of
+/// one channel. The epilogue is then a transpose that keeps those rows
+/// (M1 x m0 x P1 x n0, vectorized along them), a reshape to the output's
+/// channels x positions, and one elementwise generic that adds the bias and
+/// moves the batch dimension first. A pointwise input is packed the same way
+/// (a transpose keeping rows of positions); other inputs are gathered by the
+/// copy of packConvInput.
+void rewriteConvolutionWeightLhs(const Contraction &c, Value packedWeight,
+                                 ContractionTile tile) {
+  auto conv = cast<ConvOp>(c.op);
+  OpBuilder b(conv);
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto yType = cast<RankedTensorType>(conv.getType());
+  Type f32 = yType.getElementType();
+  int64_t rank = yType.getRank(), s = rank - 2;
+  int64_t m0 = tile.m0, n0 = tile.n0;
+  int64_t channelsOut = yType.getDimSize(1);
+  // The positions take the right operand's tiles: packConvInput's "rows".
+  ContractionTile columns = {n0, n0, tile.k0};
+  ConvGeometry g = getConvGeometry(conv, columns);
+
+  Value packedCols;
+  if (g.rows == ConvRows::Pointwise) {
+    // X [C, positions] padded to P1 * n0, as P1 x C x n0 x 1.
+    SmallVector<ReassociationIndices> reassociation = {{0, 1}, {}};
+    for (int64_t i = 0; i < s; ++i)
+      reassociation[1].push_back(2 + i);
+    Value flat =
+        tensor::CollapseShapeOp::create(b, loc, conv.getInput(), reassociation);
+    int64_t positions = cast<RankedTensorType>(flat.getType()).getDimSize(1);
+    flat = padWithZeros(b, loc, flat, {0, 0}, {0, g.rowTiles * n0 - positions});
+    Value rows = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({g.channels, g.rowTiles, n0}, f32), flat,
+        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+    Value init =
+        tensor::EmptyOp::create(b, loc, {g.rowTiles, g.channels, n0}, f32);
+    Value transposed =
+        linalg::TransposeOp::create(b, loc, rows, init, {1, 0, 2})
+            .getResult()[0];
+    packedCols = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({g.rowTiles, g.channels, n0, 1}, f32),
+        transposed, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  } else {
+    packedCols = packConvInput(b, loc, conv, g, columns);
+  }
+  if (!packedWeight)
+    packedWeight =
+        packRhs(b, loc, c.b, /*transposed=*/true, getWeightTile(c, tile));
+  Value acc = buildMmt4d(b, loc, packedWeight, packedCols);
+
+  // M1 x P1 x m0 x n0 -> (M1 m0) x (P1 n0): channels x padded positions.
+  auto accType = cast<RankedTensorType>(acc.getType());
+  int64_t m1 = accType.getDimSize(0), p1 = accType.getDimSize(1);
+  Value rowsInit = tensor::EmptyOp::create(b, loc, {m1, m0, p1, n0}, f32);
+  Value rows = linalg::TransposeOp::create(b, loc, acc, rowsInit, {0, 2, 1, 3})
+                   .getResult()[0];
+  Value matrix = collapseGroups(b, loc, rows, {2, 2});
+
+  // Channels x (n, out...), as in the output but with the batch second.
+  SmallVector<int64_t> viewShape = {channelsOut, g.batch};
+  llvm::append_range(viewShape, g.out);
+  Value view;
+  auto sliceTo = [&](Value source, ArrayRef<int64_t> sizes) {
+    int64_t r = sizes.size();
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(sizes, f32), source, ValueRange{},
+        ValueRange{}, ValueRange{},
+        b.getDenseI64ArrayAttr(SmallVector<int64_t>(r, 0)),
+        b.getDenseI64ArrayAttr(sizes),
+        b.getDenseI64ArrayAttr(SmallVector<int64_t>(r, 1)));
+  };
+  if (g.rows == ConvRows::PaddedLines) {
+    // Positions (n, out[0..s-2], line tile, i): expand, then drop the
+    // padding of each line and of the channels.
+    SmallVector<int64_t> padded = {m1 * m0, g.batch};
+    llvm::append_range(padded, ArrayRef<int64_t>(g.out).drop_back());
+    padded.push_back(g.lineTiles * n0);
+    SmallVector<ReassociationIndices> reassociation = {{0}, {}};
+    for (int64_t i = 1; i < static_cast<int64_t>(padded.size()); ++i)
+      reassociation[1].push_back(i);
+    Value expanded = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(padded, f32), matrix, reassociation);
+    view = sliceTo(expanded, viewShape);
+  } else {
+    int64_t positions = g.batch;
+    for (int64_t size : g.out)
+      positions *= size;
+    Value sliced = sliceTo(matrix, {channelsOut, positions});
+    SmallVector<ReassociationIndices> reassociation = {{0}, {}};
+    for (int64_t i = 1; i < static_cast<int64_t>(viewShape.size()); ++i)
+      reassociation[1].push_back(i);
+    view = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(viewShape, f32), sliced, reassociation);
+  }
+
+  // Loops n, m, out...: y = view[m, n, out...] (+ bias[m]).
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+  SmallVector<AffineExpr> viewExprs = {dim(1), dim(0)};
+  for (int64_t t = 0; t < s; ++t)
+    viewExprs.push_back(dim(2 + t));
+  SmallVector<Value> inputs = {view};
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, viewExprs, ctx)};
+  if (c.bias) {
+    inputs.push_back(conv.getBias());
+    maps.push_back(AffineMap::get(rank, 0, {dim(1)}, ctx));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value init = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  bool hasBias = static_cast<bool>(c.bias);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{yType}, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value result = args[0];
+        if (hasBias)
+          result = arith::AddFOp::create(nb, nloc, result, args[1]);
+        linalg::YieldOp::create(nb, nloc, result);
+      });
+  conv.getResult().replaceAllUsesWith(generic.getResult(0));
+  conv.erase();
+}
+
 /// Replaces an ungrouped convolution by the im2col product
 /// `cols (P x K) * W^T (K x M)`: the packed im2col matrix, `linalg.mmt4d`
 /// with the packed weight, then one `linalg.generic` that reads the
@@ -659,10 +801,18 @@ struct PackContractionsPass
       std::optional<Contraction> c = matchContraction(op);
       // The packed im2col copy writes tiles of one column (k0 = 1, as every
       // ISA's register tile has).
-      if (c && (!llvm::isa<ConvOp>(op) || tile.k0 == 1))
+      if (c && (!llvm::isa<ConvOp>(op) || tile.k0 == 1)) {
+        // A convolution puts its weight on the left when its output
+        // channels fill the m0-row tiles (at most a sixteenth of padding).
+        if (llvm::isa<ConvOp>(op)) {
+          int64_t channels = c->bType.getDimSize(0);
+          c->weightIsLhs =
+              (ceilDiv(channels, tile.m0) * tile.m0 - channels) * 16 <=
+              channels;
+        }
         contractions.insert({op, *c});
-      else if (auto matmul = dyn_cast<MatMulOp>(op);
-               matmul && isBatchedMatmul(matmul))
+      } else if (auto matmul = dyn_cast<MatMulOp>(op);
+                 matmul && isBatchedMatmul(matmul))
         batched.push_back(matmul);
     });
     for (MatMulOp matmul : batched) {
@@ -678,39 +828,45 @@ struct PackContractionsPass
       getOperation().walk(
           [&](WeightOp op) { weights[op.getName()].push_back(op); });
       for (auto &[name, ops] : weights) {
-        std::optional<bool> transposed;
+        std::optional<bool> transposed, lhs;
         bool packable = true;
         for (WeightOp op : ops)
           for (OpOperand &use : op.getResult().getUses()) {
             auto it = contractions.find(use.getOwner());
             if (it == contractions.end() || use.getOperandNumber() != 1 ||
-                (transposed && *transposed != it->second.transposedB)) {
+                (transposed && *transposed != it->second.transposedB) ||
+                (lhs && *lhs != it->second.weightIsLhs)) {
               packable = false;
               break;
             }
             transposed = it->second.transposedB;
+            lhs = it->second.weightIsLhs;
           }
         if (!packable || !transposed)
           continue;
+        // Packed as a right operand with the tile of its side.
+        ContractionTile weightTile =
+            *lhs ? ContractionTile{tile.m0, tile.m0, tile.k0} : tile;
         // Where the tiles do not divide the weight, its packed file holds
         // zero padding beyond the shard that the plan accounts for: allowed
         // up to a sixteenth more (an LM head of 50257 columns, 1000
         // classes), otherwise the weight is packed per call.
         auto [k, n] = getRhsKN(cast<RankedTensorType>(ops.front().getType()),
                                *transposed);
-        int64_t padded = ceilDiv(n, tile.n0) * tile.n0 * ceilDiv(k, tile.k0) *
-                         tile.k0;
+        int64_t padded = ceilDiv(n, weightTile.n0) * weightTile.n0 *
+                         ceilDiv(k, weightTile.k0) * weightTile.k0;
         if ((padded - n * k) * 16 > n * k)
           continue;
         for (WeightOp op : ops) {
           auto type = cast<RankedTensorType>(op.getType());
           OpBuilder b(op);
           auto packed = WeightOp::create(
-              b, op.getLoc(), getPackedRhsType(type, *transposed, tile),
+              b, op.getLoc(), getPackedRhsType(type, *transposed, weightTile),
               op.getName());
           packed->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-          packed->setAttr(kPackedTilesAttrName,
-                          b.getDenseI64ArrayAttr({tile.n0, tile.k0}));
+          packed->setAttr(
+              kPackedTilesAttrName,
+              b.getDenseI64ArrayAttr({weightTile.n0, weightTile.k0}));
           packed->setAttr(kPackedSourceTypeAttrName, TypeAttr::get(type));
           if (*transposed)
             packed->setAttr(kPackedTransposedAttrName, b.getUnitAttr());
@@ -735,7 +891,8 @@ struct PackContractionsPass
       if (c.bias)
         c.bias = op->getOperand(2);
       if (llvm::isa<ConvOp>(op))
-        rewriteConvolution(c, packedRhs, tile);
+        c.weightIsLhs ? rewriteConvolutionWeightLhs(c, packedRhs, tile)
+                      : rewriteConvolution(c, packedRhs, tile);
       else
         rewriteContraction(c, packedRhs, tile);
       ++numContractions;

@@ -6,7 +6,9 @@
 // CHECK-NOT: shard.grid
 // CHECK-DAG: func.func private @autopar_rt_read_input_f32(i64, memref<*xf32>, memref<*xi64>)
 // CHECK-DAG: func.func private @autopar_rt_read_input_i32(i64, memref<*xi32>, memref<*xi64>)
-// CHECK-DAG: func.func private @autopar_rt_load_weight_f32(i64, memref<*xf32>)
+// CHECK-DAG: memref.global "private" @__autopar_weight_0 : memref<4x8xf32> = uninitialized {alignment = 64 : i64}
+// CHECK-DAG: memref.global "private" @__autopar_weight_1 : memref<8xf32> = uninitialized {alignment = 64 : i64}
+// CHECK-DAG: func.func private @autopar_rt_resident_weight_f32(i64, memref<*xf32>)
 // CHECK-DAG: func.func private @autopar_rt_write_output_f32(i64, memref<*xf32>, memref<*xi64>)
 // CHECK-DAG: func.func private @autopar_rt_write_output_i32(i64, memref<*xi32>, memref<*xi64>)
 // CHECK-LABEL: func.func @autopar_main() {
@@ -26,21 +28,22 @@
 // CHECK-NEXT: %[[I1:.*]] = arith.constant 1 : i64
 // CHECK-NEXT: call @autopar_rt_read_input_i32(%[[I1]], %[[IN1U]], %[[L1U]])
 // CHECK-NEXT: %[[N:.*]] = bufferization.to_tensor %[[IN1]] restrict
-// CHECK-NEXT: %[[W0:.*]] = memref.alloc() : memref<4x8xf32>
+// Weights the program never stores are resident: one aligned global per
+// name, filled once per process, read through one tensor for all its uses.
+// CHECK-NEXT: %[[W0:.*]] = memref.get_global @__autopar_weight_0 : memref<4x8xf32>
 // CHECK-NEXT: %[[W0U:.*]] = memref.cast %[[W0]]
 // CHECK-NEXT: %[[ID0:.*]] = arith.constant 0 : i64
-// CHECK-NEXT: call @autopar_rt_load_weight_f32(%[[ID0]], %[[W0U]])
+// CHECK-NEXT: call @autopar_rt_resident_weight_f32(%[[ID0]], %[[W0U]])
 // CHECK-NEXT: %[[WT:.*]] = bufferization.to_tensor %[[W0]] restrict
-// CHECK-NEXT: memref.alloc() : memref<8xf32>
+// CHECK-NEXT: %[[W1:.*]] = memref.get_global @__autopar_weight_1 : memref<8xf32>
 // CHECK-NEXT: memref.cast
 // CHECK-NEXT: %[[ID1:.*]] = arith.constant 1 : i64
-// CHECK-NEXT: call @autopar_rt_load_weight_f32(%[[ID1]], %{{.*}})
-// CHECK-NEXT: bufferization.to_tensor
-// CHECK-NEXT: memref.alloc() : memref<4x8xf32>
-// CHECK-NEXT: memref.cast
-// CHECK-NEXT: %[[ID0B:.*]] = arith.constant 0 : i64
-// CHECK-NEXT: call @autopar_rt_load_weight_f32(%[[ID0B]], %{{.*}})
-// CHECK-NEXT: bufferization.to_tensor
+// CHECK-NEXT: call @autopar_rt_resident_weight_f32(%[[ID1]], %{{.*}})
+// CHECK-NEXT: %[[BT:.*]] = bufferization.to_tensor %[[W1]] restrict
+// CHECK-NOT: autopar_rt_resident_weight
+// CHECK-NOT: autopar.weight
+// CHECK-NEXT: %[[Y:.*]] = autopar.matmul %[[X]], %[[WT]]
+// CHECK-NEXT: %[[Z:.*]] = autopar.add %[[Y]], %[[BT]]
 // CHECK-NEXT: autopar.matmul %[[X]], %[[WT]]
 // CHECK: %[[OUT:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x8xf32> to memref<2x8xf32>
 // CHECK-NEXT: %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<2x8xf32> to memref<*xf32>
@@ -215,4 +218,26 @@ shard.grid @grid(shape = 2)
 // expected-error @below {{'func.func' op result #0 of local type 'tensor<2x4xf32>' does not match its global type 'tensor<8x4xf32>' and sharding #autopar.sharding<[[], [0]]>}}
 func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32> {autopar.sharding = #autopar.sharding<[[], [0]]>, autopar.global_type = tensor<8x4xf32>}) {
   return %x : tensor<2x4xf32>
+}
+
+// -----
+
+// A weight the program stores (training state) gets a fresh buffer per step:
+// it is loaded (from the stored state after the first step) and stored, never
+// resident; the weight it does not store still is.
+// CHECK-LABEL: func.func @autopar_main() {
+// CHECK: %[[W:.*]] = memref.get_global @__autopar_weight_1 : memref<4xf32>
+// CHECK: call @autopar_rt_resident_weight_f32
+// CHECK: %[[B:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: call @autopar_rt_load_weight_f32
+// CHECK: call @autopar_rt_store_weight_f32
+// CHECK-NOT: __autopar_weight_0
+shard.grid @grid(shape = 1)
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = autopar.weight "w" : tensor<4xf32>
+  %s = autopar.weight "scale" : tensor<4xf32>
+  %g = autopar.mul %x, %s : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %n = autopar.sub %w, %g : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %a = autopar.assign %w, %n : tensor<4xf32>
+  return %a : tensor<4xf32>
 }

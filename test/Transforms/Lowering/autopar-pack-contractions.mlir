@@ -121,39 +121,49 @@ func.func @chain(%x: tensor<8x16xf32>, %w1: tensor<16x16xf32>, %w2: tensor<16x16
 
 // -----
 
-// A 3x3 convolution with strides and pads. Its output lines (4) are too short
-// for a tile of 8 or 6 rows: the rows of the packed im2col matrix are the
-// positions (n, oh, ow) flattened, and one copy generic writes the packed
-// tiles straight from the zero-padded input (an extra image of padding for
-// the rows past the last position: 32 positions in 6 tiles of 6 with AVX2).
-// The weight [M, C, kh, kw] is the right operand N x K, packed at compile
-// time; one generic reads the accumulator tiles in NCHW order and adds the
-// bias: no unpack.
+// A 3x3 convolution with strides and pads, as `W (M x K) * cols^T`: the
+// weight [M, C, kh, kw] is the packed left operand (tiles of m0 = 8 output
+// channels, packed at compile time) and the im2col matrix the right one, its
+// tiles 32 output positions (n, oh, ow) flattened, written by one copy
+// generic straight from the zero-padded input. The accumulator holds rows of
+// 32 positions per channel: a transpose that keeps those rows, a reshape and
+// one elementwise generic (bias, batch first) give NCHW; every step moves
+// whole rows. With AVX2's 6-row tiles the 32 channels would need 36 rows
+// (more than a sixteenth of padding): the weight stays on the right, and the
+// rows of the product are the positions (read back through one generic).
 
 shard.grid @grid(shape = 1)
-// AVX512-DAG: #[[FLAT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> ((d0 * 8 + d4) floordiv 16, d1, ((d0 * 2 + d4 floordiv 4) mod 4) * 2 + d2, (d4 mod 4) * 2 + d3)>
-// AVX512-DAG: #[[ACC:.*]] = affine_map<(d0, d1, d2, d3) -> (((d0 * 4 + d2) * 4 + d3) floordiv 8, d1 floordiv 32, ((d0 * 4 + d2) * 4 + d3) mod 8, d1 mod 32)>
+// AVX512-DAG: #[[FLAT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0 * 2 + d4 floordiv 16, d1, ((d4 floordiv 4) mod 4) * 2 + d2, (d4 mod 4) * 2 + d3)>
+// AVX512-DAG: #[[CM:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
+// AVX512-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // AVX512-LABEL: func.func @conv3x3
-// AVX512: %[[W:.*]] = autopar.weight "conv.weight" {autopar.packed_source_type = tensor<32x4x3x3xf32>, autopar.packed_tiles = array<i64: 32, 1>, autopar.packed_transposed} : tensor<1x36x32x1xf32>
+// AVX512: %[[W:.*]] = autopar.weight "conv.weight" {autopar.packed_source_type = tensor<32x4x3x3xf32>, autopar.packed_tiles = array<i64: 8, 1>, autopar.packed_transposed} : tensor<4x36x8x1xf32>
 // AVX512: %[[B:.*]] = autopar.weight "conv.bias" : tensor<32xf32>
 // AVX512: %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 0, 0]
-// AVX512: %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[FLAT]], {{.*}}]{{.*}} ins(%[[P]] : tensor<2x4x9x9xf32>) outs(%{{.*}} : tensor<4x4x3x3x8x1xf32>)
-// AVX512: %[[A:.*]] = tensor.collapse_shape %[[COLS]] {{\[\[}}0], [1, 2, 3], [4], [5]] : tensor<4x4x3x3x8x1xf32> into tensor<4x36x8x1xf32>
-// AVX512: %[[C:.*]] = linalg.mmt4d ins(%[[A]], %[[W]] : tensor<4x36x8x1xf32>, tensor<1x36x32x1xf32>)
-// AVX512: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[ACC]], {{.*}}]{{.*}} ins(%[[C]], %[[B]] : tensor<4x1x8x32xf32>, tensor<32xf32>) outs(%{{.*}} : tensor<2x32x4x4xf32>)
+// AVX512: %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[FLAT]], {{.*}}]{{.*}} ins(%[[P]] : tensor<2x4x9x9xf32>) outs(%{{.*}} : tensor<1x4x3x3x32x1xf32>)
+// AVX512: %[[R:.*]] = tensor.collapse_shape %[[COLS]] {{\[\[}}0], [1, 2, 3], [4], [5]] : tensor<1x4x3x3x32x1xf32> into tensor<1x36x32x1xf32>
+// AVX512: %[[C:.*]] = linalg.mmt4d ins(%[[W]], %[[R]] : tensor<4x36x8x1xf32>, tensor<1x36x32x1xf32>) {{.*}} -> tensor<4x1x8x32xf32>
+// AVX512: %[[T:.*]] = linalg.transpose ins(%[[C]] : tensor<4x1x8x32xf32>) outs(%{{.*}} : tensor<4x8x1x32xf32>) permutation = [0, 2, 1, 3]
+// AVX512: %[[M:.*]] = tensor.collapse_shape %[[T]] {{\[\[}}0, 1], [2, 3]] : tensor<4x8x1x32xf32> into tensor<32x32xf32>
+// AVX512: %[[V:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] output_shape [32, 2, 4, 4]
+// AVX512: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[CM]], #[[BIAS]], {{.*}}]{{.*}} ins(%[[V]], %[[B]] : tensor<32x2x4x4xf32>, tensor<32xf32>) outs(%{{.*}} : tensor<2x32x4x4xf32>)
 // AVX512: arith.addf
 // AVX512: return %[[Y]]
 // AVX512-NOT: autopar.conv
 // AVX512-NOT: linalg.unpack
 
+// AVX2-DAG: #[[ACC:.*]] = affine_map<(d0, d1, d2, d3) -> (((d0 * 4 + d2) * 4 + d3) floordiv 6, d1 floordiv 16, ((d0 * 4 + d2) * 4 + d3) mod 6, d1 mod 16)>
 // AVX2-LABEL: func.func @conv3x3
+// AVX2: %[[W:.*]] = autopar.weight "conv.weight" {autopar.packed_source_type = tensor<32x4x3x3xf32>, autopar.packed_tiles = array<i64: 16, 1>, autopar.packed_transposed} : tensor<2x36x16x1xf32>
 // AVX2: tensor.pad %{{.*}} low[0, 0, 1, 1] high[1, 0, 0, 0]
-// AVX2: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<6x36x6x1xf32>, tensor<2x36x16x1xf32>)
+// AVX2: %[[C:.*]] = linalg.mmt4d ins(%{{.*}}, %[[W]] : tensor<6x36x6x1xf32>, tensor<2x36x16x1xf32>)
+// AVX2: linalg.generic {indexing_maps = [#[[ACC]], {{.*}}]{{.*}} ins(%[[C]], %{{.*}} : tensor<6x2x6x16xf32>, tensor<32xf32>) outs(%{{.*}} : tensor<2x32x4x4xf32>)
 
 // PERCALL-LABEL: func.func @conv3x3
 // PERCALL: %[[W:.*]] = autopar.weight "conv.weight" : tensor<32x4x3x3xf32>
 // PERCALL: %[[W2:.*]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2, 3]] : tensor<32x4x3x3xf32> into tensor<32x36xf32>
-// PERCALL: linalg.pack %[[W2]] inner_dims_pos = [0, 1] inner_tiles = [8, 1] {{.*}} -> tensor<4x36x8x1xf32>
+// PERCALL: %[[WP:.*]] = linalg.pack %[[W2]] inner_dims_pos = [0, 1] inner_tiles = [4, 1] {{.*}} -> tensor<8x36x4x1xf32>
+// PERCALL: linalg.mmt4d ins(%[[WP]], %{{.*}} : tensor<8x36x4x1xf32>, tensor<4x36x8x1xf32>)
 func.func @conv3x3(%x: tensor<2x4x8x8xf32>) -> tensor<2x32x4x4xf32> {
   %w = autopar.weight "conv.weight" : tensor<32x4x3x3xf32>
   %b = autopar.weight "conv.bias" : tensor<32xf32>
@@ -163,42 +173,76 @@ func.func @conv3x3(%x: tensor<2x4x8x8xf32>) -> tensor<2x32x4x4xf32> {
 
 // -----
 
-// Output lines of 7 with AVX-512's 8-row tiles: each line is padded to one
-// tile (one row in 8 wasted, under the quarter allowed), so the im2col reads
-// are affine without division: x[n, c, oh + kh, (lt * 8 + i) + kw], from an
-// input padded by one more column at the end. With AVX2's 6-row tiles a line
-// would need 12 rows: the flat layout is used instead.
+// Output lines of 28 with AVX-512's 32-position tiles: each line is padded to
+// one tile (4 positions in 32 wasted, under the quarter allowed), so the
+// im2col reads are affine without division: x[n, c, oh + kh, (lt * 32 + i) +
+// kw], from an input padded by 5 more columns at the end. The padding of each
+// line is dropped by a slice before the epilogue; AVX2 pads its 64 channels to
+// 66 (11 tiles of 6).
+
+shard.grid @grid(shape = 1)
+// AVX512-DAG: #[[LINES:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d3, d1 + d4, d2 * 32 + d6 + d5)>
+// AVX512-LABEL: func.func @lines
+// AVX512: %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 5]
+// AVX512: %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[LINES]], {{.*}}]{{.*}} ins(%[[P]] : tensor<2x4x30x34xf32>) outs(%{{.*}} : tensor<2x28x1x4x3x3x32x1xf32>)
+// AVX512: %[[R:.*]] = tensor.collapse_shape %[[COLS]] {{\[\[}}0, 1, 2], [3, 4, 5], [6], [7]] : tensor<2x28x1x4x3x3x32x1xf32> into tensor<56x36x32x1xf32>
+// AVX512: %[[C:.*]] = linalg.mmt4d ins(%{{.*}}, %[[R]] : tensor<8x36x8x1xf32>, tensor<56x36x32x1xf32>)
+// AVX512: linalg.transpose ins(%[[C]] : tensor<8x56x8x32xf32>) outs(%{{.*}} : tensor<8x8x56x32xf32>) permutation = [0, 2, 1, 3]
+// AVX512: tensor.collapse_shape %{{.*}} : tensor<8x8x56x32xf32> into tensor<64x1792xf32>
+// AVX512: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] output_shape [64, 2, 28, 32]
+// AVX512: %[[S:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [64, 2, 28, 28] [1, 1, 1, 1]
+// AVX512: linalg.generic {{.*}} ins(%[[S]], %{{.*}} : tensor<64x2x28x28xf32>, tensor<64xf32>) outs(%{{.*}} : tensor<2x64x28x28xf32>)
+
+// AVX2-LABEL: func.func @lines
+// AVX2: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<11x36x6x1xf32>, tensor<112x36x16x1xf32>)
+// AVX2: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [64, 2, 28, 28] [1, 1, 1, 1] : tensor<66x2x28x32xf32> to tensor<64x2x28x28xf32>
+func.func @lines(%x: tensor<2x4x28x28xf32>, %b: tensor<64xf32>) -> tensor<2x64x28x28xf32> {
+  %w = autopar.weight "conv.weight" : tensor<64x4x3x3xf32>
+  %y = autopar.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x4x28x28xf32>, tensor<64x4x3x3xf32>, tensor<64xf32>) -> tensor<2x64x28x28xf32>
+  return %y : tensor<2x64x28x28xf32>
+}
+
+// -----
+
+// Ten output channels would fill 16 rows of AVX-512's 8-row tiles: the
+// weight stays the right operand (packed per call, since 32 columns would
+// more than triple it) and the rows of the product are the output positions.
+// Output lines of 7 fit one 8-row tile each (one row in 8 wasted, under the
+// quarter allowed): x[n, c, oh + kh, (lt * 8 + i) + kw], and one generic reads
+// the accumulator tiles back in NCHW order.
 
 shard.grid @grid(shape = 1)
 // AVX512-DAG: #[[LINES:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d3, d1 + d4, d2 * 8 + d6 + d5)>
 // AVX512-DAG: #[[LACC:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 7 + d2 + d3 floordiv 8, d1 floordiv 32, d3 mod 8, d1 mod 32)>
-// AVX512-LABEL: func.func @lines
+// AVX512-LABEL: func.func @narrow
+// AVX512: %[[W:.*]] = autopar.weight "conv.weight" : tensor<10x4x3x3xf32>
 // AVX512: %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 2]
 // AVX512: %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[LINES]], {{.*}}]{{.*}} ins(%[[P]] : tensor<1x4x9x10xf32>) outs(%{{.*}} : tensor<1x7x1x4x3x3x8x1xf32>)
 // AVX512: %[[A:.*]] = tensor.collapse_shape %[[COLS]] {{\[\[}}0, 1, 2], [3, 4, 5], [6], [7]] : tensor<1x7x1x4x3x3x8x1xf32> into tensor<7x36x8x1xf32>
-// AVX512: %[[C:.*]] = linalg.mmt4d ins(%[[A]], %{{.*}} : tensor<7x36x8x1xf32>, tensor<2x36x32x1xf32>)
-// AVX512: linalg.generic {indexing_maps = [#[[LACC]], {{.*}}]{{.*}} ins(%[[C]] : tensor<7x2x8x32xf32>) outs(%{{.*}} : tensor<1x64x7x7xf32>)
-
-// AVX2-LABEL: func.func @lines
-// AVX2: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<9x36x6x1xf32>, tensor<4x36x16x1xf32>)
-func.func @lines(%x: tensor<1x4x7x7xf32>) -> tensor<1x64x7x7xf32> {
-  %w = autopar.weight "conv.weight" : tensor<64x4x3x3xf32>
-  %y = autopar.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x4x7x7xf32>, tensor<64x4x3x3xf32>) -> tensor<1x64x7x7xf32>
-  return %y : tensor<1x64x7x7xf32>
+// AVX512: linalg.pack %{{.*}} inner_dims_pos = [0, 1] inner_tiles = [32, 1] {{.*}} -> tensor<1x36x32x1xf32>
+// AVX512: %[[C:.*]] = linalg.mmt4d ins(%[[A]], %{{.*}} : tensor<7x36x8x1xf32>, tensor<1x36x32x1xf32>)
+// AVX512: linalg.generic {indexing_maps = [#[[LACC]], {{.*}}]{{.*}} ins(%[[C]] : tensor<7x1x8x32xf32>) outs(%{{.*}} : tensor<1x10x7x7xf32>)
+func.func @narrow(%x: tensor<1x4x7x7xf32>) -> tensor<1x10x7x7xf32> {
+  %w = autopar.weight "conv.weight" : tensor<10x4x3x3xf32>
+  %y = autopar.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x4x7x7xf32>, tensor<10x4x3x3xf32>) -> tensor<1x10x7x7xf32>
+  return %y : tensor<1x10x7x7xf32>
 }
 
 // -----
 
 // A 1x1 convolution of one image needs no im2col: X [C, H * W] holds the
-// columns of the rows; it is padded to 32 positions and copied into tiles.
+// columns of the right operand; padded to 32 positions, its rows of 32
+// positions are moved into tiles by a transpose that keeps them.
 
 shard.grid @grid(shape = 1)
-// AVX512-DAG: #[[PW:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0 * 8 + d2)>
 // AVX512-LABEL: func.func @pointwise
+// AVX512: %[[W:.*]] = autopar.weight "pw.weight" {{.*}}autopar.packed_tiles = array<i64: 8, 1>{{.*}} : tensor<8x16x8x1xf32>
 // AVX512: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] : tensor<1x16x5x5xf32> into tensor<16x25xf32>
 // AVX512: %[[XP:.*]] = tensor.pad %[[X]] low[0, 0] high[0, 7]
-// AVX512: %[[A:.*]] = linalg.generic {indexing_maps = [#[[PW]], {{.*}}]{{.*}} ins(%[[XP]] : tensor<16x32xf32>) outs(%{{.*}} : tensor<4x16x8x1xf32>)
-// AVX512: linalg.mmt4d ins(%[[A]], %{{.*}} : tensor<4x16x8x1xf32>, tensor<2x16x32x1xf32>)
+// AVX512: %[[E:.*]] = tensor.expand_shape %[[XP]] {{\[\[}}0], [1, 2]] output_shape [16, 1, 32]
+// AVX512: %[[T:.*]] = linalg.transpose ins(%[[E]] : tensor<16x1x32xf32>) outs(%{{.*}} : tensor<1x16x32xf32>) permutation = [1, 0, 2]
+// AVX512: %[[R:.*]] = tensor.expand_shape %[[T]] {{\[\[}}0], [1], [2, 3]] output_shape [1, 16, 32, 1]
+// AVX512: linalg.mmt4d ins(%[[W]], %[[R]] : tensor<8x16x8x1xf32>, tensor<1x16x32x1xf32>)
 func.func @pointwise(%x: tensor<1x16x5x5xf32>) -> tensor<1x64x5x5xf32> {
   %w = autopar.weight "pw.weight" : tensor<64x16x1x1xf32>
   %y = autopar.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x16x5x5xf32>, tensor<64x16x1x1xf32>) -> tensor<1x64x5x5xf32>
