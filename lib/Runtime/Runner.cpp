@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <time.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -60,7 +61,10 @@ constexpr const char *usage =
     "  --profile       rank 0 prints `autopar-runtime: step_time_s=<s>`, the\n"
     "                  slowest rank's autopar_main time without its file\n"
     "                  I/O (median over --repeats runs, default 1; also\n"
-    "                  `io_time_s` and `wall_time_s`), and\n"
+    "                  `io_time_s`, `wall_time_s` and `cpu_time_s`, the\n"
+    "                  process CPU seconds of a step, all threads, on\n"
+    "                  the rank with the most: a figure that a busy\n"
+    "                  machine does not inflate), and\n"
     "                  `autopar-runtime: peak_memory_bytes=<n>`, the largest\n"
     "                  peak of live buffer bytes over the ranks\n"
     "  --bench-collectives\n"
@@ -339,23 +343,31 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
   int worldRank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
   // Per run: the slowest rank's time without file I/O, and with it.
-  std::vector<double> steps, walls;
+  std::vector<double> steps, walls, cpus;
+  auto processCpuSeconds = [] {
+    timespec now{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) + 1e-9 * now.tv_nsec;
+  };
   double firstIo = 0;
   for (int64_t run = 0; run < runs; ++run) {
     MPI_Barrier(MPI_COMM_WORLD);
     resetIoSeconds();
     double start = MPI_Wtime();
+    double cpuStart = processCpuSeconds();
     entry();
     double elapsed = MPI_Wtime() - start;
-    double local[2] = {elapsed - getIoSeconds(), elapsed};
-    double slowest[2] = {0, 0};
-    if (MPI_Allreduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX,
+    double cpu = processCpuSeconds() - cpuStart;
+    double local[3] = {elapsed - getIoSeconds(), elapsed, cpu};
+    double slowest[3] = {0, 0, 0};
+    if (MPI_Allreduce(local, slowest, 3, MPI_DOUBLE, MPI_MAX,
                       MPI_COMM_WORLD) != MPI_SUCCESS)
       fail("profile: MPI_Allreduce of the step time failed");
     if (run == 0)
       firstIo = getIoSeconds();
     steps.push_back(slowest[0]);
     walls.push_back(slowest[1]);
+    cpus.push_back(slowest[2]);
     if (training && worldRank == 0) {
       std::optional<double> loss = getWrittenScalar(0);
       if (!loss)
@@ -383,6 +395,7 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
     if (rank == 0) {
       std::printf("autopar-runtime: step_time_s=%.9f\n", slowest);
       std::printf("autopar-runtime: wall_time_s=%.9f\n", median(walls));
+      std::printf("autopar-runtime: cpu_time_s=%.9f\n", median(cpus));
       std::printf("autopar-runtime: io_time_s=%.9f\n", firstIo);
       std::printf("autopar-runtime: peak_memory_bytes=%" PRId64 "\n",
                   largestPeak);
