@@ -9,7 +9,7 @@
 
 // CHECK-NOT: autopar.
 // CHECK-NOT: shard.
-// CHECK-DAG: llvm.func @autopar_rt_load_weight_f32(i64, i64, !llvm.ptr)
+// CHECK-DAG: llvm.func @autopar_rt_resident_weight_f32(i64, i64, !llvm.ptr)
 // CHECK-DAG: llvm.func @autopar_rt_all_reduce_f32(
 // CHECK-DAG: llvm.func @autopar_rt_read_input_f32(
 // CHECK-DAG: llvm.func @autopar_rt_write_output_f32(

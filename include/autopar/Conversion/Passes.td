@@ -164,8 +164,15 @@ def ConvertAutoparToLinalgPass
       clamped so that nothing is read out of bounds;
     - `autopar.conv`: zero `tensor.pad`, groups made explicit by
       `tensor.expand_shape`, one generic (loops n, g, m, c, k..., o...)
-      accumulating into the bias, collapsed back; `autopar.max_pool`: padding
-      with the lowest value (padding never wins) and a window generic;
+      accumulating into the bias, collapsed back; a depthwise convolution
+      (one group and one output channel per input channel) with a window of
+      at most 64 positions is instead one elementwise generic over one
+      strided `tensor.extract_slice` view of the padded input per window
+      position and the weight's column for it, so that it vectorizes along
+      the output's last dimension; `autopar.max_pool`: padding with the
+      lowest value (padding never wins) and a window reduction (the same
+      per-position views for windows of at most 64 positions, else a
+      generic with reduction loops);
       `autopar.average_pool`: window sums divided by constant per-dimension
       counts (padding counted only with `count_include_pad`, ceil-mode
       overhang never); `autopar.global_average_pool`: sum and division;

@@ -56,9 +56,61 @@ static Value padSpatial(OpBuilder &b, Location loc, Value input,
                                getAsIndexOpFoldResult(ctx, high), padValue);
 }
 
+/// Windows of at most this many positions are unrolled into one
+/// elementwise generic over their shifted views (buildTapViews); larger ones
+/// keep the loop nest with reduction loops.
+static constexpr int64_t kMaxUnrolledTaps = 64;
+
+/// The positions of a window, row-major, as offsets per spatial dimension.
+static SmallVector<SmallVector<int64_t>>
+getWindowTaps(ArrayRef<int64_t> kernel) {
+  SmallVector<SmallVector<int64_t>> taps = {{}};
+  for (int64_t size : kernel) {
+    SmallVector<SmallVector<int64_t>> next;
+    for (const SmallVector<int64_t> &tap : taps)
+      for (int64_t k = 0; k < size; ++k) {
+        next.push_back(tap);
+        next.back().push_back(k);
+      }
+    taps = std::move(next);
+  }
+  return taps;
+}
+
+/// One view of the padded `input` ([N, C, spatial...]) per window position
+/// `tap`: the elements that position reads for every output of `outType`
+/// ([N, C, out spatial...]), a strided slice. An elementwise generic over
+/// these views is a window reduction whose innermost loop runs along the
+/// output's last dimension: contiguous at unit stride, so it vectorizes.
+static SmallVector<Value> buildTapViews(OpBuilder &b, Location loc, Value input,
+                                        RankedTensorType outType,
+                                        ArrayRef<int64_t> kernel,
+                                        ArrayRef<int64_t> strides,
+                                        ArrayRef<int64_t> dilations) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> viewShape = {inType.getDimSize(0), inType.getDimSize(1)};
+  llvm::append_range(viewShape, outType.getShape().drop_front(2));
+  auto viewType = RankedTensorType::get(viewShape, inType.getElementType());
+  SmallVector<Value> views;
+  for (const SmallVector<int64_t> &tap : getWindowTaps(kernel)) {
+    SmallVector<int64_t> offsets = {0, 0}, steps = {1, 1};
+    for (size_t i = 0; i < tap.size(); ++i) {
+      offsets.push_back(tap[i] * dilations[i]);
+      steps.push_back(strides[i]);
+    }
+    views.push_back(tensor::ExtractSliceOp::create(
+        b, loc, viewType, input, ValueRange{}, ValueRange{}, ValueRange{},
+        b.getDenseI64ArrayAttr(offsets), b.getDenseI64ArrayAttr(viewShape),
+        b.getDenseI64ArrayAttr(steps)));
+  }
+  return views;
+}
+
 /// Slides a window of `kernel` over the padded `input` ([N, C, spatial...])
 /// into `outType` ([N, C, out spatial...]), accumulating from `init` with
-/// `combine({element, accumulator})`. Loops: n, c, window..., output....
+/// `combine({element, accumulator})`, window positions in row-major order.
+/// Small windows: one elementwise generic over the views of buildTapViews.
+/// Others: loops n, c, window..., output....
 static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
                                   RankedTensorType outType,
                                   ArrayRef<int64_t> kernel,
@@ -66,6 +118,22 @@ static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
                                   ArrayRef<int64_t> dilations, Value init,
                                   ScalarFn combine) {
   MLIRContext *ctx = b.getContext();
+  int64_t taps = 1;
+  for (int64_t size : kernel)
+    taps *= size;
+  if (taps <= kMaxUnrolledTaps) {
+    SmallVector<Value> views =
+        buildTapViews(b, loc, input, outType, kernel, strides, dilations);
+    SmallVector<AffineMap> maps(views.size(),
+                                b.getMultiDimIdentityMap(outType.getRank()));
+    return buildGeneric(b, loc, outType, views, maps,
+                        [&](OpBuilder &nb, Location nl, ValueRange args) {
+                          Value acc = init;
+                          for (Value element : args)
+                            acc = combine(nb, nl, ValueRange{element, acc});
+                          return acc;
+                        });
+  }
   unsigned spatial = kernel.size();
   unsigned numLoops = 2 + 2 * spatial;
   auto window = [&](unsigned i) { return getAffineDimExpr(2 + i, ctx); };
@@ -129,6 +197,53 @@ struct ConvLowering : public OpConversionPattern<ConvOp> {
     Value padded = padSpatial(rewriter, loc, adaptor.getInput(), op.getPads(),
                               kernel, strides, dilations, type.getShape(),
                               createConstant(rewriter, loc, element, 0.0));
+    int64_t taps = 1;
+    for (int64_t size : kernel)
+      taps *= size;
+    if (groups == c && m == c && taps <= kMaxUnrolledTaps) {
+      // Depthwise: y[n, c, o] = bias[c] + sum over window positions t of
+      // x[n, c, o * s + t] * w[c, t], one elementwise generic over the views
+      // of the positions and the weight's column per position (positions
+      // in row-major order, as the loop nest below sums them).
+      SmallVector<Value> operands = buildTapViews(rewriter, loc, padded, type,
+                                                  kernel, strides, dilations);
+      SmallVector<AffineMap> maps(
+          operands.size(), rewriter.getMultiDimIdentityMap(type.getRank()));
+      AffineMap channelMap =
+          AffineMap::get(type.getRank(), 0, {getAffineDimExpr(1, ctx)}, ctx);
+      // W [C, 1, K...] as [C, taps]: one column per window position.
+      SmallVector<ReassociationIndices> wFlat = {{0}, {}};
+      for (int64_t i = 1; i < wType.getRank(); ++i)
+        wFlat[1].push_back(i);
+      Value w = tensor::CollapseShapeOp::create(rewriter, loc,
+                                                adaptor.getWeight(), wFlat);
+      auto columnType = RankedTensorType::get({c}, element);
+      for (int64_t t = 0; t < taps; ++t) {
+        operands.push_back(tensor::ExtractSliceOp::create(
+            rewriter, loc, columnType, w, ValueRange{}, ValueRange{},
+            ValueRange{}, rewriter.getDenseI64ArrayAttr({0, t}),
+            rewriter.getDenseI64ArrayAttr({c, 1}),
+            rewriter.getDenseI64ArrayAttr({1, 1})));
+        maps.push_back(channelMap);
+      }
+      bool hasBias = static_cast<bool>(adaptor.getBias());
+      if (hasBias) {
+        operands.push_back(adaptor.getBias());
+        maps.push_back(channelMap);
+      }
+      Value result = buildGeneric(
+          rewriter, loc, type, operands, maps,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value acc =
+                hasBias ? args.back() : createConstant(b, l, element, 0.0);
+            for (int64_t t = 0; t < taps; ++t)
+              acc = createAdd(b, l, acc,
+                              createMul(b, l, args[t], args[taps + t]));
+            return acc;
+          });
+      rewriter.replaceOp(op, result);
+      return success();
+    }
     auto paddedType = cast<RankedTensorType>(padded.getType());
     SmallVector<int64_t> xShape = {n, groups, c / groups};
     llvm::append_range(xShape, paddedType.getShape().drop_front(2));

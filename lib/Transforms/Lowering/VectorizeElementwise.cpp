@@ -123,13 +123,17 @@ struct VectorizeElementwisePass
         }
       }
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      // Whole vectors only (no masks): a loop the lanes do not divide is
-      // left to the scalar loops.
-      if (ranges.back() % lanes != 0)
+      // Whole vectors only (no masks): a loop the lanes do not divide takes
+      // the widest power-of-two vector that divides it (56 positions: 8
+      // lanes), down to 4 lanes; narrower loops are left scalar.
+      int64_t width = lanes;
+      while (width > 4 && ranges.back() % width != 0)
+        width /= 2;
+      if (ranges.back() % width != 0)
         continue;
 
       SmallVector<int64_t> tileSizes(ranges.size(), 1);
-      tileSizes.back() = lanes;
+      tileSizes.back() = width;
       scf::SCFTilingOptions options;
       options.setTileSizes(getAsIndexOpFoldResult(ctx, tileSizes));
       rewriter.setInsertionPoint(op);
@@ -167,7 +171,7 @@ struct VectorizeElementwisePass
       }
       rewriter.setInsertionPoint(tile);
       FailureOr<linalg::VectorizationResult> vectorized =
-          linalg::vectorize(rewriter, tile, {lanes});
+          linalg::vectorize(rewriter, tile, {width});
       if (failed(vectorized))
         continue;
       rewriter.replaceOp(tile, vectorized->replacements);

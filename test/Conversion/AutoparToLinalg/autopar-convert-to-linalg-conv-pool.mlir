@@ -42,22 +42,56 @@ func.func @conv_1d(%x: tensor<2x3x9xf32>, %w: tensor<2x3x3xf32>) -> tensor<2x2x4
 
 // -----
 
-// Padding with -inf never wins; a kernel-shaped tensor.empty sizes the window loops.
-// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 * 2 + d3)>
-// CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d2, d3)>
-// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
+// Padding with -inf never wins. A window of at most 64 positions is one
+// elementwise generic over one strided view of the padded input per window
+// position (row-major), folded from -inf: its loops are the output's, so it
+// vectorizes along the output's last dimension.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @max_pool
 // CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: tensor.yield %[[NEGINF]] : f32
-// CHECK: %[[WINDOW:.*]] = tensor.empty() : tensor<3x3xf32>
-// CHECK: %[[INIT:.*]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<1x2x3x3xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[WIN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]}
-// CHECK-SAME: ins(%[[PAD]], %[[WINDOW]] : tensor<1x2x7x7xf32>, tensor<3x3xf32>) outs(%[[INIT]] : tensor<1x2x3x3xf32>)
-// CHECK: arith.maximumf
+// CHECK: %[[V0:.*]] = tensor.extract_slice %[[PAD]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2] : tensor<1x2x7x7xf32> to tensor<1x2x3x3xf32>
+// CHECK: %[[V1:.*]] = tensor.extract_slice %[[PAD]][0, 0, 0, 1] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK-COUNT-6: tensor.extract_slice %[[PAD]]
+// CHECK: %[[V8:.*]] = tensor.extract_slice %[[PAD]][0, 0, 2, 2] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]], #[[ID]], #[[ID]], #[[ID]], #[[ID]], #[[ID]], #[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[V0]], %[[V1]], {{.*}}, %[[V8]] : {{.*}}) outs(%{{.*}} : tensor<1x2x3x3xf32>)
+// CHECK: ^bb0(%[[E0:[^:]*]]: f32, %[[E1:[^:]*]]: f32,
+// CHECK: %[[M0:.*]] = arith.maximumf %[[NEGINF]], %[[E0]] : f32
+// CHECK: arith.maximumf %[[M0]], %[[E1]] : f32
+// CHECK-COUNT-7: arith.maximumf
+// CHECK-NOT: arith.maximumf
+// CHECK: linalg.yield
 func.func @max_pool(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
   %0 = autopar.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
   return %0 : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// A depthwise convolution (one group per channel, one output channel each):
+// bias plus one product per window position, with the weight's column of
+// that position, in one elementwise generic over the views.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-LABEL: func.func @depthwise
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x6x6xf32>, %[[W:.*]]: tensor<4x1x2x2xf32>, %[[B:.*]]: tensor<4xf32>)
+// CHECK: %[[V0:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 4, 5, 5] [1, 1, 1, 1]
+// CHECK: %[[V3:.*]] = tensor.extract_slice %[[X]][0, 0, 1, 1] [1, 4, 5, 5] [1, 1, 1, 1]
+// CHECK: %[[WC:.*]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2, 3]] : tensor<4x1x2x2xf32> into tensor<4x4xf32>
+// CHECK: %[[W0:.*]] = tensor.extract_slice %[[WC]][0, 0] [4, 1] [1, 1] : tensor<4x4xf32> to tensor<4xf32>
+// CHECK: %[[W3:.*]] = tensor.extract_slice %[[WC]][0, 3] [4, 1] [1, 1] : tensor<4x4xf32> to tensor<4xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]], #[[ID]], #[[CH]], #[[CH]], #[[CH]], #[[CH]], #[[CH]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[V0]], {{.*}}, %[[V3]], %[[W0]], {{.*}}, %[[W3]], %[[B]] :
+// CHECK: ^bb0(%[[E0:[^:]*]]: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %[[C0:[^:]*]]: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %[[BIAS:[^:]*]]: f32,
+// CHECK: %[[P0:.*]] = arith.mulf %[[E0]], %[[C0]] : f32
+// CHECK: arith.addf %[[BIAS]], %[[P0]] : f32
+// CHECK-COUNT-3: arith.mulf
+// CHECK-NOT: linalg.generic
+func.func @depthwise(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x2x2xf32>, %b: tensor<4xf32>) -> tensor<1x4x5x5xf32> {
+  %0 = autopar.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 4 : i64} : (tensor<1x4x6x6xf32>, tensor<4x1x2x2xf32>, tensor<4xf32>) -> tensor<1x4x5x5xf32>
+  return %0 : tensor<1x4x5x5xf32>
 }
 
 // -----
