@@ -96,23 +96,28 @@ def autopar_step(autopar, model, work, name, grid, plan, threads, input_dir):
     if threads:
         cmd += ["--threads", str(threads)]
     text = run(cmd)
-    match = re.search(r"step_time_s=([0-9.eE+-]+)", text)
-    if not match:
-        raise RuntimeError("no step_time_s in the output of " + name)
-    seconds = float(match.group(1))
-    if seconds <= 0:
-        raise RuntimeError("non-positive step time for " + name)
-    return seconds
+    figures = []
+    for key in ("step_time_s", "cpu_time_s"):
+        match = re.search(key + r"=([0-9.eE+-]+)", text)
+        if not match:
+            raise RuntimeError("no %s in the output of %s" % (key, name))
+        if float(match.group(1)) <= 0:
+            raise RuntimeError("non-positive %s for %s" % (key, name))
+        figures.append(float(match.group(1)))
+    return tuple(figures)
 
 
 def ort_step(ort_modules, model, threads, repeats):
     text = run(["node", os.path.join(HERE, "ort_step.js"), model, str(threads),
                 str(repeats)],
                env={"NODE_PATH": os.path.join(ort_modules, "node_modules")})
-    match = re.search(r"ort_step_s=([0-9.eE+-]+)", text)
-    if not match or float(match.group(1)) <= 0:
-        raise RuntimeError("no ONNX Runtime step time for " + model)
-    return float(match.group(1))
+    figures = []
+    for key in ("ort_step_s", "ort_cpu_s"):
+        match = re.search(key + r"=([0-9.eE+-]+)", text)
+        if not match or float(match.group(1)) <= 0:
+            raise RuntimeError("no ONNX Runtime %s for %s" % (key, model))
+        figures.append(float(match.group(1)))
+    return tuple(figures)
 
 
 # Published-size models (python/autopar/models/model_zoo.py LARGE_MODELS):
@@ -202,8 +207,9 @@ def main():
         one = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         shapes = MATMUL_SHAPES[:2] + MATMUL_SHAPES[4:5] if args.quick else MATMUL_SHAPES
         print()
-        print("| matmul M x N x K | autopar 1 thread | OpenBLAS 1 thread | oneDNN 1 thread | autopar / OpenBLAS |")
-        print("|---|---|---|---|---|")
+        print("| matmul M x N x K | autopar 1 thread | autopar 1 thread, by CPU time |"
+              " OpenBLAS 1 thread | oneDNN 1 thread | autopar / OpenBLAS |")
+        print("|---|---|---|---|---|---|")
         for m, n, k in shapes:
             name = "mm_%d_%d_%d" % (m, n, k)
             try:
@@ -211,17 +217,18 @@ def main():
                 matmul_model(model, m, n, k)
                 inputs = os.path.join(work, name + "-in")
                 write_input(inputs, (m, k))
-                seconds = autopar_step(args.autopar, model, work, name, 1,
-                                       "replicated", 1, inputs)
+                seconds, cpu = autopar_step(args.autopar, model, work, name, 1,
+                                            "replicated", 1, inputs)
                 gflops = 2.0 * m * n * k / seconds / 1e9
+                cpu_gflops = 2.0 * m * n * k / cpu / 1e9
                 text = run([ref, str(m), str(n), str(k), "7"], env=one)
                 lib = dict(line.split() for line in text.strip().splitlines())
                 blas, dnnl = float(lib["openblas"]), float(lib["onednn"])
-                print("| %dx%dx%d | %.1f | %.1f | %.1f | %.2f |" % (
-                    m, n, k, gflops, blas, dnnl, gflops / blas))
+                print("| %dx%dx%d | %.1f | %.1f | %.1f | %.1f | %.2f |" % (
+                    m, n, k, gflops, cpu_gflops, blas, dnnl, gflops / blas))
             except Exception as error:  # noqa: BLE001 - reported, exit 1
                 failures.append("%s: %s" % (name, error))
-                print("| %dx%dx%d | FAILED | | | |" % (m, n, k))
+                print("| %dx%dx%d | FAILED | | | | |" % (m, n, k))
             sys.stdout.flush()
 
         print()
@@ -233,11 +240,15 @@ def main():
                 except Exception as error:  # noqa: BLE001 - reported, exit 1
                     failures.append("export %s: %s" % (name, error))
         print("Step time in ms (median of warm repeats; autopar: `run --profile`'s"
-              " step_time_s, ONNX Runtime: ort_step.js). Ratios > 1: autopar faster.")
+              " step_time_s, ONNX Runtime: ort_step.js). Ratios > 1: autopar faster."
+              " The CPU columns are process CPU time per step at one thread (autopar:"
+              " cpu_time_s; ORT: process.cpuUsage()), which other jobs on the machine"
+              " do not inflate as they do wall time.")
         print("| model | GFLOP | autopar 1 rank | autopar 1 rank, 1 thread | "
               "autopar 2 ranks (tensor), 1 thread each | ORT 1 thread | ORT 2 threads | "
-              "ORT 2 threads / autopar 1 rank | ORT 1 thread / autopar 1 thread |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              "ORT 2 threads / autopar 1 rank | ORT 1 thread / autopar 1 thread | "
+              "autopar 1 thread, CPU | ORT 1 thread, CPU | ORT / autopar, CPU |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for label, model, inputs, flops, two_rank_plan in models:
             cells = {}
             configs = [("default", 1, "replicated", 0), ("one", 1, "replicated", 1)]
@@ -260,20 +271,21 @@ def main():
                     except Exception as error:  # noqa: BLE001
                         failures.append("%s, ORT %d: %s" % (label, threads, error))
 
-            def ms(key):
+            def ms(key, which=0):
                 if key == "two" and not two_rank_plan:
                     return "not run"
                 if key.startswith("ort") and not args.ort_modules:
                     return "not measured"
-                return "%.2f" % (cells[key] * 1e3) if key in cells else "FAILED"
+                return "%.2f" % (cells[key][which] * 1e3) if key in cells else "FAILED"
 
-            def ratio(num, den):
+            def ratio(num, den, which=0):
                 if num in cells and den in cells:
-                    return "%.2f" % (cells[num] / cells[den])
+                    return "%.2f" % (cells[num][which] / cells[den][which])
                 return "-"
-            print("| %s | %.2f | %s | %s | %s | %s | %s | %s | %s |" % (
+            print("| %s | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 label, flops / 1e9, ms("default"), ms("one"), ms("two"), ms("ort1"),
-                ms("ort2"), ratio("ort2", "default"), ratio("ort1", "one")))
+                ms("ort2"), ratio("ort2", "default"), ratio("ort1", "one"),
+                ms("one", 1), ms("ort1", 1), ratio("ort1", "one", 1)))
             sys.stdout.flush()
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -175,6 +175,11 @@ def case_profile(args, checks):
                  and float(lines[0]) >= 0.0,
                  "exit code %d, stdout:\n%s" % (result.returncode,
                                                 result.stdout))
+    cpus = re.findall(r"^autopar-runtime: cpu_time_s=([0-9.eE+-]+)$",
+                      result.stdout, re.M)
+    checks.check("profile prints one cpu_time_s line",
+                 len(cpus) == 1 and float(cpus[0]) >= 0.0,
+                 "stdout:\n%s" % result.stdout)
     peaks = re.findall(r"^autopar-runtime: peak_memory_bytes=([0-9]+)$",
                        result.stdout, re.M)
     # The program's two scratch buffers (1000 + 4096 bytes) are live at once.
