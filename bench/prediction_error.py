@@ -73,6 +73,9 @@ def main() -> int:
         run([args.autopar, "calibrate", "--grid", grid, "-o", cluster], env)
 
     rows = []
+    # A run that fails or measures nothing is an error of the benchmark (exit
+    # 1), never a skipped row or a perfect prediction.
+    failures = []
     for model in args.models.split(","):
         onnx = os.path.join(args.cache, model, "model.onnx")
         if not os.path.exists(onnx):
@@ -89,18 +92,25 @@ def main() -> int:
                             "--outputs", os.path.join(out, "outputs"),
                             "--profile"], env)
             except RuntimeError as error:
-                print(f"{model} grid {grid}: {error}", file=sys.stderr)
+                failures.append(f"{model} grid {grid}: {error}")
+                print(failures[-1], file=sys.stderr)
                 continue
             step, peak = STEP.search(text), PEAK.search(text)
             if not step or not peak:
-                print(f"{model} grid {grid}: no profile lines in:\n{text}",
-                      file=sys.stderr)
+                failures.append(f"{model} grid {grid}: no profile lines in:\n"
+                                f"{text}")
+                print(failures[-1], file=sys.stderr)
                 continue
             row = dict(model=model, grid=grid,
                        step_predicted=float(step.group(1)),
                        step_measured=float(step.group(2)),
                        peak_predicted=int(peak.group(1)),
                        peak_measured=int(peak.group(2)))
+            if row["step_measured"] <= 0 or row["peak_measured"] <= 0:
+                failures.append(f"{model} grid {grid}: non-positive "
+                                f"measurement {row}")
+                print(failures[-1], file=sys.stderr)
+                continue
             rows.append(row)
             print(f"{model:14} grid {grid:4} step predicted "
                   f"{row['step_predicted']:.3e} s measured "
@@ -110,6 +120,11 @@ def main() -> int:
                   flush=True)
     if not rows:
         print("no run succeeded", file=sys.stderr)
+        return 1
+    if failures:
+        print(f"{len(failures)} of {len(failures) + len(rows)} runs failed: "
+              "no error figure is printed for an incomplete set",
+              file=sys.stderr)
         return 1
     step_mape = sum(abs(ape(r, "step")) for r in rows) / len(rows)
     peak_mape = sum(abs(ape(r, "peak")) for r in rows) / len(rows)
@@ -123,8 +138,11 @@ def main() -> int:
 
 
 def ape(row, what):
+    """Signed error of the prediction in percent of the (positive)
+    measurement; main() rejects rows with a non-positive measurement."""
     predicted, measured = row[f"{what}_predicted"], row[f"{what}_measured"]
-    return (predicted - measured) / measured * 100 if measured > 0 else 0.0
+    assert measured > 0, row
+    return (predicted - measured) / measured * 100
 
 
 if __name__ == "__main__":
