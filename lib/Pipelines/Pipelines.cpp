@@ -27,7 +27,8 @@ void mlir::autopar::buildStageSplitPipeline(
     OpPassManager &pm, const StageSplitPipelineOptions &options) {
   SplitStagesPassOptions split;
   split.stages = options.stages;
-  split.blocks.assign(options.blocks.begin(), options.blocks.end());
+  for (unsigned count : options.blocks)
+    split.blocks.push_back(count);
   pm.addPass(createSplitStagesPass(split));
 }
 
