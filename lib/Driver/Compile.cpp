@@ -936,6 +936,30 @@ compilePipeline(MLIRContext &ctx, ImportedModel &model,
   if (failed(writeFileBytes(ctx, options.outDir + "/plan.json",
                             ArrayRef<char>(planText.data(), planText.size()))))
     return failure();
+  // plan.txt: the stages, then each stage's own plan.txt.
+  std::string summary;
+  llvm::raw_string_ostream os(summary);
+  os << "pipeline:  " << p << " stages, schedule gpipe, " << m
+     << " microbatches of " << (batch > 0 ? batch / m : -1)
+     << " (one program per stage, boundary tensors point to point)\n";
+  if (request.fixed)
+    os << "fixed:     " << request.fixed->text << "\n";
+  for (auto [s, stage] : llvm::enumerate(manifest.pipeline->stages))
+    os << "stage " << s << ":   blocks [" << stage.firstBlock << ", "
+       << stage.firstBlock + stage.numBlocks << ")"
+       << (s == 0 ? " + ops before" : "")
+       << (s + 1 == p ? " + ops after" : "") << " on ranks ["
+       << stage.firstRank << ", " << stage.firstRank + stage.numRanks
+       << ") (grid " << formatGridShape(stage.grid) << ")\n";
+  for (size_t s = 0; s < p; ++s) {
+    auto text = llvm::MemoryBuffer::getFile(options.outDir + "/stage" +
+                                            std::to_string(s) + "/plan.txt");
+    if (text)
+      os << "\nstage " << s << ":\n" << (*text)->getBuffer();
+  }
+  if (failed(writeFileBytes(ctx, options.outDir + "/plan.txt",
+                            ArrayRef<char>(summary.data(), summary.size()))))
+    return failure();
   manifest.planSha256 = llvm::toHex(
       llvm::SHA256::hash(llvm::arrayRefFromStringRef(planText)),
       /*LowerCase=*/true);
