@@ -138,10 +138,10 @@ FailureOr<unsigned> mlir::autopar::countPipelineBlocks(ModuleOp module) {
   StrategyGraph graph(func, options);
   if (failed(graph.build()))
     return failure();
-  FailureOr<CutPoints> cuts = findCutPoints(graph, 1, func.getLoc());
-  if (failed(cuts))
-    return failure();
-  return cuts->blocks;
+  unsigned most = 0;
+  for (const FoldedBlock &b : foldRepeatedBlocks(graph, /*share=*/false))
+    most = std::max(most, b.repeats);
+  return most;
 }
 
 SmallVector<unsigned> mlir::autopar::evenBlockSplit(unsigned blocks,
