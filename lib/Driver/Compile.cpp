@@ -27,13 +27,13 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -606,11 +606,13 @@ readPipelinePlan(MLIRContext &ctx, StringRef path) {
     return bad("'microbatches' must be positive");
   if (StringRef mode = root->getString("mode").value_or("inference");
       mode != "inference")
-    return bad("a " + mode + " pipeline cannot be compiled for inference; "
-                             "plan it without --mode training");
+    return bad("a " + mode +
+               " pipeline cannot be compiled for inference; "
+               "plan it without --mode training");
   for (const llvm::json::Value &value : *stages) {
     const llvm::json::Object *stage = value.getAsObject();
-    const llvm::json::Array *blocks = stage ? stage->getArray("blocks") : nullptr;
+    const llvm::json::Array *blocks =
+        stage ? stage->getArray("blocks") : nullptr;
     const llvm::json::Object *plan = stage ? stage->getObject("plan") : nullptr;
     const llvm::json::Array *grid = plan ? plan->getArray("grid") : nullptr;
     if (!blocks || blocks->size() != 2 || !plan || !grid)
@@ -639,11 +641,10 @@ readPipelinePlan(MLIRContext &ctx, StringRef path) {
 /// split into stages (buildStageSplitPipeline), and each stage planned,
 /// partitioned and lowered into `OUTDIR/stage<s>/` like a program of its
 /// own on its slab of grid axis 0.
-static FailureOr<Manifest>
-compilePipeline(MLIRContext &ctx, ImportedModel &model,
-                const CompileOptions &options, Manifest manifest,
-                ArrayRef<int64_t> grid, const std::optional<ClusterSpec> &cluster,
-                PipelineRequest &request) {
+static FailureOr<Manifest> compilePipeline(
+    MLIRContext &ctx, ImportedModel &model, const CompileOptions &options,
+    Manifest manifest, ArrayRef<int64_t> grid,
+    const std::optional<ClusterSpec> &cluster, PipelineRequest &request) {
   if (options.training) {
     emitDriverError(ctx) << "training pipelines (pp > 1 with --mode "
                             "training) are not implemented yet; inference "
@@ -715,8 +716,8 @@ compilePipeline(MLIRContext &ctx, ImportedModel &model,
       if (!tensor || tensor.getRank() == 0 ||
           tensor.getDimSize(0) * m != batch) {
         emitDriverError(ctx)
-            << "output '" << manifest.outputs[j].name
-            << "' of a microbatch of " << batch / m
+            << "output '" << manifest.outputs[j].name << "' of a microbatch of "
+            << batch / m
             << " does not hold its share of the batch in dimension 0";
         return failure();
       }
@@ -876,8 +877,8 @@ compilePipeline(MLIRContext &ctx, ImportedModel &model,
                                          entry.firstBlock + entry.numBlocks}},
             {"prefix", s == 0},
             {"suffix", s + 1 == p},
-            {"slab", llvm::json::Array{int64_t(s) * slab[0],
-                                       int64_t(s + 1) * slab[0]}},
+            {"slab",
+             llvm::json::Array{int64_t(s) * slab[0], int64_t(s + 1) * slab[0]}},
             {"grid", llvm::json::Array(stageGrid)},
             {"plan", std::move(*json)}});
       else
@@ -929,10 +930,9 @@ compilePipeline(MLIRContext &ctx, ImportedModel &model,
                           {"stage_list", std::move(stageSummaries)}}}};
   if (request.fixed)
     planJson["fixed"] = llvm::json::Object{{"config", request.fixed->text}};
-  std::string planText = llvm::formatv("{0:2}", llvm::json::Value(
-                                                    std::move(planJson)))
-                             .str() +
-                         "\n";
+  std::string planText =
+      llvm::formatv("{0:2}", llvm::json::Value(std::move(planJson))).str() +
+      "\n";
   if (failed(writeFileBytes(ctx, options.outDir + "/plan.json",
                             ArrayRef<char>(planText.data(), planText.size()))))
     return failure();
@@ -947,10 +947,10 @@ compilePipeline(MLIRContext &ctx, ImportedModel &model,
   for (auto [s, stage] : llvm::enumerate(manifest.pipeline->stages))
     os << "stage " << s << ":   blocks [" << stage.firstBlock << ", "
        << stage.firstBlock + stage.numBlocks << ")"
-       << (s == 0 ? " + ops before" : "")
-       << (s + 1 == p ? " + ops after" : "") << " on ranks ["
-       << stage.firstRank << ", " << stage.firstRank + stage.numRanks
-       << ") (grid " << formatGridShape(stage.grid) << ")\n";
+       << (s == 0 ? " + ops before" : "") << (s + 1 == p ? " + ops after" : "")
+       << " on ranks [" << stage.firstRank << ", "
+       << stage.firstRank + stage.numRanks << ") (grid "
+       << formatGridShape(stage.grid) << ")\n";
   for (size_t s = 0; s < p; ++s) {
     auto text = llvm::MemoryBuffer::getFile(options.outDir + "/stage" +
                                             std::to_string(s) + "/plan.txt");
@@ -960,9 +960,9 @@ compilePipeline(MLIRContext &ctx, ImportedModel &model,
   if (failed(writeFileBytes(ctx, options.outDir + "/plan.txt",
                             ArrayRef<char>(summary.data(), summary.size()))))
     return failure();
-  manifest.planSha256 = llvm::toHex(
-      llvm::SHA256::hash(llvm::arrayRefFromStringRef(planText)),
-      /*LowerCase=*/true);
+  manifest.planSha256 =
+      llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(planText)),
+                  /*LowerCase=*/true);
   std::string json =
       llvm::formatv("{0:2}", manifestToJson(manifest)).str() + "\n";
   if (failed(writeFileBytes(ctx, options.outDir + "/manifest.json",
@@ -1026,8 +1026,7 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
         emitDriverError(ctx)
             << "--fixed: micro_batch*dp (" << fixed->microBatch << "*"
             << fixed->dp << ") must divide the batch ("
-            << (batch > 0 ? std::to_string(batch) : std::string("none"))
-            << ")";
+            << (batch > 0 ? std::to_string(batch) : std::string("none")) << ")";
         return failure();
       }
       if (fixed->schedule != "1f1b" && fixed->schedule != "gpipe") {
@@ -1201,8 +1200,8 @@ int driver::compileCommand(int argc, char **argv) {
       llvm::cl::desc("a hand configuration in Megatron's notation instead of "
                      "--plan: tp=T,pp=P,dp=D,micro_batch=b[,recompute=..]"
                      "[,schedule=..] (tensor parallelism over the innermost T "
-                     "devices of the last axis, data over the rest; pp>1 is "
-                     "not implemented yet)"),
+                     "devices of the last axis, data over the rest; pp>1: "
+                     "an inference pipeline, one program per stage)"),
       llvm::cl::value_desc("config"), llvm::cl::cat(category));
 
   static llvm::cl::opt<std::string> mode(

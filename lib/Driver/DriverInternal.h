@@ -204,12 +204,10 @@ struct RunnerApp {
 /// launchRunner for an MPMD job (a pipeline: one app per stage, in stage
 /// order, so that stage s gets the world ranks after those of stages < s):
 /// one `mpirun` with the apps separated by `:`.
-FailureOr<std::string> launchRunnerApps(MLIRContext &ctx,
-                                        ArrayRef<RunnerApp> apps,
-                                        StringRef runDir,
-                                        unsigned timeoutSeconds,
-                                        std::string *stderrText = nullptr,
-                                        StringRef hostfile = "");
+FailureOr<std::string>
+launchRunnerApps(MLIRContext &ctx, ArrayRef<RunnerApp> apps, StringRef runDir,
+                 unsigned timeoutSeconds, std::string *stderrText = nullptr,
+                 StringRef hostfile = "");
 
 /// Parses the value of a numeric option (`--timeout`, `--seed`): a
 /// non-negative integer. Prints an error naming `option` on failure. Numeric

@@ -213,13 +213,11 @@ readPipeline(ManifestReader &reader, const llvm::json::Object &object,
     return failure();
   }
   PipelineManifest pipeline;
-  FailureOr<int64_t> microbatches =
-      reader.getInteger(*section, "microbatches");
+  FailureOr<int64_t> microbatches = reader.getInteger(*section, "microbatches");
   if (failed(microbatches))
     return failure();
   pipeline.microbatches = *microbatches;
-  if (failed(reader.getSignatures(*section, "boundaries",
-                                  pipeline.boundaries)))
+  if (failed(reader.getSignatures(*section, "boundaries", pipeline.boundaries)))
     return failure();
   const llvm::json::Array *stages = section->getArray("stage_list");
   if (!stages || stages->size() < 2 || pipeline.microbatches < 1) {
@@ -457,8 +455,7 @@ FailureOr<Manifest> mlir::autopar::readManifest(MLIRContext &ctx,
   SmallVector<std::string> programDirs;
   if (manifest.pipeline)
     for (size_t s = 0; s < manifest.pipeline->stages.size(); ++s)
-      programDirs.push_back(
-          (outDir + "/stage" + std::to_string(s)).str());
+      programDirs.push_back((outDir + "/stage" + std::to_string(s)).str());
   else
     programDirs.push_back(outDir.str());
   for (const std::string &dir : programDirs) {

@@ -393,12 +393,10 @@ FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
                           hostfile);
 }
 
-FailureOr<std::string> driver::launchRunnerApps(MLIRContext &ctx,
-                                                ArrayRef<RunnerApp> apps,
-                                                StringRef runDir,
-                                                unsigned timeoutSeconds,
-                                                std::string *stderrText,
-                                                StringRef hostfile) {
+FailureOr<std::string>
+driver::launchRunnerApps(MLIRContext &ctx, ArrayRef<RunnerApp> apps,
+                         StringRef runDir, unsigned timeoutSeconds,
+                         std::string *stderrText, StringRef hostfile) {
   int64_t numRanks = 0;
   for (const RunnerApp &app : apps)
     numRanks += app.ranks;
@@ -466,13 +464,13 @@ FailureOr<std::string> driver::launchRunnerApps(MLIRContext &ctx,
 }
 
 /// The runner arguments of a single (SPMD) program compiled into `outDir`.
-static std::vector<std::string>
-programArgs(StringRef outDir, const Manifest &manifest,
-            ArrayRef<TensorFileSlot> inputs, ArrayRef<TensorFileSlot> outputs) {
-  std::vector<std::string> args = {
-      "--program", joinPath(outDir, "program.so"),
-      "--grid",    formatGridShape(manifest.grid),
-      "--weights", joinPath(outDir, "weights")};
+static std::vector<std::string> programArgs(StringRef outDir,
+                                            const Manifest &manifest,
+                                            ArrayRef<TensorFileSlot> inputs,
+                                            ArrayRef<TensorFileSlot> outputs) {
+  std::vector<std::string> args = {"--program", joinPath(outDir, "program.so"),
+                                   "--grid",    formatGridShape(manifest.grid),
+                                   "--weights", joinPath(outDir, "weights")};
   for (const TensorFileSlot &input : inputs)
     args.insert(args.end(),
                 {"--input", std::to_string(input.offset) + ":" + input.path});
@@ -560,9 +558,8 @@ LogicalResult mlir::autopar::runCompiledFiles(MLIRContext &ctx,
     apps.push_back(std::move(app));
   }
   std::string err;
-  FailureOr<std::string> launched =
-      launchRunnerApps(ctx, apps, runDir.get(), options.timeoutSeconds, &err,
-                       options.hostfile);
+  FailureOr<std::string> launched = launchRunnerApps(
+      ctx, apps, runDir.get(), options.timeoutSeconds, &err, options.hostfile);
   if (failed(launched))
     return failure();
   const std::string &out = *launched;

@@ -230,9 +230,8 @@ Options parseOptions(int argc, char **argv) {
         continue;
       }
       std::string value = argv[++i];
-      std::optional<TensorFile> file = arg == "--input"
-                                           ? parseInputSpec(value)
-                                           : parseOutputSpec(value);
+      std::optional<TensorFile> file =
+          arg == "--input" ? parseInputSpec(value) : parseOutputSpec(value);
       if (!file)
         options.error =
             "invalid " + arg + " '" + value +

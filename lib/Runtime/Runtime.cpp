@@ -1106,8 +1106,8 @@ void writeOutput(ElemKind kind, int64_t index, int64_t rank, void *desc,
     if (spec.kind == TensorFile::Kind::Send)
       return sendBoundary(op, view, block, spec);
     if (spec.kind != TensorFile::Kind::File)
-      fail(format("%s: output %" PRId64 " is received, not written",
-                  op.c_str(), index));
+      fail(format("%s: output %" PRId64 " is received, not written", op.c_str(),
+                  index));
   }
   if (!block.writer)
     return;
@@ -1236,8 +1236,8 @@ void autopar::runtime::initializeRuntime(const RuntimeConfig &config) {
       fail(format("invalid grid %s", shapeString(config.grid).c_str()));
     devices *= size;
   }
-  if (config.stages < 1 || config.stage < 0 ||
-      config.stage >= config.stages || config.microbatches < 1)
+  if (config.stages < 1 || config.stage < 0 || config.stage >= config.stages ||
+      config.microbatches < 1)
     fail(format("invalid pipeline stage %" PRId64 " of %" PRId64
                 " with %" PRId64 " microbatches",
                 config.stage, config.stages, config.microbatches));

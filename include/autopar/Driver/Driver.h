@@ -159,8 +159,8 @@ struct CompileOptions {
   std::string plan = "replicated";
   /// A hand configuration in Megatron's notation (`--fixed`, replaces
   /// `plan`): tp=T,pp=P,dp=D,micro_batch=b[,recompute=..][,schedule=..]. The
-  /// program is built on the (n/T) x T view of `grid`; pp > 1 is not
-  /// implemented yet (an error says so).
+  /// program is built on the (n/T) x T view of `grid`; pp > 1 compiles an
+  /// inference pipeline, one program per stage (manifest `pipeline`).
   std::string fixed;
   /// Optional cluster description (JSON with one `axes` entry per grid axis).
   std::string clusterPath;

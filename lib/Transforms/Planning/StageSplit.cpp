@@ -179,8 +179,7 @@ mlir::autopar::splitPipelineStages(ModuleOp module,
   }
   if (total != cuts->blocks)
     return emitError(loc) << "the stages hold " << total
-                          << " repeated blocks, the model has "
-                          << cuts->blocks;
+                          << " repeated blocks, the model has " << cuts->blocks;
 
   // The ops of each stage, and the stage of each compute op.
   std::vector<SmallVector<Operation *>> stageOps(p);
@@ -220,8 +219,8 @@ mlir::autopar::splitPipelineStages(ModuleOp module,
                    << "op outside every pipeline stage reads a stage's result";
           if (it->second < s)
             return user->emitError()
-                   << "stage " << it->second << " reads a result of stage "
-                   << s << ": stages must follow program order";
+                   << "stage " << it->second << " reads a result of stage " << s
+                   << ": stages must follow program order";
           if (it->second != s && !llvm::is_contained(boundary.to, it->second))
             boundary.to.push_back(it->second);
         }
@@ -254,8 +253,7 @@ mlir::autopar::splitPipelineStages(ModuleOp module,
           return emitError(v.getLoc())
                  << "stage " << s << " reads a value no stage produces";
         source.append("boundary", b.getI64IntegerAttr(it->second));
-        source.append("from",
-                      b.getI64IntegerAttr(boundaries[v].from));
+        source.append("from", b.getI64IntegerAttr(boundaries[v].from));
       }
       stageMain.setArgAttr(i, kStageInputAttr, source.getDictionary(ctx));
     }
@@ -296,13 +294,12 @@ mlir::autopar::splitPipelineStages(ModuleOp module,
   func.erase();
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
   for (auto [s, stage] : llvm::enumerate(stages)) {
-    auto nested =
-        ModuleOp::create(builder, loc, ("stage" + Twine(s)).str());
+    auto nested = ModuleOp::create(builder, loc, ("stage" + Twine(s)).str());
     nested->setAttr(kStageIndexAttr, builder.getI64IntegerAttr(s));
     for (NamedAttribute attr : (*stage)->getDiscardableAttrs())
       nested->setAttr(attr.getName(), attr.getValue());
-    nested.getBody()->getOperations().splice(
-        nested.getBody()->begin(), stage->getBody()->getOperations());
+    nested.getBody()->getOperations().splice(nested.getBody()->begin(),
+                                             stage->getBody()->getOperations());
   }
   return success();
 }
