@@ -20,18 +20,21 @@
 #include "autopar/Transforms/Lowering/PackedWeights.h"
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/PlanReport.h"
+#include "autopar/Transforms/Planning/StageSplit.h"
 #include "autopar/Transforms/Planning/TrainingLoss.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -547,6 +550,429 @@ static LogicalResult writeModule(MLIRContext &ctx, ModuleOp module,
   return writeFileBytes(ctx, path, ArrayRef<char>(text.data(), text.size()));
 }
 
+//===----------------------------------------------------------------------===//
+// Pipelines (MPMD)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What a pipeline compiles: the stage count and block split, the
+/// microbatches, and each stage's plan (a keyword with the grid it is
+/// applied on, or a plan file's stage plan).
+struct PipelineRequest {
+  unsigned stages = 2;
+  /// Repeated blocks per stage; empty: an even split.
+  SmallVector<unsigned> blocks;
+  int64_t microbatches = 1;
+  /// `--fixed`: the keyword plan and the configuration viewing each slab.
+  std::optional<FixedConfig> fixed;
+  /// A plan file's `pipeline.stage_list[s].plan` and its grid.
+  std::vector<llvm::json::Value> stagePlans;
+  std::vector<SmallVector<int64_t>> stageGrids;
+};
+} // namespace
+
+/// Reads the `pipeline` section of plan file `path`, if it has one.
+static FailureOr<std::optional<PipelineRequest>>
+readPipelinePlan(MLIRContext &ctx, StringRef path) {
+  if (path == "replicated" || path == "data" || path == "tensor" ||
+      path == "auto")
+    return std::optional<PipelineRequest>();
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return std::optional<PipelineRequest>(); // reported by the plan stage
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    llvm::consumeError(json.takeError());
+    return std::optional<PipelineRequest>();
+  }
+  const llvm::json::Object *root = json->getAsObject();
+  const llvm::json::Object *section =
+      root ? root->getObject("pipeline") : nullptr;
+  if (!section)
+    return std::optional<PipelineRequest>();
+  auto bad = [&](const Twine &what) {
+    emitDriverError(ctx) << "plan file '" << path
+                         << "': invalid pipeline section: " << what;
+    return failure();
+  };
+  PipelineRequest request;
+  const llvm::json::Array *stages = section->getArray("stage_list");
+  if (!stages || stages->size() < 2)
+    return bad("'stage_list' must hold 2 or more stages");
+  request.stages = stages->size();
+  request.microbatches = section->getInteger("microbatches").value_or(1);
+  if (request.microbatches < 1)
+    return bad("'microbatches' must be positive");
+  if (StringRef mode = root->getString("mode").value_or("inference");
+      mode != "inference")
+    return bad("a " + mode +
+               " pipeline cannot be compiled for inference; "
+               "plan it without --mode training");
+  for (const llvm::json::Value &value : *stages) {
+    const llvm::json::Object *stage = value.getAsObject();
+    const llvm::json::Array *blocks =
+        stage ? stage->getArray("blocks") : nullptr;
+    const llvm::json::Object *plan = stage ? stage->getObject("plan") : nullptr;
+    const llvm::json::Array *grid = plan ? plan->getArray("grid") : nullptr;
+    if (!blocks || blocks->size() != 2 || !plan || !grid)
+      return bad("each stage needs 'blocks' [first, end) and a 'plan' with "
+                 "its 'grid'");
+    std::optional<int64_t> first = (*blocks)[0].getAsInteger();
+    std::optional<int64_t> end = (*blocks)[1].getAsInteger();
+    if (!first || !end || *end <= *first)
+      return bad("a stage's 'blocks' must be [first, end) with end > first");
+    request.blocks.push_back(unsigned(*end - *first));
+    SmallVector<int64_t> shape;
+    for (const llvm::json::Value &size : *grid) {
+      std::optional<int64_t> n = size.getAsInteger();
+      if (!n || *n <= 0)
+        return bad("a stage plan's 'grid' holds a non-positive size");
+      shape.push_back(*n);
+    }
+    request.stageGrids.push_back(shape);
+    request.stagePlans.push_back(llvm::json::Value(llvm::json::Object(*plan)));
+  }
+  return std::optional<PipelineRequest>(std::move(request));
+}
+
+/// Compiles `model` as a pipeline: the global batch in `request.microbatches`
+/// slices of dimension 0 (the model imported again at the microbatch size),
+/// split into stages (buildStageSplitPipeline), and each stage planned,
+/// partitioned and lowered into `OUTDIR/stage<s>/` like a program of its
+/// own on its slab of grid axis 0.
+static FailureOr<Manifest> compilePipeline(
+    MLIRContext &ctx, ImportedModel &model, const CompileOptions &options,
+    Manifest manifest, ArrayRef<int64_t> grid,
+    const std::optional<ClusterSpec> &cluster, PipelineRequest &request) {
+  if (options.training) {
+    emitDriverError(ctx) << "training pipelines (pp > 1 with --mode "
+                            "training) are not implemented yet; inference "
+                            "pipelines compile";
+    return failure();
+  }
+  unsigned p = request.stages;
+  if (grid.empty() || grid[0] % p != 0) {
+    emitDriverError(ctx) << "pipeline stages take slabs of grid axis 0: " << p
+                         << " stages do not divide axis 0 of the grid "
+                         << formatGridShape(grid);
+    return failure();
+  }
+  if (failed(fillSignatures(ctx, model, *model.module, manifest)))
+    return failure();
+  // The global batch is dimension 0 of the first runtime input; inputs
+  // without it go whole to every microbatch, every output must carry it.
+  int64_t m = request.microbatches;
+  int64_t batch = !manifest.inputs.empty() && !manifest.inputs[0].shape.empty()
+                      ? manifest.inputs[0].shape[0]
+                      : -1;
+  if (m > 1 && (batch <= 0 || batch % m != 0)) {
+    emitDriverError(ctx) << "the global batch ("
+                         << (batch > 0 ? std::to_string(batch) : "none")
+                         << ", dimension 0 of the first input) does not split "
+                            "into "
+                         << m << " microbatches";
+    return failure();
+  }
+  std::vector<bool> whole;
+  for (const TensorSignature &input : manifest.inputs)
+    whole.push_back(m > 1 && (input.shape.empty() || input.shape[0] != batch));
+  for (const TensorSignature &output : manifest.outputs)
+    if (m > 1 && (output.shape.empty() || output.shape[0] != batch)) {
+      emitDriverError(ctx) << "output '" << output.name
+                           << "' does not carry the batch in dimension 0, so "
+                              "it cannot be assembled from "
+                           << m << " microbatches";
+      return failure();
+    }
+  ImportedModel microModel;
+  ImportedModel *micro = &model;
+  if (m > 1) {
+    if (options.modelPath.empty()) {
+      emitDriverError(ctx) << "internal error: a pipeline with microbatches "
+                              "needs the model's path to import it again";
+      return failure();
+    }
+    // The batch of a microbatch for every input that carries it (as
+    // `--batch` re-batches a model); the others keep their shapes.
+    InputShapes shapes;
+    shapes.batch = batch / m;
+    for (auto [i, input] : llvm::enumerate(manifest.inputs)) {
+      SmallVector<int64_t> shape = input.shape;
+      if (!whole[i])
+        shape[0] = batch / m;
+      if (whole[i] || options.inputShapes.count(input.name))
+        shapes[input.name] = shape;
+    }
+    FailureOr<ImportedModel> imported =
+        importModel(ctx, options.modelPath, shapes, /*requireWeightData=*/true);
+    if (failed(imported))
+      return failure();
+    microModel = std::move(*imported);
+    micro = &microModel;
+    auto main = micro->module->lookupSymbol<func::FuncOp>("main");
+    for (auto [j, type] : llvm::enumerate(main.getResultTypes())) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || tensor.getRank() == 0 ||
+          tensor.getDimSize(0) * m != batch) {
+        emitDriverError(ctx)
+            << "output '" << manifest.outputs[j].name << "' of a microbatch of "
+            << batch / m
+            << " does not hold its share of the batch in dimension 0";
+        return failure();
+      }
+    }
+  }
+
+  // The stage split.
+  OwningOpRef<ModuleOp> module = micro->module->clone();
+  if (request.blocks.empty()) {
+    FailureOr<unsigned> blocks = countPipelineBlocks(*module);
+    if (failed(blocks))
+      return failure();
+    if (*blocks < p) {
+      emitDriverError(ctx) << "pipeline stages are cut between repeated "
+                              "blocks, and the model has "
+                           << *blocks << " repeated blocks for " << p
+                           << " stages";
+      return failure();
+    }
+    request.blocks = evenBlockSplit(*blocks, p);
+  }
+  if (failed(runStage(ctx, *module, "stage split", [&](OpPassManager &pm) {
+        StageSplitPipelineOptions split;
+        for (unsigned count : request.blocks)
+          split.blocks.push_back(count);
+        buildStageSplitPipeline(pm, split);
+      })))
+    return failure();
+
+  ProgressLog progress(!options.quiet);
+  PipelineManifest pipeline;
+  pipeline.microbatches = m;
+  SmallVector<int64_t> slab(grid.begin(), grid.end());
+  slab[0] /= p;
+  int64_t nextRank = 0, nextBlock = 0;
+  std::map<int64_t, TensorSignature> boundaries;
+  llvm::json::Array stageSummaries;
+  SmallVector<ModuleOp> nested(module->getBody()->getOps<ModuleOp>());
+  for (auto [s, stageOp] : llvm::enumerate(nested)) {
+    // A module of its own, without the split's port attributes.
+    OwningOpRef<ModuleOp> stage = ModuleOp::create(stageOp.getLoc());
+    for (NamedAttribute attr : stageOp->getDiscardableAttrs())
+      if (attr.getName() != kStageIndexAttr)
+        (*stage)->setAttr(attr.getName(), attr.getValue());
+    stage->getBody()->getOperations().splice(
+        stage->getBody()->begin(), stageOp.getBody()->getOperations());
+    auto main = stage->lookupSymbol<func::FuncOp>("main");
+    PipelineStageManifest entry;
+    auto readPort = [&](DictionaryAttr attr, bool input) {
+      PipelinePort port;
+      if (auto index = attr.getAs<IntegerAttr>(input ? "input" : "output")) {
+        port.index = index.getInt();
+        port.whole = input && whole[port.index];
+        return port;
+      }
+      port.boundary = attr.getAs<IntegerAttr>("boundary").getInt();
+      if (input)
+        port.stages.push_back(attr.getAs<IntegerAttr>("from").getInt());
+      else
+        for (Attribute to : attr.getAs<ArrayAttr>("to"))
+          port.stages.push_back(cast<IntegerAttr>(to).getInt());
+      return port;
+    };
+    for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+      auto attr = main.getArgAttrOfType<DictionaryAttr>(i, kStageInputAttr);
+      entry.inputs.push_back(readPort(attr, true));
+      main.removeArgAttr(i, kStageInputAttr);
+    }
+    for (unsigned i = 0; i < main.getNumResults(); ++i) {
+      auto attr = main.getResultAttrOfType<DictionaryAttr>(i, kStageOutputAttr);
+      PipelinePort port = readPort(attr, false);
+      if (port.boundary >= 0) {
+        FailureOr<TensorSignature> sig =
+            getSignature(ctx, main.getResultTypes()[i],
+                         "boundary_" + std::to_string(port.boundary));
+        if (failed(sig))
+          return failure();
+        boundaries[port.boundary] = *sig;
+      }
+      entry.outputs.push_back(std::move(port));
+      main.removeResultAttr(i, StringAttr::get(&ctx, kStageOutputAttr));
+    }
+
+    // The stage's plan on its grid.
+    std::string stageDir = (options.outDir + "/stage" + Twine(s)).str();
+    if (std::error_code ec = llvm::sys::fs::create_directories(stageDir)) {
+      emitDriverError(ctx) << "cannot create '" << stageDir
+                           << "': " << ec.message();
+      return failure();
+    }
+    SmallVector<int64_t> stageGrid = slab;
+    std::optional<ClusterSpec> stageCluster = cluster;
+    std::string plan;
+    PlanMetadata metadata;
+    metadata.modelSha256 = model.sha256;
+    if (request.fixed) {
+      FixedConfig view = *request.fixed;
+      view.pp = 1;
+      std::string error;
+      auto gridView = getFixedGridView(view, slab, cluster, error);
+      if (failed(gridView)) {
+        emitDriverError(ctx) << error;
+        return failure();
+      }
+      stageGrid = gridView->first;
+      stageCluster = gridView->second;
+      plan = request.fixed->tp == 1 ? "data" : "tensor";
+      metadata.strategy = "fixed";
+    } else {
+      stageGrid = request.stageGrids[s];
+      plan = stageDir + "/stage-plan.json";
+      std::string text =
+          llvm::formatv("{0:2}", request.stagePlans[s]).str() + "\n";
+      if (failed(writeFileBytes(ctx, plan,
+                                ArrayRef<char>(text.data(), text.size()))))
+        return failure();
+      // The plan file's cluster describes the whole grid; a stage's slab is
+      // priced without it.
+      stageCluster.reset();
+    }
+    entry.grid = stageGrid;
+    entry.numRanks = 1;
+    for (int64_t size : stageGrid)
+      entry.numRanks *= size;
+    int64_t slabDevices = 1;
+    for (int64_t size : slab)
+      slabDevices *= size;
+    if (entry.numRanks != slabDevices) {
+      emitDriverError(ctx) << "stage " << s << " is planned for grid "
+                           << formatGridShape(stageGrid) << " ("
+                           << entry.numRanks << " devices), its slab of grid "
+                           << formatGridShape(grid) << " has " << slabDevices;
+      return failure();
+    }
+    entry.firstRank = nextRank;
+    nextRank += entry.numRanks;
+    entry.firstBlock = nextBlock;
+    entry.numBlocks = request.blocks[s];
+    nextBlock += entry.numBlocks;
+    progress.step("stage " + Twine(s) + " of " + Twine(p) + " on grid " +
+                  formatGridShape(stageGrid) + " with plan " +
+                  (request.fixed ? plan : std::string("of the plan file")) +
+                  ": planning");
+    if (failed(planModule(ctx, *stage, stageGrid, plan, stageCluster,
+                          PlanMode::Inference, /*quiet=*/true, metadata)))
+      return failure();
+    std::string planSha, error;
+    if (failed(writePlanFiles(*stage, metadata, stageDir, planSha, error))) {
+      emitDriverError(ctx) << "cannot write the plan files: " << error;
+      return failure();
+    }
+    if (auto text = llvm::MemoryBuffer::getFile(stageDir + "/plan.json")) {
+      if (auto json = llvm::json::parse((*text)->getBuffer()))
+        stageSummaries.push_back(llvm::json::Object{
+            {"index", int64_t(s)},
+            {"blocks", llvm::json::Array{entry.firstBlock,
+                                         entry.firstBlock + entry.numBlocks}},
+            {"prefix", s == 0},
+            {"suffix", s + 1 == p},
+            {"slab",
+             llvm::json::Array{int64_t(s) * slab[0], int64_t(s + 1) * slab[0]}},
+            {"grid", llvm::json::Array(stageGrid)},
+            {"plan", std::move(*json)}});
+      else
+        llvm::consumeError(json.takeError());
+    }
+
+    // Partition, weights, native code.
+    progress.step("stage " + Twine(s) + ": partitioning and lowering");
+    Manifest stageManifest;
+    stageManifest.numDevices = entry.numRanks;
+    if (failed(runPartitionStage(ctx, *stage)) ||
+        failed(writeModule(ctx, *stage, stageDir + "/program.mlir")) ||
+        failed(runDataTilingStage(ctx, *stage)) ||
+        failed(writeWeightShards(ctx, *stage, *micro, stageGrid, stageDir,
+                                 stageManifest)) ||
+        failed(runLowerDataTiledStage(ctx, *stage)))
+      return failure();
+    SmallString<256> programSo(stageDir);
+    llvm::sys::path::append(programSo, "program.so");
+    llvm::sys::fs::make_absolute(programSo);
+    if (failed(emitSharedLibrary(*stage, programSo)))
+      return failure();
+    pipeline.stages.push_back(std::move(entry));
+  }
+  for (auto &[id, sig] : boundaries) {
+    if (id != int64_t(pipeline.boundaries.size())) {
+      emitDriverError(ctx) << "internal error: boundary tensor " << id
+                           << " is sent by no stage";
+      return failure();
+    }
+    pipeline.boundaries.push_back(sig);
+  }
+  manifest.pipeline = std::move(pipeline);
+
+  // The pipeline's plan file: the stages and their plans.
+  llvm::json::Object planJson{
+      {"schema_version", kPlanSchemaVersion},
+      {"strategy", request.fixed ? "fixed" : "file"},
+      {"mode", "inference"},
+      {"grid", llvm::json::Array(grid)},
+      {"values", llvm::json::Object()},
+      {"ops", llvm::json::Array()},
+      {"pipeline",
+       llvm::json::Object{{"stages", int64_t(p)},
+                          {"schedule", "gpipe"},
+                          {"microbatches", m},
+                          {"executed", "one program per stage (MPMD); "
+                                       "boundary tensors point to point"},
+                          {"stage_list", std::move(stageSummaries)}}}};
+  if (request.fixed)
+    planJson["fixed"] = llvm::json::Object{{"config", request.fixed->text}};
+  std::string planText =
+      llvm::formatv("{0:2}", llvm::json::Value(std::move(planJson))).str() +
+      "\n";
+  if (failed(writeFileBytes(ctx, options.outDir + "/plan.json",
+                            ArrayRef<char>(planText.data(), planText.size()))))
+    return failure();
+  // plan.txt: the stages, then each stage's own plan.txt.
+  std::string summary;
+  llvm::raw_string_ostream os(summary);
+  os << "pipeline:  " << p << " stages, schedule gpipe, " << m
+     << " microbatches of " << (batch > 0 ? batch / m : -1)
+     << " (one program per stage, boundary tensors point to point)\n";
+  if (request.fixed)
+    os << "fixed:     " << request.fixed->text << "\n";
+  for (auto [s, stage] : llvm::enumerate(manifest.pipeline->stages))
+    os << "stage " << s << ":   blocks [" << stage.firstBlock << ", "
+       << stage.firstBlock + stage.numBlocks << ")"
+       << (s == 0 ? " + ops before" : "") << (s + 1 == p ? " + ops after" : "")
+       << " on ranks [" << stage.firstRank << ", "
+       << stage.firstRank + stage.numRanks << ") (grid "
+       << formatGridShape(stage.grid) << ")\n";
+  for (size_t s = 0; s < p; ++s) {
+    auto text = llvm::MemoryBuffer::getFile(options.outDir + "/stage" +
+                                            std::to_string(s) + "/plan.txt");
+    if (text)
+      os << "\nstage " << s << ":\n" << (*text)->getBuffer();
+  }
+  if (failed(writeFileBytes(ctx, options.outDir + "/plan.txt",
+                            ArrayRef<char>(summary.data(), summary.size()))))
+    return failure();
+  manifest.planSha256 =
+      llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(planText)),
+                  /*LowerCase=*/true);
+  std::string json =
+      llvm::formatv("{0:2}", manifestToJson(manifest)).str() + "\n";
+  if (failed(writeFileBytes(ctx, options.outDir + "/manifest.json",
+                            ArrayRef<char>(json.data(), json.size()))))
+    return failure();
+  progress.step("compiled " + Twine(p) + " pipeline stages into " +
+                options.outDir);
+  return manifest;
+}
+
 FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
                                                 ImportedModel &model,
                                                 const CompileOptions &options) {
@@ -588,11 +1014,36 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
     }
     fixed = *parsed;
     if (fixed->pp > 1) {
-      emitDriverError(ctx)
-          << "--fixed: pipeline stages (pp=" << fixed->pp
-          << ") cannot be compiled: running pipeline stages is not "
-             "implemented yet; pp=1 configurations compile";
-      return failure();
+      // One microbatch is micro_batch x dp sequences.
+      auto main = model.module->lookupSymbol<func::FuncOp>("main");
+      auto first =
+          main && main.getNumArguments() > 0
+              ? dyn_cast<RankedTensorType>(main.getArgument(0).getType())
+              : RankedTensorType();
+      int64_t batch = first && first.getRank() > 0 ? first.getDimSize(0) : -1;
+      int64_t perMicrobatch = fixed->microBatch * fixed->dp;
+      if (batch <= 0 || batch % perMicrobatch != 0) {
+        emitDriverError(ctx)
+            << "--fixed: micro_batch*dp (" << fixed->microBatch << "*"
+            << fixed->dp << ") must divide the batch ("
+            << (batch > 0 ? std::to_string(batch) : std::string("none")) << ")";
+        return failure();
+      }
+      if (fixed->schedule != "1f1b" && fixed->schedule != "gpipe") {
+        emitDriverError(ctx) << "--fixed: an inference pipeline runs the "
+                                "gpipe schedule, not "
+                             << fixed->schedule;
+        return failure();
+      }
+      PipelineRequest request;
+      request.stages = unsigned(fixed->pp);
+      request.microbatches = batch / perMicrobatch;
+      request.fixed = fixed;
+      manifest.plan = "fixed: " + fixed->text;
+      if (*cluster)
+        manifest.cluster = clusterToJson(**cluster);
+      return compilePipeline(ctx, model, options, std::move(manifest), *grid,
+                             *cluster, request);
     }
     auto view = getFixedGridView(*fixed, *grid, *cluster, error);
     if (failed(view)) {
@@ -619,6 +1070,18 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
     plan = fixed->tp == 1 ? "data" : "tensor";
     manifest.plan = "fixed: " + fixed->text;
     manifest.grid = *grid;
+  }
+  if (!fixed) {
+    FailureOr<std::optional<PipelineRequest>> pipelinePlan =
+        readPipelinePlan(ctx, options.plan);
+    if (failed(pipelinePlan))
+      return failure();
+    if (*pipelinePlan) {
+      if (*cluster)
+        manifest.cluster = clusterToJson(**cluster);
+      return compilePipeline(ctx, model, options, std::move(manifest), *grid,
+                             *cluster, **pipelinePlan);
+    }
   }
   if (*cluster)
     manifest.cluster = clusterToJson(**cluster);
@@ -737,8 +1200,8 @@ int driver::compileCommand(int argc, char **argv) {
       llvm::cl::desc("a hand configuration in Megatron's notation instead of "
                      "--plan: tp=T,pp=P,dp=D,micro_batch=b[,recompute=..]"
                      "[,schedule=..] (tensor parallelism over the innermost T "
-                     "devices of the last axis, data over the rest; pp>1 is "
-                     "not implemented yet)"),
+                     "devices of the last axis, data over the rest; pp>1: "
+                     "an inference pipeline, one program per stage)"),
       llvm::cl::value_desc("config"), llvm::cl::cat(category));
 
   static llvm::cl::opt<std::string> mode(
@@ -849,12 +1312,6 @@ int driver::compileCommand(int argc, char **argv) {
     FailureOr<FixedConfig> parsed = parseFixedConfig(fixed, error);
     if (failed(parsed)) {
       printError(error);
-      return kErrorExitCode;
-    }
-    if (parsed->pp > 1) {
-      printError("--fixed: pipeline stages (pp=" + std::to_string(parsed->pp) +
-                 ") cannot be compiled: running pipeline stages is not "
-                 "implemented yet; pp=1 configurations compile");
       return kErrorExitCode;
     }
   }

@@ -195,6 +195,20 @@ launchRunner(MLIRContext &ctx, ArrayRef<std::string> runnerArgs,
              int64_t numRanks, StringRef runDir, unsigned timeoutSeconds,
              std::string *stderrText = nullptr, StringRef hostfile = "");
 
+/// One program of an MPMD job: `autopar-runner <args>` on `ranks` ranks.
+struct RunnerApp {
+  int64_t ranks = 1;
+  std::vector<std::string> args;
+};
+
+/// launchRunner for an MPMD job (a pipeline: one app per stage, in stage
+/// order, so that stage s gets the world ranks after those of stages < s):
+/// one `mpirun` with the apps separated by `:`.
+FailureOr<std::string>
+launchRunnerApps(MLIRContext &ctx, ArrayRef<RunnerApp> apps, StringRef runDir,
+                 unsigned timeoutSeconds, std::string *stderrText = nullptr,
+                 StringRef hostfile = "");
+
 /// Parses the value of a numeric option (`--timeout`, `--seed`): a
 /// non-negative integer. Prints an error naming `option` on failure. Numeric
 /// options are read as strings so that every error has autopar's form.

@@ -64,6 +64,46 @@ llvm::json::Value mlir::autopar::manifestToJson(const Manifest &manifest) {
   }
   if (manifest.inputShapes.batch)
     object["batch"] = *manifest.inputShapes.batch;
+  if (manifest.pipeline) {
+    const PipelineManifest &pipeline = *manifest.pipeline;
+    auto ports = [](ArrayRef<PipelinePort> list, bool inputs) {
+      llvm::json::Array array;
+      for (const PipelinePort &port : list) {
+        llvm::json::Object entry;
+        if (port.boundary < 0) {
+          entry[inputs ? "input" : "output"] = port.index;
+          if (inputs)
+            entry["whole"] = port.whole;
+        } else {
+          entry["boundary"] = port.boundary;
+          if (inputs)
+            entry["from"] = port.stages.empty() ? -1 : port.stages.front();
+          else
+            entry["to"] = llvm::json::Array(port.stages);
+        }
+        array.push_back(std::move(entry));
+      }
+      return array;
+    };
+    llvm::json::Array stages;
+    for (auto [s, stage] : llvm::enumerate(pipeline.stages))
+      stages.push_back(llvm::json::Object{
+          {"index", int64_t(s)},
+          {"dir", "stage" + std::to_string(s)},
+          {"grid", shapeToJson(stage.grid)},
+          {"ranks", llvm::json::Array{stage.firstRank,
+                                      stage.firstRank + stage.numRanks}},
+          {"blocks", llvm::json::Array{stage.firstBlock,
+                                       stage.firstBlock + stage.numBlocks}},
+          {"inputs", ports(stage.inputs, true)},
+          {"outputs", ports(stage.outputs, false)}});
+    object["pipeline"] = llvm::json::Object{
+        {"stages", int64_t(pipeline.stages.size())},
+        {"microbatches", pipeline.microbatches},
+        {"schedule", "gpipe"},
+        {"stage_list", std::move(stages)},
+        {"boundaries", signaturesToJson(pipeline.boundaries)}};
+  }
   return llvm::json::Value(std::move(object));
 }
 
@@ -161,6 +201,131 @@ private:
   StringRef path;
 };
 } // namespace
+
+/// Reads the `pipeline` section: stage programs, their ports and the
+/// boundary tensors; checks that the stages' ranks tile the grid.
+static FailureOr<PipelineManifest>
+readPipeline(ManifestReader &reader, const llvm::json::Object &object,
+             const Manifest &manifest) {
+  const llvm::json::Object *section = object.getObject("pipeline");
+  if (!section) {
+    reader.fail("'pipeline' is not an object");
+    return failure();
+  }
+  PipelineManifest pipeline;
+  FailureOr<int64_t> microbatches = reader.getInteger(*section, "microbatches");
+  if (failed(microbatches))
+    return failure();
+  pipeline.microbatches = *microbatches;
+  if (failed(reader.getSignatures(*section, "boundaries", pipeline.boundaries)))
+    return failure();
+  const llvm::json::Array *stages = section->getArray("stage_list");
+  if (!stages || stages->size() < 2 || pipeline.microbatches < 1) {
+    reader.fail("'pipeline' needs a 'stage_list' of 2 or more stages and a "
+                "positive 'microbatches'");
+    return failure();
+  }
+  int64_t nextRank = 0;
+  auto readPorts = [&](const llvm::json::Object &stage, StringRef key,
+                       bool inputs, std::vector<PipelinePort> &ports) {
+    const llvm::json::Array *array = stage.getArray(key);
+    if (!array) {
+      reader.fail("a stage has no array '" + key + "'");
+      return failure();
+    }
+    for (const llvm::json::Value &value : *array) {
+      const llvm::json::Object *entry = value.getAsObject();
+      if (!entry) {
+        reader.fail("'" + key + "' of a stage holds a non-object");
+        return failure();
+      }
+      PipelinePort port;
+      StringRef indexKey = inputs ? "input" : "output";
+      size_t limit = inputs ? manifest.inputs.size() : manifest.outputs.size();
+      if (entry->get(indexKey)) {
+        FailureOr<int64_t> index = reader.getInteger(*entry, indexKey);
+        if (failed(index))
+          return failure();
+        if (*index < 0 || size_t(*index) >= limit) {
+          reader.fail("a stage names " + indexKey + " " +
+                      std::to_string(*index) + ", the model has " +
+                      std::to_string(limit));
+          return failure();
+        }
+        port.index = *index;
+        port.whole = entry->getBoolean("whole").value_or(false);
+      } else {
+        FailureOr<int64_t> boundary = reader.getInteger(*entry, "boundary");
+        if (failed(boundary))
+          return failure();
+        if (*boundary < 0 || size_t(*boundary) >= pipeline.boundaries.size()) {
+          reader.fail("a stage names boundary tensor " +
+                      std::to_string(*boundary) + ", the pipeline has " +
+                      std::to_string(pipeline.boundaries.size()));
+          return failure();
+        }
+        port.boundary = *boundary;
+        if (inputs) {
+          FailureOr<int64_t> from = reader.getInteger(*entry, "from");
+          if (failed(from))
+            return failure();
+          port.stages.push_back(*from);
+        } else {
+          FailureOr<SmallVector<int64_t>> to = reader.getShape(*entry, "to");
+          if (failed(to))
+            return failure();
+          port.stages = *to;
+        }
+        for (int64_t peer : port.stages)
+          if (peer < 0 || size_t(peer) >= stages->size()) {
+            reader.fail("a boundary tensor names stage " +
+                        std::to_string(peer));
+            return failure();
+          }
+      }
+      ports.push_back(std::move(port));
+    }
+    return success();
+  };
+  for (const llvm::json::Value &value : *stages) {
+    const llvm::json::Object *entry = value.getAsObject();
+    if (!entry) {
+      reader.fail("'stage_list' holds a non-object");
+      return failure();
+    }
+    PipelineStageManifest stage;
+    FailureOr<SmallVector<int64_t>> grid = reader.getShape(*entry, "grid");
+    FailureOr<SmallVector<int64_t>> ranks = reader.getShape(*entry, "ranks");
+    FailureOr<SmallVector<int64_t>> blocks = reader.getShape(*entry, "blocks");
+    if (failed(grid) || failed(ranks) || failed(blocks))
+      return failure();
+    stage.grid = *grid;
+    int64_t devices = 1;
+    for (int64_t size : stage.grid)
+      devices *= size;
+    if (ranks->size() != 2 || (*ranks)[0] != nextRank ||
+        (*ranks)[1] - (*ranks)[0] != devices || blocks->size() != 2) {
+      reader.fail("stage ranks must follow each other, one per device of "
+                  "the stage's grid");
+      return failure();
+    }
+    stage.firstRank = (*ranks)[0];
+    stage.numRanks = devices;
+    stage.firstBlock = (*blocks)[0];
+    stage.numBlocks = (*blocks)[1] - (*blocks)[0];
+    nextRank += devices;
+    if (failed(readPorts(*entry, "inputs", true, stage.inputs)) ||
+        failed(readPorts(*entry, "outputs", false, stage.outputs)))
+      return failure();
+    pipeline.stages.push_back(std::move(stage));
+  }
+  if (nextRank != manifest.numDevices) {
+    reader.fail("the stages hold " + std::to_string(nextRank) +
+                " ranks, the grid " + std::to_string(manifest.numDevices));
+    return failure();
+  }
+  return pipeline;
+}
 
 FailureOr<Manifest> mlir::autopar::readManifest(MLIRContext &ctx,
                                                 StringRef outDir) {
@@ -280,19 +445,34 @@ FailureOr<Manifest> mlir::autopar::readManifest(MLIRContext &ctx,
     manifest.inputShapes.batch = *size;
   }
 
-  SmallString<256> program(outDir);
-  llvm::sys::path::append(program, "program.so");
-  if (!llvm::sys::fs::exists(program)) {
-    emitDriverError(ctx) << "'" << program
-                         << "' is missing; compile the model again";
-    return failure();
+  if (object->get("pipeline")) {
+    FailureOr<PipelineManifest> pipeline =
+        readPipeline(reader, *object, manifest);
+    if (failed(pipeline))
+      return failure();
+    manifest.pipeline = std::move(*pipeline);
   }
-  SmallString<256> weightsDir(outDir);
-  llvm::sys::path::append(weightsDir, "weights");
-  if (!llvm::sys::fs::is_directory(weightsDir)) {
-    emitDriverError(ctx) << "'" << weightsDir
-                         << "' is missing; compile the model again";
-    return failure();
+  SmallVector<std::string> programDirs;
+  if (manifest.pipeline)
+    for (size_t s = 0; s < manifest.pipeline->stages.size(); ++s)
+      programDirs.push_back((outDir + "/stage" + std::to_string(s)).str());
+  else
+    programDirs.push_back(outDir.str());
+  for (const std::string &dir : programDirs) {
+    SmallString<256> program(dir);
+    llvm::sys::path::append(program, "program.so");
+    if (!llvm::sys::fs::exists(program)) {
+      emitDriverError(ctx) << "'" << program
+                           << "' is missing; compile the model again";
+      return failure();
+    }
+    SmallString<256> weightsDir(dir);
+    llvm::sys::path::append(weightsDir, "weights");
+    if (!llvm::sys::fs::is_directory(weightsDir)) {
+      emitDriverError(ctx) << "'" << weightsDir
+                           << "' is missing; compile the model again";
+      return failure();
+    }
   }
   return manifest;
 }

@@ -386,7 +386,21 @@ FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
                                             unsigned timeoutSeconds,
                                             std::string *stderrText,
                                             StringRef hostfile) {
-  bool singleton = numRanks == 1 && hostfile.empty();
+  RunnerApp app;
+  app.ranks = numRanks;
+  app.args.assign(runnerArgs.begin(), runnerArgs.end());
+  return launchRunnerApps(ctx, app, runDir, timeoutSeconds, stderrText,
+                          hostfile);
+}
+
+FailureOr<std::string>
+driver::launchRunnerApps(MLIRContext &ctx, ArrayRef<RunnerApp> apps,
+                         StringRef runDir, unsigned timeoutSeconds,
+                         std::string *stderrText, StringRef hostfile) {
+  int64_t numRanks = 0;
+  for (const RunnerApp &app : apps)
+    numRanks += app.ranks;
+  bool singleton = apps.size() == 1 && numRanks == 1 && hostfile.empty();
   FailureOr<std::string> runner = findRunner(ctx);
   FailureOr<std::string> mpirun =
       singleton ? FailureOr<std::string>(std::string()) : findMpirun(ctx);
@@ -395,16 +409,24 @@ FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
   StringRef launcher = singleton ? StringRef(*runner) : StringRef(*mpirun);
   StringRef launcherName =
       singleton ? StringRef("autopar-runner") : StringRef("mpirun");
-  std::string ranks = std::to_string(numRanks);
+  std::vector<std::string> ranks;
+  for (const RunnerApp &app : apps)
+    ranks.push_back(std::to_string(app.ranks));
   SmallVector<StringRef> args;
   if (!singleton)
     args.append({*mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to",
-                 "none", "-np", ranks});
+                 "none"});
   if (!hostfile.empty())
     args.append({"--hostfile", hostfile});
-  args.push_back(*runner);
-  for (const std::string &arg : runnerArgs)
-    args.push_back(arg);
+  for (auto [i, app] : llvm::enumerate(apps)) {
+    if (i)
+      args.push_back(":");
+    if (!singleton)
+      args.append({"-np", ranks[i]});
+    args.push_back(*runner);
+    for (const std::string &arg : app.args)
+      args.push_back(arg);
+  }
   std::vector<std::string> envStrings =
       buildChildEnvironment(runDir, singleton);
   SmallVector<StringRef> env(envStrings.begin(), envStrings.end());
@@ -441,6 +463,23 @@ FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
   return out;
 }
 
+/// The runner arguments of a single (SPMD) program compiled into `outDir`.
+static std::vector<std::string> programArgs(StringRef outDir,
+                                            const Manifest &manifest,
+                                            ArrayRef<TensorFileSlot> inputs,
+                                            ArrayRef<TensorFileSlot> outputs) {
+  std::vector<std::string> args = {"--program", joinPath(outDir, "program.so"),
+                                   "--grid",    formatGridShape(manifest.grid),
+                                   "--weights", joinPath(outDir, "weights")};
+  for (const TensorFileSlot &input : inputs)
+    args.insert(args.end(),
+                {"--input", std::to_string(input.offset) + ":" + input.path});
+  for (const TensorFileSlot &output : outputs)
+    args.insert(args.end(), {"--output", std::to_string(output.offset) + ":" +
+                                             output.path});
+  return args;
+}
+
 LogicalResult mlir::autopar::runCompiledFiles(MLIRContext &ctx,
                                               StringRef outDir,
                                               const Manifest &manifest,
@@ -461,25 +500,66 @@ LogicalResult mlir::autopar::runCompiledFiles(MLIRContext &ctx,
   if (failed(runDir.create(ctx, "autopar-run")))
     return failure();
 
-  std::string program = joinPath(absOutDir, "program.so");
-  std::string weights = joinPath(absOutDir, "weights");
-  std::vector<std::string> args = {"--program", program,
-                                   "--grid",    formatGridShape(manifest.grid),
-                                   "--weights", weights};
-  for (const TensorFileSlot &input : inputs)
-    args.insert(args.end(),
-                {"--input", std::to_string(input.offset) + ":" + input.path});
-  for (const TensorFileSlot &output : outputs)
-    args.insert(args.end(), {"--output", std::to_string(output.offset) + ":" +
-                                             output.path});
+  std::vector<std::string> common;
   if (options.profile)
-    args.insert(args.end(), {"--profile", "--repeats", "7"});
+    common.insert(common.end(), {"--profile", "--repeats", "7"});
   if (options.threads)
-    args.insert(args.end(), {"--threads", std::to_string(options.threads)});
+    common.insert(common.end(), {"--threads", std::to_string(options.threads)});
+  std::vector<RunnerApp> apps;
+  if (manifest.pipeline) {
+    // One app per stage: its program, and where each of its inputs comes
+    // from and outputs go.
+    const PipelineManifest &pipeline = *manifest.pipeline;
+    for (auto [s, stage] : llvm::enumerate(pipeline.stages)) {
+      std::string dir = joinPath(absOutDir, "stage" + Twine(s));
+      RunnerApp app;
+      app.ranks = stage.numRanks;
+      app.args = {"--program",      joinPath(dir, "program.so"),
+                  "--grid",         formatGridShape(stage.grid),
+                  "--weights",      joinPath(dir, "weights"),
+                  "--stage",        std::to_string(s),
+                  "--stages",       std::to_string(pipeline.stages.size()),
+                  "--microbatches", std::to_string(pipeline.microbatches)};
+      auto stageList = [](ArrayRef<int64_t> stages) {
+        std::string text;
+        for (int64_t peer : stages)
+          text += (text.empty() ? "" : ",") + std::to_string(peer);
+        return text;
+      };
+      for (const PipelinePort &port : stage.inputs) {
+        std::string spec;
+        if (port.boundary >= 0)
+          spec = "recv:" + stageList(port.stages) + ":" +
+                 std::to_string(port.boundary);
+        else
+          spec = (port.whole ? "whole:" : "") +
+                 std::to_string(inputs[port.index].offset) + ":" +
+                 inputs[port.index].path;
+        app.args.insert(app.args.end(), {"--input", spec});
+      }
+      for (const PipelinePort &port : stage.outputs) {
+        std::string spec;
+        if (port.boundary >= 0)
+          spec = "send:" + stageList(port.stages) + ":" +
+                 std::to_string(port.boundary);
+        else
+          spec = std::to_string(outputs[port.index].offset) + ":" +
+                 outputs[port.index].path;
+        app.args.insert(app.args.end(), {"--output", spec});
+      }
+      app.args.insert(app.args.end(), common.begin(), common.end());
+      apps.push_back(std::move(app));
+    }
+  } else {
+    RunnerApp app;
+    app.ranks = manifest.numDevices;
+    app.args = programArgs(absOutDir, manifest, inputs, outputs);
+    app.args.insert(app.args.end(), common.begin(), common.end());
+    apps.push_back(std::move(app));
+  }
   std::string err;
-  FailureOr<std::string> launched =
-      launchRunner(ctx, args, manifest.numDevices, runDir.get(),
-                   options.timeoutSeconds, &err, options.hostfile);
+  FailureOr<std::string> launched = launchRunnerApps(
+      ctx, apps, runDir.get(), options.timeoutSeconds, &err, options.hostfile);
   if (failed(launched))
     return failure();
   const std::string &out = *launched;

@@ -275,6 +275,12 @@ int driver::verifyCommand(int argc, char **argv) {
                      "calibrated description of this machine)"),
       llvm::cl::value_desc("file.json"), llvm::cl::cat(category));
   static LauncherOptions launcher(category);
+  static llvm::cl::opt<std::string> fixed(
+      "fixed",
+      llvm::cl::desc("a hand configuration instead of --plan, as for "
+                     "compile: tp=T,pp=P,dp=D,micro_batch=b (pp > 1: a "
+                     "pipeline, one program per stage)"),
+      llvm::cl::value_desc("config"), llvm::cl::cat(category));
   static llvm::cl::opt<std::string> timeout(
       "timeout",
       llvm::cl::desc("seconds before each job is killed (default: 300)"),
@@ -332,6 +338,10 @@ int driver::verifyCommand(int argc, char **argv) {
   }
   if (failed(checkPlanArgument(ctx, plan)))
     return kVerifyErrorExitCode;
+  if (!fixed.empty() && plan.getNumOccurrences()) {
+    printError("--fixed and --plan both choose the plan: give one");
+    return kVerifyErrorExitCode;
+  }
   if (!inputs.empty() && !llvm::sys::fs::is_directory(inputs)) {
     printError("input directory '" + inputs + "' does not exist");
     return kVerifyErrorExitCode;
@@ -358,6 +368,8 @@ int driver::verifyCommand(int argc, char **argv) {
   CompileOptions partitionedOptions;
   partitionedOptions.grid = grid;
   partitionedOptions.plan = plan;
+  partitionedOptions.fixed = fixed;
+  partitionedOptions.modelPath = model;
   partitionedOptions.clusterPath = cluster;
   partitionedOptions.quiet = true;
   partitionedOptions.outDir = partitionedDir.str().str();

@@ -23,6 +23,15 @@ void mlir::autopar::buildPlanPipeline(OpPassManager &pm,
   pm.addPass(createVerifyShardedPass());
 }
 
+void mlir::autopar::buildStageSplitPipeline(
+    OpPassManager &pm, const StageSplitPipelineOptions &options) {
+  SplitStagesPassOptions split;
+  split.stages = options.stages;
+  for (unsigned count : options.blocks)
+    split.blocks.push_back(count);
+  pm.addPass(createSplitStagesPass(split));
+}
+
 void mlir::autopar::buildPartitionPipeline(
     OpPassManager &pm, const PartitionPipelineOptions &) {
   pm.addPass(createVerifyShardedPass());
@@ -48,6 +57,10 @@ void mlir::autopar::registerAutoparPipelines() {
       "autopar-plan-pipeline",
       "annotate every value with the sharding of a plan and check the result",
       buildPlanPipeline);
+  PassPipelineRegistration<StageSplitPipelineOptions>(
+      "autopar-stage-split-pipeline",
+      "split @main into one module per pipeline stage (MPMD)",
+      buildStageSplitPipeline);
   PassPipelineRegistration<PartitionPipelineOptions>(
       "autopar-partition-pipeline",
       "partition an annotated module into the SPMD device program",

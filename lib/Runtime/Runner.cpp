@@ -52,6 +52,23 @@ constexpr const char *usage =
     "                  output i (the i-th --output; replaces --outputs): an\n"
     "                  existing file, large enough; each block is written at\n"
     "                  its place, by one rank\n"
+    "  --input whole:OFFSET:PATH\n"
+    "                  in a pipeline: an input every microbatch reads whole\n"
+    "                  (the other file inputs and outputs hold one slice\n"
+    "                  per microbatch along dimension 0)\n"
+    "  --input recv:S:TAG\n"
+    "                  in a pipeline: boundary tensor TAG, received from\n"
+    "                  the same rank of stage S\n"
+    "  --output send:S[,S...]:TAG\n"
+    "                  in a pipeline: boundary tensor TAG, sent to the same\n"
+    "                  rank of each stage S\n"
+    "  --stage S --stages P\n"
+    "                  run pipeline stage S of P (MPMD: mpirun starts each\n"
+    "                  stage's runner with its own program, in stage order;\n"
+    "                  every stage has GRID's device count of ranks)\n"
+    "  --microbatches M\n"
+    "                  each run calls the program M times, microbatch k\n"
+    "                  reading and writing slice k of its files\n"
     "  --steps N       run N training steps in one process: weights the\n"
     "                  program stores stay in memory from step to step;\n"
     "                  rank 0 prints `step K loss=V` (output 0) per step\n"
@@ -98,6 +115,7 @@ struct Options {
   /// Empty: one run (or --repeats); otherwise training steps.
   std::string steps;
   std::string saveState;
+  std::string stage, stages, microbatches;
   bool help = false;
   /// The first command-line error, reported once MPI is up.
   std::string error;
@@ -110,6 +128,68 @@ std::optional<TensorFile> parseTensorFile(const std::string &text) {
       colon + 1 == text.size() || text.find_first_not_of("0123456789") < colon)
     return std::nullopt;
   return TensorFile{text.substr(colon + 1), std::stoll(text.substr(0, colon))};
+}
+
+/// Parses a decimal integer of 1 to 9 digits.
+std::optional<int64_t> parseSmall(const std::string &text) {
+  if (text.empty() || text.size() > 9 ||
+      text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoll(text);
+}
+
+/// Parses `LIST:TAG` (stages separated by commas, then the tag) into `file`.
+bool parseBoundary(const std::string &text, TensorFile &file) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos)
+    return false;
+  std::optional<int64_t> tag = parseSmall(text.substr(colon + 1));
+  if (!tag || *tag > 32767)
+    return false;
+  file.tag = *tag;
+  size_t pos = 0;
+  std::string list = text.substr(0, colon);
+  while (true) {
+    size_t end = list.find(',', pos);
+    std::optional<int64_t> stage = parseSmall(
+        list.substr(pos, end == std::string::npos ? end : end - pos));
+    if (!stage)
+      return false;
+    file.stages.push_back(*stage);
+    if (end == std::string::npos)
+      return true;
+    pos = end + 1;
+  }
+}
+
+/// `OFFSET:PATH`, `whole:OFFSET:PATH` or `recv:S:TAG`.
+std::optional<TensorFile> parseInputSpec(const std::string &text) {
+  if (text.compare(0, 5, "recv:") == 0) {
+    TensorFile file;
+    file.kind = TensorFile::Kind::Receive;
+    if (!parseBoundary(text.substr(5), file) || file.stages.size() != 1)
+      return std::nullopt;
+    return file;
+  }
+  if (text.compare(0, 6, "whole:") == 0) {
+    std::optional<TensorFile> file = parseTensorFile(text.substr(6));
+    if (file)
+      file->whole = true;
+    return file;
+  }
+  return parseTensorFile(text);
+}
+
+/// `OFFSET:PATH` or `send:S[,S...]:TAG`.
+std::optional<TensorFile> parseOutputSpec(const std::string &text) {
+  if (text.compare(0, 5, "send:") == 0) {
+    TensorFile file;
+    file.kind = TensorFile::Kind::Send;
+    if (!parseBoundary(text.substr(5), file))
+      return std::nullopt;
+    return file;
+  }
+  return parseTensorFile(text);
 }
 
 Options parseOptions(int argc, char **argv) {
@@ -130,6 +210,9 @@ Options parseOptions(int argc, char **argv) {
       {"--threads", &options.threads},
       {"--steps", &options.steps},
       {"--save-state", &options.saveState},
+      {"--stage", &options.stage},
+      {"--stages", &options.stages},
+      {"--microbatches", &options.microbatches},
   };
   for (int i = 1; i < argc && options.error.empty(); ++i) {
     std::string arg = argv[i];
@@ -151,11 +234,14 @@ Options parseOptions(int argc, char **argv) {
         continue;
       }
       std::string value = argv[++i];
-      std::optional<TensorFile> file = parseTensorFile(value);
+      std::optional<TensorFile> file =
+          arg == "--input" ? parseInputSpec(value) : parseOutputSpec(value);
       if (!file)
         options.error =
             "invalid " + arg + " '" + value +
-            "': expected OFFSET:PATH (a byte offset, then the file)";
+            "': expected OFFSET:PATH (a byte offset, then the file)" +
+            (arg == "--input" ? ", whole:OFFSET:PATH or recv:S:TAG"
+                              : " or send:S[,S...]:TAG");
       else
         (arg == "--input" ? options.config.inputFiles
                           : options.config.outputFiles)
@@ -276,6 +362,22 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
     fail("invalid --grid '" + options.grid +
          "': expected 1 to 15 positive sizes separated by 'x', such as 2x2");
   options.config.grid = *grid;
+  if (!options.stages.empty() || !options.stage.empty()) {
+    std::optional<int64_t> stages = parsePositive(options.stages);
+    std::optional<int64_t> stage = parseSmall(options.stage);
+    if (!stages || !stage || *stage >= *stages)
+      fail("invalid --stage '" + options.stage + "' of --stages '" +
+           options.stages + "': expected 0 <= S < P");
+    options.config.stage = *stage;
+    options.config.stages = *stages;
+  }
+  if (!options.microbatches.empty()) {
+    std::optional<int64_t> microbatches = parsePositive(options.microbatches);
+    if (!microbatches)
+      fail("invalid --microbatches '" + options.microbatches +
+           "': expected a positive count");
+    options.config.microbatches = *microbatches;
+  }
   initializeRuntime(options.config);
 
   if (options.benchCollectives) {
@@ -355,7 +457,11 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
     resetIoSeconds();
     double start = MPI_Wtime();
     double cpuStart = processCpuSeconds();
-    entry();
+    for (int64_t k = 0; k < options.config.microbatches; ++k) {
+      setMicrobatch(k);
+      entry();
+    }
+    completeSends();
     double elapsed = MPI_Wtime() - start;
     double cpu = processCpuSeconds() - cpuStart;
     double local[3] = {elapsed - getIoSeconds(), elapsed, cpu};

@@ -350,6 +350,18 @@ struct RuntimeState {
   bool initialized = false;
   RuntimeConfig config;
   int worldRank = 0;
+  /// The ranks of this rank's program (its pipeline stage, else the world),
+  /// and this rank's place in them.
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0;
+  int64_t stageSize = 1;
+  int64_t microbatch = 0;
+  /// Boundary tensors sent and not yet known to be received.
+  struct PendingSend {
+    std::vector<char> data;
+    std::vector<MPI_Request> requests;
+  };
+  std::vector<PendingSend> pendingSends;
   /// This device's grid coordinates (row-major rank order).
   std::vector<int64_t> coords;
   /// Sub-communicators by encoded axes list.
@@ -408,9 +420,9 @@ std::vector<int64_t> decodeAxes(const std::string &op, int64_t code) {
   return axes;
 }
 
-/// Returns the group of `code`, splitting MPI_COMM_WORLD the first time a
-/// list is used (collective over the world: SPMD programs use lists in the
-/// same order on every rank).
+/// Returns the group of `code`, splitting the program's communicator (the
+/// world, or the pipeline stage) the first time a list is used (collective
+/// over it: SPMD programs use lists in the same order on every rank).
 Group groupOf(const std::string &op, int64_t code) {
   RuntimeState &s = initializedState(op);
   std::vector<int64_t> axes = decodeAxes(op, code);
@@ -433,7 +445,7 @@ Group groupOf(const std::string &op, int64_t code) {
     if (!inGroup[axis])
       color = color * s.config.grid[axis] + s.coords[axis];
   MPI_Comm comm = MPI_COMM_NULL;
-  checkMpi(MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(color),
+  checkMpi(MPI_Comm_split(s.comm, static_cast<int>(color),
                           static_cast<int>(group.index), &comm),
            op.c_str(), "MPI_Comm_split");
   int commSize = 0;
@@ -699,7 +711,7 @@ void swapGridAxes(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
   int64_t partner = 0;
   for (int64_t axis = 0; axis < numAxes; ++axis)
     partner = partner * s.config.grid[axis] + coords[axis];
-  if (partner == s.worldRank) {
+  if (partner == s.rank) {
     copyInto(in, out);
     return;
   }
@@ -717,8 +729,8 @@ void swapGridAxes(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
   MPI_Status status;
   checkMpi(MPI_Sendrecv(send, count, info.type, static_cast<int>(partner),
                         /*sendtag=*/0, out.data, count, info.type,
-                        static_cast<int>(partner), /*recvtag=*/0,
-                        MPI_COMM_WORLD, &status),
+                        static_cast<int>(partner), /*recvtag=*/0, s.comm,
+                        &status),
            op.c_str(), "MPI_Sendrecv");
   int received = 0;
   checkMpi(MPI_Get_count(&status, info.type, &received), op.c_str(),
@@ -796,7 +808,7 @@ void loadWeight(ElemKind kind, int64_t id, int64_t rank, void *desc) {
     return;
   }
   std::string path = requireDir(op, s.config.weightsDir, "--weights") +
-                     "/rank" + std::to_string(s.worldRank) + "/w" +
+                     "/rank" + std::to_string(s.rank) + "/w" +
                      std::to_string(id) + ".bin";
   readFile(op, "weight", path, view, kind);
 }
@@ -944,6 +956,106 @@ TensorFile tensorFile(const std::string &op,
           0};
 }
 
+/// The world rank of this rank's peer in pipeline stage `stage`.
+int peerRank(const std::string &op, const RuntimeState &s, int64_t stage) {
+  if (stage < 0 || stage >= s.config.stages || stage == s.config.stage)
+    fail(format("%s: invalid peer stage %" PRId64 " (stage %" PRId64
+                " of %" PRId64 ")",
+                op.c_str(), stage, s.config.stage, s.config.stages));
+  return static_cast<int>(stage * s.stageSize + s.rank);
+}
+
+bool isWhole(const Block &block) { return block.sizes == block.global; }
+
+/// Receives boundary tensor `file.tag` whole from this rank's peer in stage
+/// `file.stages[0]` and keeps this device's block of it.
+void receiveBoundary(const std::string &op, const MemRefView &view,
+                     const Block &block, const TensorFile &file) {
+  RuntimeState &s = initializedState(op);
+  if (file.stages.size() != 1)
+    fail(format("%s: a boundary tensor is received from one stage, got %zu",
+                op.c_str(), file.stages.size()));
+  int from = peerRank(op, s, file.stages[0]);
+  int64_t globalBytes =
+      product(block.global, 0, block.global.size()) * view.elemSize;
+  int count = mpiCount(op, globalBytes);
+  std::vector<char> whole;
+  char *target = view.data;
+  if (!isWhole(block)) {
+    whole.resize(static_cast<size_t>(globalBytes));
+    target = whole.data();
+  }
+  MPI_Status status;
+  checkMpi(MPI_Recv(target, count, MPI_BYTE, from, static_cast<int>(file.tag),
+                    MPI_COMM_WORLD, &status),
+           op.c_str(), "MPI_Recv");
+  int received = 0;
+  checkMpi(MPI_Get_count(&status, MPI_BYTE, &received), op.c_str(),
+           "MPI_Get_count");
+  if (received != count)
+    fail(format("%s: boundary tensor %" PRId64 " from stage %" PRId64
+                " has %d bytes, expected %d (global shape %s)",
+                op.c_str(), file.tag, file.stages[0], received, count,
+                shapeString(block.global).c_str()));
+  if (!whole.empty())
+    forEachRun(block, view.elemSize, 0,
+               [&](int64_t at, int64_t offset, size_t bytes) {
+                 std::memcpy(view.data + at, whole.data() + offset, bytes);
+               });
+}
+
+/// Sends boundary tensor `file.tag` whole to this rank's peer in each stage
+/// of `file.stages`. A split tensor is first assembled on every device of
+/// the stage: each block's writer places it in a zeroed buffer of the whole
+/// tensor and a bitwise-or all-reduce over the stage merges them (every
+/// byte comes from exactly one writer, so the bits are exact).
+void sendBoundary(const std::string &op, const MemRefView &view,
+                  const Block &block, const TensorFile &file) {
+  RuntimeState &s = initializedState(op);
+  int64_t globalBytes =
+      product(block.global, 0, block.global.size()) * view.elemSize;
+  int count = mpiCount(op, globalBytes);
+  RuntimeState::PendingSend send;
+  send.data.assign(static_cast<size_t>(globalBytes), 0);
+  if (isWhole(block)) {
+    if (globalBytes)
+      std::memcpy(send.data.data(), view.data, send.data.size());
+  } else {
+    if (block.writer)
+      forEachRun(block, view.elemSize, 0,
+                 [&](int64_t at, int64_t offset, size_t bytes) {
+                   std::memcpy(send.data.data() + offset, view.data + at,
+                               bytes);
+                 });
+    checkMpi(MPI_Allreduce(MPI_IN_PLACE, send.data.data(), count, MPI_BYTE,
+                           MPI_BOR, s.comm),
+             op.c_str(), "MPI_Allreduce");
+  }
+  for (int64_t stage : file.stages) {
+    if (stage <= s.config.stage)
+      fail(format("%s: stage %" PRId64 " sends to stage %" PRId64
+                  ": boundary tensors go to later stages",
+                  op.c_str(), s.config.stage, stage));
+    MPI_Request request;
+    checkMpi(MPI_Isend(send.data.data(), count, MPI_BYTE,
+                       peerRank(op, s, stage), static_cast<int>(file.tag),
+                       MPI_COMM_WORLD, &request),
+             op.c_str(), "MPI_Isend");
+    send.requests.push_back(request);
+  }
+  s.pendingSends.push_back(std::move(send));
+}
+
+/// The byte offset of the current microbatch's slice of a file tensor.
+int64_t microbatchOffset(const RuntimeState &s, const TensorFile &file,
+                         const Block &block, size_t elemSize) {
+  if (file.whole || s.microbatch == 0)
+    return file.offset;
+  return file.offset + s.microbatch *
+                           product(block.global, 0, block.global.size()) *
+                           static_cast<int64_t>(elemSize);
+}
+
 void readInput(ElemKind kind, int64_t index, int64_t rank, void *desc,
                int64_t layoutRank, void *layoutDesc) {
   IoTimer timer;
@@ -955,6 +1067,11 @@ void readInput(ElemKind kind, int64_t index, int64_t rank, void *desc,
   Block block = blockOf(op, view, layoutRank, layoutDesc);
   TensorFile file = tensorFile(op, s.config.inputFiles, s.config.inputsDir,
                                "--inputs", "input_", index);
+  if (file.kind == TensorFile::Kind::Receive)
+    return receiveBoundary(op, view, block, file);
+  if (file.kind != TensorFile::Kind::File)
+    fail(format("%s: input %" PRId64 " is sent, not read", op.c_str(), index));
+  file.offset = microbatchOffset(s, file, block, view.elemSize);
   int fd = open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     fail(format("%s: cannot open input file '%s': %s", op.c_str(),
@@ -1008,6 +1125,14 @@ void writeOutput(ElemKind kind, int64_t index, int64_t rank, void *desc,
   if (index < 0)
     fail(format("%s: invalid output index %" PRId64, op.c_str(), index));
   Block block = blockOf(op, view, layoutRank, layoutDesc);
+  if (index < static_cast<int64_t>(s.config.outputFiles.size())) {
+    const TensorFile &spec = s.config.outputFiles[index];
+    if (spec.kind == TensorFile::Kind::Send)
+      return sendBoundary(op, view, block, spec);
+    if (spec.kind != TensorFile::Kind::File)
+      fail(format("%s: output %" PRId64 " is received, not written", op.c_str(),
+                  index));
+  }
   if (!block.writer)
     return;
   if (view.bytes() == elemInfo(kind).size &&
@@ -1029,6 +1154,7 @@ void writeOutput(ElemKind kind, int64_t index, int64_t rank, void *desc,
   }
   TensorFile file = tensorFile(op, s.config.outputFiles, s.config.outputsDir,
                                "--outputs", "output_", index);
+  file.offset = microbatchOffset(s, file, block, view.elemSize);
   int64_t globalBytes =
       product(block.global, 0, block.global.size()) * view.elemSize;
   // A preallocated file is only filled; a raw file in --outputs is created
@@ -1134,19 +1260,56 @@ void autopar::runtime::initializeRuntime(const RuntimeConfig &config) {
       fail(format("invalid grid %s", shapeString(config.grid).c_str()));
     devices *= size;
   }
-  if (devices != worldSize)
-    fail(format("expected %" PRId64 " ranks for grid %s, got %d", devices,
+  if (config.stages < 1 || config.stage < 0 || config.stage >= config.stages ||
+      config.microbatches < 1)
+    fail(format("invalid pipeline stage %" PRId64 " of %" PRId64
+                " with %" PRId64 " microbatches",
+                config.stage, config.stages, config.microbatches));
+  if (devices * config.stages != worldSize)
+    fail(format("expected %" PRId64 " ranks for %s%s, got %d",
+                devices * config.stages,
+                config.stages > 1 ? "stages of grid " : "grid ",
                 shapeString(config.grid).c_str(), worldSize));
+  s.rank = s.worldRank;
+  s.stageSize = devices;
+  if (config.stages > 1) {
+    if (s.worldRank / devices != config.stage)
+      fail(format("world rank %d belongs to stage %" PRId64
+                  ", but was started as stage %" PRId64,
+                  s.worldRank, s.worldRank / devices, config.stage));
+    checkMpi(MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(config.stage),
+                            s.worldRank, &s.comm),
+             "initializeRuntime", "MPI_Comm_split");
+    MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(s.comm, &s.rank);
+  }
   keepFreedMemoryMapped();
   s.config = config;
   s.coords.assign(config.grid.size(), 0);
   for (int64_t axis = static_cast<int64_t>(config.grid.size()) - 1,
-               rest = s.worldRank;
+               rest = s.rank;
        axis >= 0; --axis) {
     s.coords[axis] = rest % config.grid[axis];
     rest /= config.grid[axis];
   }
   s.initialized = true;
+}
+
+void autopar::runtime::setMicrobatch(int64_t index) {
+  RuntimeState &s = initializedState("setMicrobatch");
+  if (index < 0 || index >= s.config.microbatches)
+    fail(format("microbatch %" PRId64 " is out of range [0, %" PRId64 ")",
+                index, s.config.microbatches));
+  s.microbatch = index;
+}
+
+void autopar::runtime::completeSends() {
+  RuntimeState &s = initializedState("completeSends");
+  for (RuntimeState::PendingSend &send : s.pendingSends)
+    checkMpi(MPI_Waitall(static_cast<int>(send.requests.size()),
+                         send.requests.data(), MPI_STATUSES_IGNORE),
+             "send_boundary", "MPI_Waitall");
+  s.pendingSends.clear();
 }
 
 int64_t autopar::runtime::getLiveMemoryBytes() { return memoryCounter().live; }
@@ -1167,7 +1330,7 @@ std::optional<double> autopar::runtime::getWrittenScalar(int64_t index) {
 
 void autopar::runtime::saveWeightState(const std::string &dir) {
   RuntimeState &s = initializedState("save_state");
-  std::string rankDir = dir + "/rank" + std::to_string(s.worldRank);
+  std::string rankDir = dir + "/rank" + std::to_string(s.rank);
   for (const std::string &path : {dir, rankDir})
     if (mkdir(path.c_str(), 0777) != 0 && errno != EEXIST)
       fail(format("save_state: cannot create directory '%s': %s",
@@ -1188,6 +1351,11 @@ void autopar::runtime::saveWeightState(const std::string &dir) {
 
 void autopar::runtime::finalizeRuntime() {
   RuntimeState &s = state();
+  if (s.initialized)
+    completeSends();
+  if (s.comm != MPI_COMM_WORLD)
+    MPI_Comm_free(&s.comm);
+  s.comm = MPI_COMM_WORLD;
   for (auto &entry : s.comms)
     MPI_Comm_free(&entry.second);
   s.comms.clear();

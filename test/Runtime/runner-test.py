@@ -280,6 +280,19 @@ def case_errors(args, checks):
     expect_error(args, checks, "bad-swap-axes",
                  "swap_grid_axes_f32: grid axis 1 is out of range for grid 2",
                  mode="badswap")
+    # Pipeline stages.
+    expect_error(args, checks, "stage-ranks",
+                 "expected 4 ranks for stages of grid 2, got 2",
+                 extra=("--stage", "0", "--stages", "2"))
+    expect_error(args, checks, "bad-stage",
+                 "invalid --stage '2' of --stages '2': expected 0 <= S < P",
+                 extra=("--stage", "2", "--stages", "2"))
+    expect_error(args, checks, "bad-recv-flag",
+                 "invalid --input 'recv:a:1': expected OFFSET:PATH .*",
+                 files=lambda w: ["--input", "recv:a:1"])
+    expect_error(args, checks, "bad-send-flag",
+                 "invalid --output 'send:1': expected OFFSET:PATH .*",
+                 files=lambda w: ["--output", "send:1"])
     expect_error(args, checks, "bad-shape",
                  "all_gather_i64: output shape 3 is inconsistent with input "
                  "shape 1 gathered along dim 0 over 2 devices "

@@ -67,6 +67,40 @@ struct WeightEntry {
   SmallVector<int64_t> globalShape;
 };
 
+/// Where one input of a stage program comes from, or one output goes.
+struct PipelinePort {
+  /// The model's input or output index, or -1 for a boundary tensor.
+  int64_t index = -1;
+  /// The boundary tensor's id, or -1.
+  int64_t boundary = -1;
+  /// Input: the sending stage; output: the receiving stages.
+  SmallVector<int64_t> stages;
+  /// A model input every microbatch reads whole (it has no batch dimension).
+  bool whole = false;
+};
+
+/// One stage of a pipeline: its program, weights and plan are in
+/// `OUTDIR/stage<s>/`.
+struct PipelineStageManifest {
+  /// The grid its program is partitioned for: its slab of grid axis 0, or
+  /// the --fixed configuration's view of it.
+  SmallVector<int64_t> grid;
+  /// Its world ranks are [firstRank, firstRank + numRanks).
+  int64_t firstRank = 0, numRanks = 1;
+  /// Its repeated blocks [firstBlock, firstBlock + numBlocks).
+  int64_t firstBlock = 0, numBlocks = 0;
+  std::vector<PipelinePort> inputs, outputs;
+};
+
+/// An executed pipeline (MPMD): one program per stage, the global batch
+/// streamed through them in `microbatches` slices of dimension 0.
+struct PipelineManifest {
+  int64_t microbatches = 1;
+  std::vector<PipelineStageManifest> stages;
+  /// Boundary tensors by id: one microbatch's global shape.
+  std::vector<TensorSignature> boundaries;
+};
+
 /// The contents of `OUTDIR/manifest.json`, which `run` checks.
 struct Manifest {
   std::string autoparVersion;
@@ -84,6 +118,10 @@ struct Manifest {
   /// The `--input-shape` values the model was imported with (`input_shapes`,
   /// written when not empty) and its `--batch` (`batch`, when given).
   InputShapes inputShapes;
+  /// Set when the program is a pipeline of stage programs (no
+  /// OUTDIR/program.so then, and `weights` is empty: each stage has its
+  /// own).
+  std::optional<PipelineManifest> pipeline;
 };
 
 /// Serializes `manifest` as JSON.
@@ -121,8 +159,8 @@ struct CompileOptions {
   std::string plan = "replicated";
   /// A hand configuration in Megatron's notation (`--fixed`, replaces
   /// `plan`): tp=T,pp=P,dp=D,micro_batch=b[,recompute=..][,schedule=..]. The
-  /// program is built on the (n/T) x T view of `grid`; pp > 1 is not
-  /// implemented yet (an error says so).
+  /// program is built on the (n/T) x T view of `grid`; pp > 1 compiles an
+  /// inference pipeline, one program per stage (manifest `pipeline`).
   std::string fixed;
   /// Optional cluster description (JSON with one `axes` entry per grid axis).
   std::string clusterPath;

@@ -41,6 +41,17 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       llvm::cl::init("replicated")};
 };
 
+/// Options of the stage split (pipelines executed as one program per stage).
+struct StageSplitPipelineOptions
+    : public PassPipelineOptions<StageSplitPipelineOptions> {
+  Option<unsigned> stages{*this, "stages",
+                          llvm::cl::desc("pipeline stages (blocks split "
+                                         "evenly)"),
+                          llvm::cl::init(0)};
+  ListOption<unsigned> blocks{
+      *this, "blocks", llvm::cl::desc("repeated blocks per stage, e.g. 2,2")};
+};
+
 /// Options of the partitioning stage.
 struct PartitionPipelineOptions
     : public PassPipelineOptions<PartitionPipelineOptions> {};
@@ -83,6 +94,11 @@ struct AutoparPipelineOptions
 /// (autopar-apply-plan), then checks the plan contract
 /// (autopar-verify-sharded).
 void buildPlanPipeline(OpPassManager &pm, const PlanPipelineOptions &options);
+
+/// The stage split of a pipeline: `autopar-split-stages` (one nested module
+/// per stage, each then planned, partitioned and lowered on its own).
+void buildStageSplitPipeline(OpPassManager &pm,
+                             const StageSplitPipelineOptions &options);
 
 /// Partitions an annotated module into the SPMD device program
 /// (autopar-partition) and checks the device-program contract.

@@ -22,9 +22,25 @@ namespace autopar::runtime {
 
 /// A tensor's raw row-major bytes inside a file, from `offset` on (the
 /// raw_data of a serialized ONNX TensorProto, or a whole raw file).
+///
+/// In a pipeline (RuntimeConfig::stages > 1) a stage program's input or
+/// output may instead be a boundary tensor that moves point to point
+/// between stages: `Receive` from stage `stages[0]`, `Send` to each stage in
+/// `stages`, matched by `tag` (the boundary's id). The sender holds the whole
+/// tensor (its slab assembles it when its layout splits it) and rank r of
+/// its stage sends it to rank r of each receiving stage, which keeps its own
+/// block: the two sides may use different layouts.
 struct TensorFile {
   std::string path;
   int64_t offset = 0;
+  enum class Kind { File, Receive, Send };
+  Kind kind = Kind::File;
+  /// A file tensor that every microbatch reads whole; the others hold one
+  /// slice per microbatch along dimension 0, microbatch k at offset + k *
+  /// (bytes of the program's tensor).
+  bool whole = false;
+  std::vector<int64_t> stages;
+  int64_t tag = 0;
 };
 
 /// Where the `autopar_rt_*` calls find the grid and their files.
@@ -43,6 +59,13 @@ struct RuntimeConfig {
   /// exists and is large enough (the driver preallocates it); the writers
   /// only fill their blocks.
   std::vector<TensorFile> outputFiles;
+  /// Pipeline stages (MPMD): this rank runs stage `stage` of `stages`, each
+  /// stage on `grid`'s device count of consecutive world ranks (stage s on
+  /// ranks [s n, (s+1) n)); collectives stay inside the stage.
+  int64_t stage = 0;
+  int64_t stages = 1;
+  /// Microbatches each run streams through the program (setMicrobatch).
+  int64_t microbatches = 1;
 };
 
 /// Parses a grid such as `4` or `2x2` (positive sizes separated by `x`, at
@@ -54,6 +77,14 @@ std::optional<std::vector<int64_t>> parseGrid(const std::string &text);
 /// Switches MPI_COMM_WORLD to MPI_ERRORS_RETURN so that MPI errors are
 /// reported through fail().
 void initializeRuntime(const RuntimeConfig &config);
+
+/// The microbatch the next autopar_main call reads and writes (0-based,
+/// below RuntimeConfig::microbatches).
+void setMicrobatch(int64_t index);
+
+/// Waits until every boundary tensor this rank sent has been received (the
+/// sends do not block, so that no stage waits for a later one).
+void completeSends();
 
 /// Bytes of buffers live on this rank now, and at most so far: every buffer
 /// of the device program (weights, inputs, outputs, intermediates; allocated

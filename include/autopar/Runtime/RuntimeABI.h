@@ -32,7 +32,11 @@
  * a0, a1, ... read row-major (c[a0] * size[a1] + c[a1] ...).
  *
  * Ranks map to grid coordinates row-major: the last grid axis varies
- * fastest.
+ * fastest. In a pipeline (autopar-runner --stage S --stages P) the ranks are
+ * those of the program's own stage, numbered from 0 inside it; the inputs
+ * and outputs the runner marks as boundary tensors move point to point
+ * between stages through the same read_input/write_output calls (see
+ * Runner.h, TensorFile).
  *
  * Errors: any failed check aborts the whole job (MPI_Abort) after printing
  * one line `autopar-runtime: rank R: <message>` on stderr.

@@ -245,6 +245,61 @@ def AutoPlanPass : Pass<"autopar-auto-plan", "mlir::ModuleOp"> {
                            "mlir::autopar::AutoparDialect"];
 }
 
+def SplitStagesPass : Pass<"autopar-split-stages", "mlir::ModuleOp"> {
+  let summary = "split @main into one program per pipeline stage (MPMD)";
+  let description = [{
+    Input contract: a module as produced by the importer (or after
+    `autopar-append-loss`), with a `func.func @main` that holds repeated
+    blocks (the transformer layers of a GPT), not yet planned. Output: the
+    module holds one nested `module @stage<s>` per pipeline stage (attribute
+    `autopar.stage = s`) and no @main; each stage module has its own
+    `func.func @main`, planned, partitioned and lowered afterwards like any
+    single program on its slab of grid axis 0.
+
+    The cut points are the pipeline planner's (PipelinePlan.cpp shares them):
+    the model's most repeated block; stage s runs `blocks[s]` consecutive
+    blocks, the first stage also the ops before the blocks (embedding) and the
+    last stage the ops after (head). Weights and constants are copied into
+    every stage that reads them. Every argument of a stage's @main carries
+    `autopar.stage_input`: `{input = i}` (runtime input i of the model) or
+    `{boundary = b, from = s}` (boundary tensor b, received from stage s); every
+    result carries `autopar.stage_output`: `{output = j}` (runtime output j)
+    or `{boundary = b, to = [t, ...]}` (sent to those stages). A value used by
+    several later stages is sent to each of them directly.
+
+    Options: `stages=P` splits the blocks evenly (later stages take the
+    remainder), or `blocks=K0,K1,...` gives each stage's count (they must add
+    up to the model's repeated blocks; no stage is empty).
+
+    Before (`--autopar-split-stages="stages=2"`, two blocks):
+    ```mlir
+    func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+      %a = autopar.relu %x ...  // block 0
+      %b = autopar.relu %a ...  // block 1
+      return %b
+    }
+    ```
+    After:
+    ```mlir
+    module @stage0 attributes {autopar.stage = 0 : i64} {
+      func.func @main(%x: tensor<2x4xf32> {autopar.stage_input = {input = 0 : i64}})
+          -> (tensor<2x4xf32> {autopar.stage_output = {boundary = 0 : i64, to = [1]}})
+    }
+    module @stage1 attributes {autopar.stage = 1 : i64} {
+      func.func @main(%a: tensor<2x4xf32> {autopar.stage_input = {boundary = 0 : i64, from = 0 : i64}})
+          -> (tensor<2x4xf32> {autopar.stage_output = {output = 0 : i64}})
+    }
+    ```
+  }];
+  let options = [
+    Option<"stages", "stages", "unsigned", /*default=*/"0",
+           "pipeline stages (blocks split evenly)">,
+    ListOption<"blocks", "blocks", "unsigned",
+               "repeated blocks per stage, e.g. 2,2">,
+  ];
+  let dependentDialects = ["mlir::autopar::AutoparDialect"];
+}
+
 def VerifyShardedPass : Pass<"autopar-verify-sharded", "mlir::ModuleOp"> {
   let summary = "check the planning contract: every tensor value is sharded";
   let description = [{

@@ -25,6 +25,7 @@
 #include "PipelineSimulator.h"
 #include "PipelineSplit.h"
 #include "Pricing.h"
+#include "StageExtraction.h"
 #include "StrategyGraph.h"
 
 #include "autopar/Analysis/CostModel.h"
@@ -88,13 +89,6 @@ mlir::autopar::planStageAutomatically(ModuleOp stage,
 
 namespace {
 
-/// Where the stages may be cut: the compute ops before the repeated blocks
-/// (prefix), `blocks` blocks of `period` ops, and the ops after (suffix).
-struct CutPoints {
-  unsigned prefixEnd = 0, period = 0, blocks = 0, numOps = 0;
-  unsigned blockBegin(unsigned b) const { return prefixEnd + b * period; }
-};
-
 /// A stage candidate: `blocks` repeated blocks, whether it is the first or
 /// last stage (holding the prefix or suffix), and its microbatches in flight.
 using StageKey = std::tuple<unsigned, bool, bool, unsigned>;
@@ -117,86 +111,21 @@ struct StageEval {
 } // namespace
 
 /// Copies the compute ops at program positions `positions` (ascending) of
-/// `graph` into a new module's @main: operands produced outside become
-/// arguments (named after the values), the weights and constants they read
-/// are copied, and the original function's results the ops produce are
-/// returned. Values used by later stages are not returned: their layout is
-/// the stage plan's choice, not replicated.
+/// `graph` into a module of its own (extractStageModule): values used by
+/// later stages are not returned, their layout is the stage plan's choice.
+/// `received` gets the arguments other stages produce.
 static OwningOpRef<ModuleOp> extractStage(const StrategyGraph &graph,
                                           ArrayRef<unsigned> positions,
                                           SmallVectorImpl<Value> &received) {
-  func::FuncOp func = graph.func;
-  MLIRContext *ctx = func.getContext();
-  Location loc = func.getLoc();
-  DenseSet<Operation *> inStage;
   SmallVector<Operation *> ops;
-  for (unsigned pos : positions) {
-    Operation *op = graph.nodes[graph.sequence[pos]].op;
-    inStage.insert(op);
-    ops.push_back(op);
-  }
-  // Arguments: operands produced outside the stage by something other than
-  // a weight or a constant, in order of first use.
-  SmallVector<Value> external;
-  DenseSet<Value> seen;
-  SmallVector<Operation *> copied;
-  DenseSet<Operation *> copiedSet;
-  for (Operation *op : ops) {
-    op->walk([&](Operation *nested) {
-      for (Value v : nested->getOperands()) {
-        Operation *def = v.getDefiningOp();
-        if (def && inStage.contains(def))
-          continue;
-        if (def && def->getParentOp() != func.getOperation())
-          continue; // defined inside a region of the op itself
-        if (def && isa<WeightOp, ConstantOp>(def)) {
-          if (copiedSet.insert(def).second)
-            copied.push_back(def);
-          continue;
-        }
-        if (seen.insert(v).second)
-          external.push_back(v);
-      }
-    });
-  }
-  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  SmallVector<Value> results;
-  for (Value v : ret.getOperands())
-    if (Operation *def = v.getDefiningOp(); def && inStage.contains(def))
-      results.push_back(v);
-
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  for (NamedAttribute attr :
-       func->getParentOfType<ModuleOp>()->getDiscardableAttrs())
-    (*module)->setAttr(attr.getName(), attr.getValue());
-  OpBuilder b = OpBuilder::atBlockBegin(module->getBody());
-  SmallVector<Type> argTypes, resultTypes;
+  for (unsigned pos : positions)
+    ops.push_back(graph.nodes[graph.sequence[pos]].op);
+  SmallVector<Value> external, results;
+  OwningOpRef<ModuleOp> module =
+      extractStageModule(graph.func, ops, /*exports=*/{}, external, results);
   for (Value v : external)
-    argTypes.push_back(v.getType());
-  for (Value v : results)
-    resultTypes.push_back(v.getType());
-  auto stage = func::FuncOp::create(b, loc, "main",
-                                    b.getFunctionType(argTypes, resultTypes));
-  Block *body = stage.addEntryBlock();
-  IRMapping map;
-  for (auto [i, v] : llvm::enumerate(external)) {
-    std::string name = getOnnxValueName(v);
-    BlockArgument arg = body->getArgument(i);
-    if (!name.empty())
-      arg.setLoc(NameLoc::get(StringAttr::get(ctx, name)));
-    map.map(v, arg);
     if (!isa<BlockArgument>(v))
       received.push_back(v);
-  }
-  b.setInsertionPointToStart(body);
-  for (Operation *op : copied)
-    b.clone(*op, map);
-  for (Operation *op : ops)
-    b.clone(*op, map);
-  SmallVector<Value> mapped;
-  for (Value v : results)
-    mapped.push_back(map.lookup(v));
-  func::ReturnOp::create(b, loc, mapped);
   return module;
 }
 
@@ -264,19 +193,10 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   StrategyGraph graph(func, options);
   if (failed(graph.build()))
     return failure();
-  std::vector<FoldedBlock> found = foldRepeatedBlocks(graph, /*share=*/false);
-  const FoldedBlock *main = nullptr;
-  for (const FoldedBlock &b : found)
-    if (!main || b.repeats > main->repeats ||
-        (b.repeats == main->repeats && b.period > main->period))
-      main = &b;
-  if (!main || main->repeats < p)
-    return emitError(loc) << "pipeline stages are cut between repeated "
-                             "blocks, and the model has "
-                          << (main ? main->repeats : 0)
-                          << " repeated blocks for " << p << " stages";
-  CutPoints cuts{main->start, main->period, main->repeats,
-                 unsigned(graph.sequence.size())};
+  FailureOr<CutPoints> cutPoints = findCutPoints(graph, p, loc);
+  if (failed(cutPoints))
+    return failure();
+  CutPoints cuts = *cutPoints;
   unsigned numBlocks = cuts.blocks;
 
   // 2. Microbatches in flight per stage: the schedule with unit times.

@@ -564,7 +564,8 @@ mlir::autopar::readPlanValues(StringRef path, MLIRContext *ctx, Location loc) {
     return emitError(loc)
            << "plan file '" << path << "' holds a pipeline plan of "
            << pipeline->getInteger("stages").value_or(0)
-           << " stages; compiling pipeline stages is not implemented yet";
+           << " stages: each stage's plan applies to its own stage program "
+              "(autopar compile splits the stages first)";
   const json::Object *values = root->getObject("values");
   if (!values)
     return emitError(loc) << "plan file '" << path
