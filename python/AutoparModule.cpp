@@ -262,6 +262,8 @@ py::dtype numpyDType(DType dtype) {
     return py::dtype::of<int32_t>();
   case DType::I8:
     return py::dtype::of<int8_t>();
+  case DType::U8:
+    return py::dtype::of<uint8_t>();
   case DType::Bool:
     return py::dtype::of<bool>();
   }
@@ -380,8 +382,8 @@ py::tuple compare(const std::string &what, const py::handle &actual,
                   const py::handle &expected, const std::string &dtypeName,
                   std::optional<double> rtol, std::optional<double> atol) {
   std::optional<DType> dtype;
-  for (DType d :
-       {DType::F32, DType::F64, DType::I64, DType::I32, DType::I8, DType::Bool})
+  for (DType d : {DType::F32, DType::F64, DType::I64, DType::I32, DType::I8,
+                  DType::U8, DType::Bool})
     if (getDTypeName(d) == dtypeName)
       dtype = d;
   if (!dtype)

@@ -54,8 +54,8 @@ void mlir::autopar::registerDriverDialects(DialectRegistry &registry) {
 
 
 std::optional<DType> driver::parseDTypeName(StringRef name) {
-  for (DType dtype :
-       {DType::F32, DType::F64, DType::I64, DType::I32, DType::I8, DType::Bool})
+  for (DType dtype : {DType::F32, DType::F64, DType::I64, DType::I32, DType::I8,
+                      DType::U8, DType::Bool})
     if (getDTypeName(dtype) == name)
       return dtype;
   return std::nullopt;

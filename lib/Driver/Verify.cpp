@@ -44,6 +44,7 @@ Tolerance mlir::autopar::getDefaultTolerance(DType dtype) {
   case DType::I64:
   case DType::I32:
   case DType::I8:
+  case DType::U8:
   case DType::Bool:
     return {0, 0};
   }
@@ -69,6 +70,8 @@ static double getElement(const HostTensor &tensor, int64_t index) {
     return load(int32_t());
   case DType::I8:
     return load(int8_t());
+  case DType::U8:
+    return load(uint8_t());
   case DType::Bool:
     return data[index] != 0 ? 1.0 : 0.0;
   }
@@ -210,6 +213,9 @@ mlir::autopar::generateRandomInputs(MLIRContext &ctx, const Manifest &manifest,
         break;
       case DType::I8:
         store(i, static_cast<int8_t>(integer(engine)));
+        break;
+      case DType::U8:
+        store(i, static_cast<uint8_t>(integer(engine)));
         break;
       case DType::Bool:
         data[i] = static_cast<char>(boolean(engine));

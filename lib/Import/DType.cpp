@@ -27,6 +27,7 @@ int64_t mlir::autopar::getDTypeSize(DType dtype) {
   case DType::I64:
     return 8;
   case DType::I8:
+  case DType::U8:
   case DType::Bool:
     return 1;
   }
@@ -45,6 +46,8 @@ StringRef mlir::autopar::getDTypeName(DType dtype) {
     return "i32";
   case DType::I8:
     return "i8";
+  case DType::U8:
+    return "ui8";
   case DType::Bool:
     return "bool";
   }
@@ -63,6 +66,8 @@ Type mlir::autopar::getDTypeElementType(MLIRContext *ctx, DType dtype) {
     return IntegerType::get(ctx, 32);
   case DType::I8:
     return IntegerType::get(ctx, 8);
+  case DType::U8:
+    return IntegerType::get(ctx, 8, IntegerType::Unsigned);
   case DType::Bool:
     return IntegerType::get(ctx, 1);
   }
@@ -75,6 +80,8 @@ FailureOr<DType> mlir::autopar::getDTypeFromElementType(Type type) {
   if (type.isF64())
     return DType::F64;
   if (auto intType = dyn_cast<IntegerType>(type)) {
+    if (intType.isUnsigned() && intType.getWidth() == 8)
+      return DType::U8;
     if (!intType.isSignless())
       return failure();
     switch (intType.getWidth()) {

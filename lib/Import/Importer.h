@@ -54,6 +54,7 @@ inline constexpr DType kFloat[] = {DType::F32};
 inline constexpr DType kBool[] = {DType::Bool};
 inline constexpr DType kNumeric[] = {DType::F32, DType::I64, DType::I32};
 inline constexpr DType kIndices[] = {DType::I64, DType::I32};
+inline constexpr DType kQuantized[] = {DType::I8, DType::U8};
 
 class OnnxImporter;
 class OpImporterRegistry;
@@ -261,6 +262,11 @@ private:
   static void registerResizeImporters(OpImporterRegistry &registry);
   static void registerShapeImporters(OpImporterRegistry &registry);
   static void registerSignalImporters(OpImporterRegistry &registry);
+  static void registerQuantizationImporters(OpImporterRegistry &registry);
+  /// True for the operators that take int8/uint8 tensors (the quantized
+  /// family, Cast, and the views and transposes, which do no arithmetic);
+  /// every other operator rejects them.
+  static bool acceptsQuantizedTypes(StringRef opType);
 
   LogicalResult importIdentity(const NodeRef &ref, Location loc);
   LogicalResult importConstantNode(const NodeRef &ref, Location loc);
@@ -342,6 +348,27 @@ private:
   LogicalResult importBatchNorm(const NodeRef &ref, Location loc);
   LogicalResult importGemm(const NodeRef &ref, Location loc);
   LogicalResult importConv(const NodeRef &ref, Location loc);
+  /// ONNX Conv of `x` and `w` (and `bias` when not null) with the node's
+  /// convolution attributes (auto_pad resolved); shared by Conv, ConvInteger
+  /// and QLinearConv.
+  FailureOr<Value> buildConv(const NodeRef &ref, Location loc, Value x, Value w,
+                             Value bias);
+  LogicalResult importQuantizeLinear(const NodeRef &ref, Location loc);
+  LogicalResult importDequantizeLinear(const NodeRef &ref, Location loc);
+  LogicalResult importDynamicQuantizeLinear(const NodeRef &ref, Location loc);
+  LogicalResult importMatMulInteger(const NodeRef &ref, Location loc);
+  LogicalResult importConvInteger(const NodeRef &ref, Location loc);
+  LogicalResult importQLinearMatMul(const NodeRef &ref, Location loc);
+  LogicalResult importQLinearConv(const NodeRef &ref, Location loc);
+  /// `value` (i8/ui8/i32) widened to i32 minus `zeroPoint` (absent: `value`
+  /// widened), the zero point reshaped to `zeroPointShape` first (per-row or
+  /// per-channel zero points broadcast along their dimension).
+  FailureOr<Value> buildShiftedI32(const NodeRef &ref, Location loc,
+                                   Value value, Value zeroPoint,
+                                   ArrayRef<int64_t> zeroPointShape);
+  /// QuantizeLinear of the f32 `real` with scale 1 and `zeroPoint`.
+  FailureOr<Value> buildRequantize(const NodeRef &ref, Location loc, Value real,
+                                   Value zeroPoint);
   LogicalResult importPool(const NodeRef &ref, Location loc);
   LogicalResult importReduce(const NodeRef &ref, Location loc);
   LogicalResult importTranspose(const NodeRef &ref, Location loc);

@@ -98,6 +98,9 @@ LogicalResult OnnxImporter::checkElementTypes(const NodeRef &ref) {
     if (!type)
       continue;
     FailureOr<DType> dtype = getDTypeFromElementType(type.getElementType());
+    if (succeeded(dtype) && llvm::is_contained(kQuantized, *dtype) &&
+        acceptsQuantizedTypes(ref.node->op_type()))
+      continue;
     if (failed(dtype) || !isSupportedNodeType(*dtype))
       return emitError(ref)
              << "unsupported element type "
@@ -375,4 +378,5 @@ void OnnxImporter::registerOpImporters(OpImporterRegistry &registry) {
   registerResizeImporters(registry);
   registerShapeImporters(registry);
   registerSignalImporters(registry);
+  registerQuantizationImporters(registry);
 }

@@ -68,6 +68,8 @@ static int64_t wrapInt(DType dtype, int64_t value) {
     return static_cast<int32_t>(value);
   case DType::I8:
     return static_cast<int8_t>(value);
+  case DType::U8:
+    return static_cast<uint8_t>(value);
   case DType::Bool:
     return value != 0;
   default:
@@ -106,6 +108,9 @@ ConstTensor importer::makeConstTensor(DType dtype, ArrayRef<int64_t> shape,
       break;
     case DType::I8:
       t.ints.push_back(load<int8_t>(p));
+      break;
+    case DType::U8:
+      t.ints.push_back(load<uint8_t>(p));
       break;
     case DType::Bool:
       t.ints.push_back(*p != 0);
@@ -161,6 +166,9 @@ std::vector<char> importer::toBytes(const ConstTensor &t) {
       break;
     case DType::I8:
       store<int8_t>(out, static_cast<int8_t>(t.ints[i]));
+      break;
+    case DType::U8:
+      store<uint8_t>(out, static_cast<uint8_t>(t.ints[i]));
       break;
     case DType::Bool:
       store<uint8_t>(out, t.ints[i] != 0);

@@ -43,6 +43,8 @@ std::optional<DType> importer::getDTypeFromOnnx(int32_t dataType) {
     return DType::I32;
   case onnx::TensorProto::INT8:
     return DType::I8;
+  case onnx::TensorProto::UINT8:
+    return DType::U8;
   case onnx::TensorProto::BOOL:
     return DType::Bool;
   default:
@@ -62,6 +64,8 @@ int32_t importer::getOnnxDataType(DType dtype) {
     return onnx::TensorProto::INT32;
   case DType::I8:
     return onnx::TensorProto::INT8;
+  case DType::U8:
+    return onnx::TensorProto::UINT8;
   case DType::Bool:
     return onnx::TensorProto::BOOL;
   }
@@ -160,6 +164,11 @@ LogicalResult importer::decodeTypedData(const onnx::TensorProto &tensor,
     if (failed(check(tensor.int32_data_size(), "int32_data")))
       return failure();
     appendAs<int8_t>(tensor.int32_data(), out);
+    return success();
+  case DType::U8:
+    if (failed(check(tensor.int32_data_size(), "int32_data")))
+      return failure();
+    appendAs<uint8_t>(tensor.int32_data(), out);
     return success();
   case DType::Bool:
     if (failed(check(tensor.int32_data_size(), "int32_data")))

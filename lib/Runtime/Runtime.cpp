@@ -209,7 +209,7 @@ void *allocateCounted(size_t size, size_t alignment) {
 // Element types and memrefs
 //===----------------------------------------------------------------------===//
 
-enum class ElemKind { F32, F64, I64, I32, I8, I1 };
+enum class ElemKind { F32, F64, I64, I32, I8, U8, I1 };
 
 struct ElemInfo {
   const char *name;
@@ -230,6 +230,8 @@ ElemInfo elemInfo(ElemKind kind) {
     return {"i32", 4, MPI_INT32_T, MPI_SUM};
   case ElemKind::I8:
     return {"i8", 1, MPI_INT8_T, MPI_SUM};
+  case ElemKind::U8:
+    return {"u8", 1, MPI_UINT8_T, MPI_SUM};
   case ElemKind::I1:
     // One byte per element, 0 or 1: a sum of booleans is their logical or.
     return {"i1", 1, MPI_UINT8_T, MPI_LOR};
@@ -1422,6 +1424,7 @@ AUTOPAR_RT_DEFINE(f64, F64)
 AUTOPAR_RT_DEFINE(i64, I64)
 AUTOPAR_RT_DEFINE(i32, I32)
 AUTOPAR_RT_DEFINE(i8, I8)
+AUTOPAR_RT_DEFINE(u8, U8)
 AUTOPAR_RT_DEFINE(i1, I1)
 
 #undef AUTOPAR_RT_DEFINE

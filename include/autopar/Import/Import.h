@@ -67,7 +67,7 @@
 namespace mlir::autopar {
 
 /// Element types that cross the host/device boundary.
-enum class DType { F32, F64, I64, I32, I8, Bool };
+enum class DType { F32, F64, I64, I32, I8, U8, Bool };
 
 /// Size in bytes of one element of `dtype` (Bool is one byte).
 int64_t getDTypeSize(DType dtype);

@@ -21,8 +21,9 @@
  * job with a message otherwise.
  *
  * Element types: each entry point exists once per element type, with the
- * suffix `_f32`, `_f64`, `_i64`, `_i32`, `_i8` or `_i1` (i1 is stored one
- * byte per element, as LLVM lays out i1 in memory).
+ * suffix `_f32`, `_f64`, `_i64`, `_i32`, `_i8`, `_u8` (MLIR's `ui8`, ONNX's
+ * UINT8) or `_i1` (i1 is stored one byte per element, as LLVM lays out i1 in
+ * memory).
  *
  * Grid axes: a list of grid axes [a0, a1, ...] (major first) is passed as one
  * int64_t whose hexadecimal digits are (axis + 1), most significant digit
@@ -115,6 +116,7 @@ AUTOPAR_RT_DECLARE(f64)
 AUTOPAR_RT_DECLARE(i64)
 AUTOPAR_RT_DECLARE(i32)
 AUTOPAR_RT_DECLARE(i8)
+AUTOPAR_RT_DECLARE(u8)
 AUTOPAR_RT_DECLARE(i1)
 
 #undef AUTOPAR_RT_DECLARE

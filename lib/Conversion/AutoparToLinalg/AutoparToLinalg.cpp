@@ -327,7 +327,27 @@ struct ConstantLowering : public OpConversionPattern<ConstantOp> {
     auto value = dyn_cast<TypedAttr>(op.getValue());
     if (!value)
       return rewriter.notifyMatchFailure(op, "value is not a typed attribute");
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);
+    auto type = cast<RankedTensorType>(op.getType());
+    auto element = dyn_cast<IntegerType>(type.getElementType());
+    if (!element || element.isSignless()) {
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);
+      return success();
+    }
+    // arith has signless constants only (and folds rank-0 ones into scalar
+    // constants): a ui8 constant is a signless one, recast element by
+    // element.
+    auto dense = dyn_cast<DenseIntElementsAttr>(op.getValue());
+    if (!dense)
+      return rewriter.notifyMatchFailure(op, "unsigned non-dense constant");
+    Type signless = rewriter.getIntegerType(element.getWidth());
+    Value bits = arith::ConstantOp::create(rewriter, op.getLoc(),
+                                           dense.bitcast(signless));
+    Value result =
+        buildBroadcastGeneric(rewriter, op.getLoc(), type, bits,
+                              [&](OpBuilder &b, Location loc, ValueRange args) {
+                                return fromSignless(b, loc, args[0], element);
+                              });
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -358,6 +378,8 @@ struct ConvertAutoparToLinalgPass
     target.addLegalDialect<arith::ArithDialect, cf::ControlFlowDialect,
                            linalg::LinalgDialect, math::MathDialect,
                            scf::SCFDialect, tensor::TensorDialect>();
+    // ui8 scalars enter and leave arith through these casts (toSignless).
+    target.addLegalOp<UnrealizedConversionCastOp>();
     RewritePatternSet patterns(ctx);
     patterns.add<ConstantLowering, EmptyResultLowering>(ctx);
     populateContractionPatterns(patterns);
@@ -366,6 +388,7 @@ struct ConvertAutoparToLinalgPass
     populateMovementPatterns(patterns);
     populateConvPoolPatterns(patterns);
     populateIndexingPatterns(patterns);
+    populateQuantizationPatterns(patterns);
     if (failed(applyPartialConversion(func, target, std::move(patterns))))
       return signalPassFailure();
   }

@@ -522,36 +522,51 @@ static Value createCast(OpBuilder &b, Location loc, Value x, Type to) {
   Type from = x.getType();
   if (from == to)
     return x;
+  // Unsigned values (ui8) convert as the signless integers of their width,
+  // extended or converted by their signedness; an unsigned result is the
+  // signless one, recast.
+  bool fromUnsigned = isUnsignedOrBool(from);
+  bool toUnsigned = isUnsignedOrBool(to);
+  Type target = to;
+  if (auto toInt = dyn_cast<IntegerType>(to); toInt && !toInt.isSignless())
+    target = IntegerType::get(b.getContext(), toInt.getWidth());
+  x = toSignless(b, loc, x);
+  from = x.getType();
   auto fromFloat = dyn_cast<FloatType>(from);
-  auto toFloat = dyn_cast<FloatType>(to);
-  if (to.isInteger(1)) {
+  auto toFloat = dyn_cast<FloatType>(target);
+  Value result;
+  if (from == target) {
+    result = x;
+  } else if (target.isInteger(1)) {
     if (fromFloat)
-      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
-                                   createConstant(b, loc, from, 0.0));
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
-                                 createConstant(b, loc, from, 0.0));
-  }
-  if (fromFloat && toFloat) {
+      result = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
+                                     createConstant(b, loc, from, 0.0));
+    else
+      result = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
+                                     createConstant(b, loc, from, 0.0));
+  } else if (fromFloat && toFloat) {
     if (fromFloat.getWidth() < toFloat.getWidth())
-      return arith::ExtFOp::create(b, loc, to, x);
-    return arith::TruncFOp::create(b, loc, to, x);
+      result = arith::ExtFOp::create(b, loc, target, x);
+    else
+      result = arith::TruncFOp::create(b, loc, target, x);
+  } else if (fromFloat) {
+    result = toUnsigned ? Value(arith::FPToUIOp::create(b, loc, target, x))
+                        : Value(arith::FPToSIOp::create(b, loc, target, x));
+  } else if (toFloat) {
+    result = fromUnsigned ? Value(arith::UIToFPOp::create(b, loc, target, x))
+                          : Value(arith::SIToFPOp::create(b, loc, target, x));
+  } else {
+    unsigned fromWidth = from.getIntOrFloatBitWidth();
+    unsigned toWidth = target.getIntOrFloatBitWidth();
+    if (fromWidth > toWidth)
+      result = arith::TruncIOp::create(b, loc, target, x);
+    else if (fromWidth < toWidth)
+      result = fromUnsigned ? Value(arith::ExtUIOp::create(b, loc, target, x))
+                            : Value(arith::ExtSIOp::create(b, loc, target, x));
+    else
+      result = arith::BitcastOp::create(b, loc, target, x);
   }
-  if (fromFloat)
-    return isUnsignedOrBool(to) ? Value(arith::FPToUIOp::create(b, loc, to, x))
-                                : Value(arith::FPToSIOp::create(b, loc, to, x));
-  if (toFloat)
-    return isUnsignedOrBool(from)
-               ? Value(arith::UIToFPOp::create(b, loc, to, x))
-               : Value(arith::SIToFPOp::create(b, loc, to, x));
-  unsigned fromWidth = from.getIntOrFloatBitWidth();
-  unsigned toWidth = to.getIntOrFloatBitWidth();
-  if (fromWidth > toWidth)
-    return arith::TruncIOp::create(b, loc, to, x);
-  if (fromWidth < toWidth)
-    return isUnsignedOrBool(from)
-               ? Value(arith::ExtUIOp::create(b, loc, to, x))
-               : Value(arith::ExtSIOp::create(b, loc, to, x));
-  return arith::BitcastOp::create(b, loc, to, x);
+  return fromSignless(b, loc, result, to);
 }
 
 static Value lowerScalar(CastOp op, OpBuilder &b, Location loc,

@@ -54,6 +54,12 @@ Value wrapAndCheckIndex(OpBuilder &b, Location loc, Value index, int64_t size,
 //===----------------------------------------------------------------------===//
 
 /// `tensor.empty` of the static `type`.
+/// `scalar` as a signless integer when it is a signed or unsigned one (`ui8`
+/// values enter arith this way), else `scalar` itself.
+Value toSignless(OpBuilder &b, Location loc, Value scalar);
+/// `scalar` (signless) as type `to` (e.g. `ui8`); `scalar` when it has it.
+Value fromSignless(OpBuilder &b, Location loc, Value scalar, Type to);
+
 Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type);
 /// A tensor of `type` filled with the scalar `value`.
 Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
@@ -115,6 +121,7 @@ void populateMovementPatterns(RewritePatternSet &patterns);
 void populateConvPoolPatterns(RewritePatternSet &patterns);
 /// top_k, scatter_elements, scatter_nd (scf loops over tensors).
 void populateIndexingPatterns(RewritePatternSet &patterns);
+void populateQuantizationPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::autopar::tolinalg
 

@@ -69,6 +69,8 @@ static StringRef getTypeSuffix(Type elementType) {
     return "i32";
   if (elementType.isSignlessInteger(8))
     return "i8";
+  if (elementType.isUnsignedInteger(8))
+    return "u8";
   if (elementType.isSignlessInteger(1))
     return "i1";
   return "";
@@ -140,7 +142,7 @@ public:
       return op->emitOpError()
              << what << " has unsupported element type "
              << tensorType.getElementType()
-             << " (expected f32, f64, i64, i32, i8 or i1)";
+             << " (expected f32, f64, i64, i32, i8, ui8 or i1)";
     return success();
   }
 

@@ -64,7 +64,13 @@ LogicalResult OnnxImporter::importConv(const NodeRef &ref, Location loc) {
                         "pads", "strides"})) ||
       failed(checkInputType(ref, 0, kFloat)))
     return failure();
-  Value x = input(ref, 0), w = input(ref, 1);
+  FailureOr<Value> result =
+      buildConv(ref, loc, input(ref, 0), input(ref, 1), input(ref, 2));
+  return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+FailureOr<Value> OnnxImporter::buildConv(const NodeRef &ref, Location loc,
+                                         Value x, Value w, Value bias) {
   auto xType = cast<RankedTensorType>(x.getType());
   auto wType = cast<RankedTensorType>(w.getType());
   if (xType.getRank() < 3 || wType.getRank() != xType.getRank())
@@ -104,10 +110,9 @@ LogicalResult OnnxImporter::importConv(const NodeRef &ref, Location loc) {
   props.setDilations(builder.getDenseI64ArrayAttr(*dilations));
   props.setGroup(builder.getI64IntegerAttr(*group));
   SmallVector<Value> operands = {x, w};
-  if (hasInput(ref, 2))
-    operands.push_back(input(ref, 2));
-  FailureOr<Value> result = createOp<ConvOp>(ref, loc, operands, props);
-  return failed(result) ? failure() : setOutput(ref, 0, *result);
+  if (bias)
+    operands.push_back(bias);
+  return createOp<ConvOp>(ref, loc, operands, props);
 }
 
 LogicalResult OnnxImporter::importPool(const NodeRef &ref, Location loc) {

@@ -406,11 +406,12 @@ LogicalResult OnnxImporter::importCast(const NodeRef &ref, Location loc) {
   if (!findAttr(ref, "to"))
     return emitError(ref) << "attribute 'to' is required";
   std::optional<DType> dtype = getDTypeFromOnnx(*to);
-  if (!dtype || !isSupportedNodeType(*dtype))
+  if (!dtype ||
+      (!isSupportedNodeType(*dtype) && !llvm::is_contained(kQuantized, *dtype)))
     return emitError(ref) << "unsupported element type "
                           << getOnnxDataTypeName(*to)
                           << " of attribute 'to'; supported: float32, int64, "
-                             "int32, bool";
+                             "int32, bool, int8, uint8";
   if (const ConstTensor *value = knownInput(ref, 0))
     return setKnownOutput(ref, 0, foldCast(*value, *dtype), loc);
   Value x = input(ref, 0);

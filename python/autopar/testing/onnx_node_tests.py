@@ -10,7 +10,10 @@ The node tests are those shipped by Debian's `libonnx-testdata`
 (`/usr/share/libonnx-testdata/data/node/<test>/model.onnx` with
 `test_data_set_0/{input,output}_<i>.pb`). A test is selected when it is a
 float32 test: every graph input, output and initializer is a tensor of
-float32, int64 or bool, and at least one graph input or output is float32.
+float32, int64, int32 or bool, and at least one graph input or output is
+float32 (issue 12's selection). The quantized tests form a second selection,
+reported on their own line: every tensor is one of those types or int8/uint8,
+and at least one is int8 or uint8.
 
 Every selected test is compiled and run on one device:
 
@@ -90,6 +93,12 @@ ALLOWED_TYPES = {
     onnx.TensorProto.INT32,
     onnx.TensorProto.BOOL,
 }
+
+# The element types of the quantized selection, on top of ALLOWED_TYPES.
+QUANTIZED_TYPES = {onnx.TensorProto.INT8, onnx.TensorProto.UINT8}
+
+# The selections a test can belong to, in report order.
+SELECTIONS = ("float32", "int8/uint8")
 
 # Tests left out of the selection (issue 12): their outputs are random or
 # have data-dependent shapes. Test-name pattern -> reason.
@@ -182,7 +191,7 @@ def tensor_type(value_info):
 
 def describe_test(data_dir, name, spellings):
     """Reads one test's model; returns its record, or None when the test is
-    not a float32 test."""
+    in neither selection (float32, int8/uint8)."""
     test_dir = os.path.join(data_dir, name)
     model_path = os.path.join(test_dir, "model.onnx")
     data_set = os.path.join(test_dir, "test_data_set_0")
@@ -192,9 +201,15 @@ def describe_test(data_dir, name, spellings):
     graph = model.graph
     io_types = [tensor_type(v) for v in list(graph.input) + list(graph.output)]
     init_types = [t.data_type for t in graph.initializer]
-    if any(t is None or t not in ALLOWED_TYPES for t in io_types + init_types):
+    all_types = io_types + init_types
+    if any(t is None or t not in ALLOWED_TYPES | QUANTIZED_TYPES
+           for t in all_types):
         return None
-    if onnx.TensorProto.FLOAT not in io_types:
+    if any(t in QUANTIZED_TYPES for t in all_types):
+        selection = "int8/uint8"
+    elif onnx.TensorProto.FLOAT in io_types:
+        selection = "float32"
+    else:
         return None
     # Operators of the default domain only (not ai.onnx.preview.training).
     if any(n.domain not in ("", "ai.onnx") for n in graph.node):
@@ -216,6 +231,7 @@ def describe_test(data_dir, name, spellings):
         "name": name,
         "op": op,
         "ops": ops,
+        "selection": selection,
         "dir": test_dir,
         "inputs": [v.name for v in graph.input],
     }
@@ -453,6 +469,7 @@ def run_test(test, autopar, work_root, timeout, keep, fold):
         "name": test["name"],
         "op": test["op"],
         "ops": test["ops"],
+        "selection": test["selection"],
         "status": "error",
         "reason": "",
         "max_abs_err": None,
@@ -572,9 +589,15 @@ def selected_rate(total):
     return (100.0 * total["pass"] / total["tests"]) if total["tests"] else 0.0
 
 
+def selection_totals(results, selection):
+    return totals(per_op_counts(
+        [r for r in results if r.get("selection", "float32") == selection]))
+
+
 def write_markdown(path, results, expected, args, seconds):
     rows = per_op_counts(results)
-    total = totals(rows)
+    total = selection_totals(results, "float32")
+    quantized = selection_totals(results, "int8/uint8")
     supported_rows = {op: row for op, row in rows.items()
                       if row["unsupported"] < row["tests"]}
     unsupported_rows = [op for op, row in rows.items()
@@ -584,7 +607,8 @@ def write_markdown(path, results, expected, args, seconds):
     out.append("# ONNX backend node tests")
     out.append("")
     out.append(f"Generated on {today} by `python/autopar/testing/onnx_node_tests.py` "
-               f"({len(results)} float32 node tests of `libonnx-testdata`, "
+               f"({total['tests']} float32 and {quantized['tests']} int8/uint8 "
+               "node tests of `libonnx-testdata`, "
                f"{args.jobs} workers, {seconds:.0f} s). Regenerate with:")
     out.append("")
     out.append("```sh")
@@ -601,7 +625,11 @@ def write_markdown(path, results, expected, args, seconds):
                "in the default domain (issue 12's selection; bool-only tests "
                "of `And`/`Not` are not selected), and its outputs are neither "
                "random nor of a data-dependent shape (those are listed "
-               "below as out of scope). *unsupported*: autopar "
+               "below as out of scope). The int8/uint8 selection (the "
+               "quantized operators' tests) takes the tests whose tensors are "
+               "of those types or int8/uint8, with at least one int8 or "
+               "uint8; it is counted on its own line and its rows are in the "
+               "table. *unsupported*: autopar "
                "rejected an operator of the model; *error*: autopar failed "
                "otherwise (an attribute, dtype or form it does not handle, a "
                "crash, a timeout); *fail*: the numbers do not match. Tests "
@@ -615,6 +643,12 @@ def write_markdown(path, results, expected, args, seconds):
                f"({pass_rate(total):.1f}%); {total['fail']} fail, "
                f"{total['error']} error, {total['unsupported']} of "
                f"{total['tests']} selected tests use an unsupported operator.")
+    out.append("")
+    out.append(f"**int8/uint8 selection: {quantized['pass']} of "
+               f"{quantized['tests']} tests pass "
+               f"({selected_rate(quantized):.1f}%)**; {quantized['fail']} "
+               f"fail, {quantized['error']} error, {quantized['unsupported']} "
+               "use an unsupported operator.")
     out.append("")
     left_out = getattr(args, "left_out", {})
     if left_out:
@@ -644,7 +678,7 @@ def write_markdown(path, results, expected, args, seconds):
     for op, row in supported_rows.items():
         out.append(f"| {op} | {row['tests']} | {row['pass']} | {row['fail']} | "
                    f"{row['error']} | {row['unsupported']} |")
-    shown = totals(supported_rows)
+    shown = totals(supported_rows)  # both selections
     out.append(f"| **total (these rows)** | {shown['tests']} | {shown['pass']} | "
                f"{shown['fail']} | {shown['error']} | {shown['unsupported']} |")
     out.append("")
@@ -723,6 +757,7 @@ def write_json(path, results, seconds, args):
         "seconds": round(seconds, 1),
         "sample_per_op": args.sample,
         "totals": totals(rows),
+        "selections": {s: selection_totals(results, s) for s in SELECTIONS},
         "out_of_scope": getattr(args, "left_out", {}),
         "ops": rows,
         "tests": sorted(({k: v for k, v in r.items() if k != "ops"}
@@ -817,10 +852,11 @@ def main():
     tests, left_out = select_tests(args.data_dir, args.filter)
     args.left_out = left_out
     selected = len(tests)
+    quantized = sum(1 for t in tests if t["selection"] == "int8/uint8")
     if args.sample:
         tests = sample_tests(tests, args.sample)
-    print(f"onnx_node_tests: {selected} float32 node tests selected "
-          f"({len(left_out)} out of scope left out), "
+    print(f"onnx_node_tests: {selected - quantized} float32 node tests selected "
+          f"and {quantized} int8/uint8 ({len(left_out)} out of scope left out), "
           f"running {len(tests)} with {args.jobs} workers")
     sys.stdout.flush()
 
@@ -862,6 +898,12 @@ def main():
           f"unsupported={total['unsupported']} "
           f"(pass rate of supported: {pass_rate(total):.1f}%, "
           f"of all selected: {selected_rate(total):.1f}%)")
+    for selection in SELECTIONS:
+        part = selection_totals(results, selection)
+        print(f"onnx_node_tests: {selection} selection: {part['pass']} of "
+              f"{part['tests']} pass ({selected_rate(part):.1f}%), "
+              f"fail={part['fail']} error={part['error']} "
+              f"unsupported={part['unsupported']}")
     for r in unexpected:
         print(f"onnx_node_tests: unexpected {r['status']}: {r['name']}: {r['reason']}")
     for r in fixed:

@@ -67,3 +67,36 @@ func.func @to_partial_axis(%x: tensor<8xf32>) -> tensor<8xf32> {
   %p = autopar.to_partial %x on @grid grid_axes = [1] : tensor<8xf32>
   return %p : tensor<8xf32>
 }
+
+// -----
+
+func.func @quantize_scale_not_f32(%x: tensor<4xf32>, %s: tensor<i32>, %z: tensor<ui8>) -> tensor<4xui8> {
+  // expected-error @+1 {{'autopar.quantize_linear' op scale must be f32, got 'i32'}}
+  %q = autopar.quantize_linear %x, %s, %z : (tensor<4xf32>, tensor<i32>, tensor<ui8>) -> tensor<4xui8>
+  return %q : tensor<4xui8>
+}
+
+// -----
+
+func.func @quantize_zero_point_not_8_bit(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i32>) -> tensor<4xi32> {
+  // expected-error @+2 {{zero point must be i8 or ui8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %q = autopar.quantize_linear %x, %s, %z : (tensor<4xf32>, tensor<f32>, tensor<i32>) -> tensor<4xi32>
+  return %q : tensor<4xi32>
+}
+
+// -----
+
+func.func @quantize_per_axis_size(%x: tensor<2x3xf32>, %s: tensor<2xf32>, %z: tensor<2xui8>) -> tensor<2x3xui8> {
+  // expected-error @+1 {{'autopar.quantize_linear' op per-axis scale has 2 elements but dimension 1 has size 3}}
+  %q = autopar.quantize_linear %x, %s, %z {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2xf32>, tensor<2xui8>) -> tensor<2x3xui8>
+  return %q : tensor<2x3xui8>
+}
+
+// -----
+
+func.func @dequantize_zero_point_type(%x: tensor<4xui8>, %s: tensor<f32>, %z: tensor<i8>) -> tensor<4xf32> {
+  // expected-error @+1 {{'autopar.dequantize_linear' op zero point must have the input's element type 'ui8', got 'i8'}}
+  %d = autopar.dequantize_linear %x, %s, %z : (tensor<4xui8>, tensor<f32>, tensor<i8>) -> tensor<4xf32>
+  return %d : tensor<4xf32>
+}

@@ -144,3 +144,20 @@ func.func @scatter_nd(%d: tensor<4x5x8xf32>, %i: tensor<2x2xi64>, %u: tensor<2x8
   %y = autopar.scatter_nd %d, %i, %u : (tensor<4x5x8xf32>, tensor<2x2xi64>, tensor<2x8xf32>) -> tensor<4x5x8xf32>
   return %y : tensor<4x5x8xf32>
 }
+
+// -----
+
+// QuantizeLinear and DequantizeLinear are elementwise: a per-axis scale and
+// zero point follow the loop of their axis, per-tensor ones are broadcast
+// (rank 0: no dimension; one element: the constant 0).
+func.func @quantization(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>, %z: tensor<3xui8>, %s1: tensor<1xf32>, %z1: tensor<1xi8>, %s0: tensor<f32>, %z0: tensor<ui8>) -> (tensor<2x3x4xui8>, tensor<2x3x4xf32>, tensor<2x3x4xi8>, tensor<2x3x4xf32>) {
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel, parallel], maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (d1), (d0, d1, d2) -> (d1), (d0, d1, d2) -> (d0, d1, d2)], additive = []}}
+  %q = autopar.quantize_linear %x, %s, %z {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xui8>) -> tensor<2x3x4xui8>
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel, parallel], maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (d1), (d0, d1, d2) -> (d1), (d0, d1, d2) -> (d0, d1, d2)], additive = []}}
+  %d = autopar.dequantize_linear %q, %s, %z {axis = 1 : i64} : (tensor<2x3x4xui8>, tensor<3xf32>, tensor<3xui8>) -> tensor<2x3x4xf32>
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel, parallel], maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (0), (d0, d1, d2) -> (0), (d0, d1, d2) -> (d0, d1, d2)], additive = []}}
+  %q1 = autopar.quantize_linear %x, %s1, %z1 : (tensor<2x3x4xf32>, tensor<1xf32>, tensor<1xi8>) -> tensor<2x3x4xi8>
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel, parallel], maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (), (d0, d1, d2) -> (), (d0, d1, d2) -> (d0, d1, d2)], additive = []}}
+  %d0 = autopar.dequantize_linear %q, %s0, %z0 : (tensor<2x3x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3x4xf32>
+  return %q, %d, %q1, %d0 : tensor<2x3x4xui8>, tensor<2x3x4xf32>, tensor<2x3x4xi8>, tensor<2x3x4xf32>
+}

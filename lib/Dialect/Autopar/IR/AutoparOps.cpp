@@ -322,6 +322,91 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Linear quantization
+//===----------------------------------------------------------------------===//
+
+static bool isQuantizedElementType(Type type) {
+  auto integer = dyn_cast<IntegerType>(type);
+  return integer && integer.getWidth() == 8 && !integer.isSigned();
+}
+
+/// Checks that `scale` and `zeroPoint` of a quantize or dequantize op are
+/// per tensor (one element, rank 0 or 1) or per axis (1-D of `x`'s size
+/// along `axis`) and agree with each other.
+static LogicalResult verifyQuantizationParameters(Operation *op,
+                                                  RankedTensorType x,
+                                                  RankedTensorType scale,
+                                                  RankedTensorType zeroPoint,
+                                                  int64_t axis) {
+  if (!scale.getElementType().isF32())
+    return op->emitOpError()
+           << "scale must be f32, got " << scale.getElementType();
+  if (scale.getShape() != zeroPoint.getShape())
+    return op->emitOpError()
+           << "scale and zero point must have the same shape, got "
+           << shapeStr(scale.getShape()) << " and "
+           << shapeStr(zeroPoint.getShape());
+  if (scale.getRank() > 1)
+    return op->emitOpError() << "scale must be a scalar or 1-D, got "
+                             << shapeStr(scale.getShape());
+  if (scale.getNumElements() == 1)
+    return success();
+  if (axis < 0 || axis >= x.getRank())
+    return op->emitOpError()
+           << "axis " << axis << " is out of range for rank " << x.getRank();
+  if (scale.getDimSize(0) != x.getDimSize(axis))
+    return op->emitOpError() << "per-axis scale has " << scale.getDimSize(0)
+                             << " elements but dimension " << axis
+                             << " has size " << x.getDimSize(axis);
+  return success();
+}
+
+LogicalResult
+QuantizeLinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                   ValueRange operands, DictionaryAttr,
+                                   OpaqueProperties, RegionRange,
+                                   SmallVectorImpl<Type> &inferred) {
+  auto x = cast<RankedTensorType>(operands[0].getType());
+  Type zeroPoint =
+      cast<RankedTensorType>(operands[2].getType()).getElementType();
+  if (!isQuantizedElementType(zeroPoint))
+    return emitInferError(loc, "zero point must be i8 or ui8");
+  inferred.push_back(x.clone(zeroPoint));
+  return success();
+}
+
+LogicalResult QuantizeLinearOp::verify() {
+  Type element = getInput().getType().getElementType();
+  if (!element.isF32() && !element.isSignlessInteger(32))
+    return emitOpError() << "input must be f32 or i32, got " << element;
+  return verifyQuantizationParameters(*this, getInput().getType(),
+                                      getScale().getType(),
+                                      getZeroPoint().getType(), getAxis());
+}
+
+LogicalResult DequantizeLinearOp::inferReturnTypes(
+    MLIRContext *ctx, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  auto x = cast<RankedTensorType>(operands[0].getType());
+  inferred.push_back(x.clone(Float32Type::get(ctx)));
+  return success();
+}
+
+LogicalResult DequantizeLinearOp::verify() {
+  Type element = getInput().getType().getElementType();
+  if (!isQuantizedElementType(element) && !element.isSignlessInteger(32))
+    return emitOpError() << "input must be i8, ui8 or i32, got " << element;
+  if (getZeroPoint().getType().getElementType() != element)
+    return emitOpError() << "zero point must have the input's element type "
+                         << element << ", got "
+                         << getZeroPoint().getType().getElementType();
+  return verifyQuantizationParameters(*this, getInput().getType(),
+                                      getScale().getType(),
+                                      getZeroPoint().getType(), getAxis());
+}
+
 /// Broadcast of all operands; `resultElement` (when set) replaces the
 /// operands' element type, which must agree among `sameTypeOperands`.
 static LogicalResult inferBroadcast(std::optional<Location> loc,

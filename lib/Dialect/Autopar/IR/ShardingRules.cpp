@@ -196,6 +196,34 @@ LoopShardingRule BatchNormOp::getShardingRule() {
   return rule;
 }
 
+/// Quantize and dequantize: elementwise; a per-axis scale and zero point
+/// follow the loop of their axis, per-tensor ones are broadcast.
+static LoopShardingRule getQuantizationRule(Operation *op, int64_t axis) {
+  MLIRContext *ctx = op->getContext();
+  ArrayRef<int64_t> x = shapeOf(op->getOperand(0));
+  ArrayRef<int64_t> scale = shapeOf(op->getOperand(1));
+  LoopShardingRule rule = parallelRule(x);
+  auto identity = AffineMap::getMultiDimIdentityMap(x.size(), ctx);
+  rule.maps.push_back(identity);
+  SmallVector<std::optional<unsigned>> params;
+  if (!scale.empty())
+    params.push_back(ShapedType::getNumElements(scale) == 1
+                         ? std::nullopt
+                         : std::optional<unsigned>(axis));
+  rule.maps.push_back(mapOf(ctx, x.size(), params));
+  rule.maps.push_back(mapOf(ctx, x.size(), params));
+  rule.maps.push_back(identity);
+  return rule;
+}
+
+LoopShardingRule QuantizeLinearOp::getShardingRule() {
+  return getQuantizationRule(*this, getAxis());
+}
+
+LoopShardingRule DequantizeLinearOp::getShardingRule() {
+  return getQuantizationRule(*this, getAxis());
+}
+
 /// Reductions: one loop per input dimension; a sum may be split (pending
 /// sum), a mean or max may not.
 static LoopShardingRule getReduceRule(Operation *op, ArrayRef<int64_t> axes,

@@ -610,6 +610,40 @@ def Autopar_GlobalAveragePoolOp : Autopar_ComputeOp<"global_average_pool",
 }
 
 //===----------------------------------------------------------------------===//
+// Linear quantization (int8/uint8)
+//===----------------------------------------------------------------------===//
+
+def Autopar_QuantizeLinearOp : Autopar_ComputeOp<"quantize_linear",
+    [Autopar_OwnRule, Autopar_ElementwiseCost]> {
+  let summary = "ONNX QuantizeLinear: saturate(round(x / scale) + zero_point)";
+  let description = [{
+    `x` is f32 (or i32); `scale` is f32 and `zero_point` i8 or ui8, both
+    per tensor (rank 0 or one element) or per axis (1-D of the size of
+    `x`'s dimension `axis`). Rounding is half to even and the result
+    saturates to the zero point's range, whose element type the result has.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$scale,
+    AnyRankedTensor:$zero_point, DefaultValuedAttr<I64Attr, "1">:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let hasVerifier = 1;
+}
+
+def Autopar_DequantizeLinearOp : Autopar_ComputeOp<"dequantize_linear",
+    [Autopar_OwnRule, Autopar_ElementwiseCost]> {
+  let summary = "ONNX DequantizeLinear: (x - zero_point) * scale";
+  let description = [{
+    `x` is i8, ui8 or i32 and `zero_point` has its element type; `scale` is
+    f32. Both are per tensor (rank 0 or one element) or per axis (1-D of the
+    size of `x`'s dimension `axis`). The difference is taken in i32, the
+    result is f32.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$scale,
+    AnyRankedTensor:$zero_point, DefaultValuedAttr<I64Attr, "1">:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Einsum
 //===----------------------------------------------------------------------===//
 
