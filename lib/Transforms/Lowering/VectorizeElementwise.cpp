@@ -126,8 +126,18 @@ struct VectorizeElementwisePass
       // Whole vectors only (no masks): a loop the lanes do not divide takes
       // the widest power-of-two vector that divides it (56 positions: 8
       // lanes), down to 4 lanes; narrower loops are left scalar.
+      // Narrower vectors only where every operand runs along the innermost
+      // loop (the vectorizer mis-types some broadcasts at those widths: an
+      // outer product `i,j->ij` over 4 columns).
       int64_t width = lanes;
-      while (width > 4 && ranges.back() % width != 0)
+      AffineExpr innermost =
+          getAffineDimExpr(ranges.size() - 1, op->getContext());
+      bool allAlongInnermost =
+          llvm::all_of(op.getIndexingMapsArray(), [&](AffineMap map) {
+            return map.getNumResults() > 0 &&
+                   map.getResults().back() == innermost;
+          });
+      while (allAlongInnermost && width > 4 && ranges.back() % width != 0)
         width /= 2;
       if (ranges.back() % width != 0)
         continue;
