@@ -123,27 +123,13 @@ struct VectorizeElementwisePass
         }
       }
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      // Whole vectors only (no masks): a loop the lanes do not divide takes
-      // the widest power-of-two vector that divides it (56 positions: 8
-      // lanes), down to 4 lanes; narrower loops are left scalar.
-      // Narrower vectors only where every operand runs along the innermost
-      // loop (the vectorizer mis-types some broadcasts at those widths: an
-      // outer product `i,j->ij` over 4 columns).
-      int64_t width = lanes;
-      AffineExpr innermost =
-          getAffineDimExpr(ranges.size() - 1, op->getContext());
-      bool allAlongInnermost =
-          llvm::all_of(op.getIndexingMapsArray(), [&](AffineMap map) {
-            return map.getNumResults() > 0 &&
-                   map.getResults().back() == innermost;
-          });
-      while (allAlongInnermost && width > 4 && ranges.back() % width != 0)
-        width /= 2;
-      if (ranges.back() % width != 0)
+      // Whole vectors only (no masks): a loop the lanes do not divide is
+      // left to the scalar loops.
+      if (ranges.back() % lanes != 0)
         continue;
 
       SmallVector<int64_t> tileSizes(ranges.size(), 1);
-      tileSizes.back() = width;
+      tileSizes.back() = lanes;
       scf::SCFTilingOptions options;
       options.setTileSizes(getAsIndexOpFoldResult(ctx, tileSizes));
       rewriter.setInsertionPoint(op);
@@ -181,7 +167,7 @@ struct VectorizeElementwisePass
       }
       rewriter.setInsertionPoint(tile);
       FailureOr<linalg::VectorizationResult> vectorized =
-          linalg::vectorize(rewriter, tile, {width});
+          linalg::vectorize(rewriter, tile, {lanes});
       if (failed(vectorized))
         continue;
       rewriter.replaceOp(tile, vectorized->replacements);

@@ -209,14 +209,11 @@ def VectorizeElementwisePass
       into one loop (`linalg::collapseOpIterationDims`, generics and copies
       only): an elementwise op
       on `[N, C, H, W]` becomes one loop over `N*C*H*W`;
-    - is tiled (`scf::tileUsingSCF`) by `1 x ... x 1 x width`, with width
-      the f32 vector width of `isa` (`avx512` 16, `avx2` 8, `generic` 4),
-      or, when that does not divide the innermost loop and every operand
-      runs along that loop (no operand broadcast across it), the widest
-      power of two down to 4 that does (a 56-wide line: 8 lanes);
+    - is tiled (`scf::tileUsingSCF`) by `1 x ... x 1 x lanes`, with lanes
+      the f32 vector width of `isa` (`avx512` 16, `avx2` 8, `generic` 4);
     - is vectorized (`linalg::vectorize`) with that vector size.
 
-    Ops whose innermost loop not even 4 lanes divide (no masked vectors),
+    Ops whose innermost loop the lanes do not divide (no masked vectors),
     reductions, and maps with divisions (the packed im2col copies) are left
     to the scalar loops.
 
