@@ -171,6 +171,29 @@ LogicalResult OnnxImporter::parse(StringRef bytes) {
   return success();
 }
 
+/// The ranks the model declares: graph inputs and outputs, value_info,
+/// initializers and the tensors of Constant nodes (what ONNX's own shape
+/// inference sees before it infers anything).
+static llvm::StringMap<int>
+collectDeclaredRanks(const onnx::GraphProto &graph) {
+  llvm::StringMap<int> declaredRanks;
+  for (const auto *infos :
+       {&graph.input(), &graph.output(), &graph.value_info()})
+    for (const onnx::ValueInfoProto &info : *infos)
+      if (info.type().has_tensor_type() &&
+          info.type().tensor_type().has_shape())
+        declaredRanks[info.name()] =
+            info.type().tensor_type().shape().dim_size();
+  for (const onnx::TensorProto &init : graph.initializer())
+    declaredRanks[init.name()] = init.dims_size();
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Constant" && node.output_size() == 1)
+      for (const onnx::AttributeProto &attr : node.attribute())
+        if (attr.name() == "value" && attr.has_t())
+          declaredRanks[node.output(0)] = attr.t().dims_size();
+  return declaredRanks;
+}
+
 LogicalResult OnnxImporter::checkSupportedNodes() {
   // Nodes of other domains first: a model of training operators (domain
   // ai.onnx.preview.training) may import no default-domain opset at all.
@@ -202,18 +225,16 @@ LogicalResult OnnxImporter::checkSupportedNodes() {
   // importer fuzzer) are rejected before it runs.
   static const llvm::StringSet<> windowed = {"Conv", "MaxPool", "AveragePool"};
   // Ranks the model declares (graph inputs and outputs, value_info,
-  // initializers): ONNX 1.12's Conv shape inference reads past its dilations
-  // when X and W differ in rank (found by the importer fuzzer).
-  llvm::StringMap<int> declaredRanks;
-  const onnx::GraphProto &graph = model->graph();
-  for (const auto *infos : {&graph.input(), &graph.output(), &graph.value_info()})
-    for (const onnx::ValueInfoProto &info : *infos)
-      if (info.type().has_tensor_type() &&
-          info.type().tensor_type().has_shape())
-        declaredRanks[info.name()] =
-            info.type().tensor_type().shape().dim_size();
-  for (const onnx::TensorProto &init : graph.initializer())
-    declaredRanks[init.name()] = init.dims_size();
+  // initializers, Constant tensors): ONNX 1.12's shape inference of the
+  // convolutions reads out of bounds when X and W differ in rank (Conv past
+  // its dilations, ConvTranspose past W's shape or its kernel; found by the
+  // importer fuzzer). The operands' positions per operator:
+  static const llvm::StringMap<std::pair<int, int>> convOperands = {
+      {"Conv", {0, 1}},
+      {"ConvInteger", {0, 1}},
+      {"ConvTranspose", {0, 1}},
+      {"QLinearConv", {0, 3}}};
+  llvm::StringMap<int> declaredRanks = collectDeclaredRanks(model->graph());
   for (auto [index, node] : nodes) {
     if (node.op_type() == "Einsum") {
       for (const onnx::AttributeProto &attr : node.attribute())
@@ -228,6 +249,20 @@ LogicalResult OnnxImporter::checkSupportedNodes() {
                     "supported";
       continue;
     }
+    auto operands = convOperands.find(node.op_type());
+    if (operands != convOperands.end() &&
+        node.input_size() > operands->second.second) {
+      const std::string &xName = node.input(operands->second.first);
+      const std::string &wName = node.input(operands->second.second);
+      auto x = declaredRanks.find(xName);
+      auto w = declaredRanks.find(wName);
+      if (x != declaredRanks.end() && w != declaredRanks.end() &&
+          x->second != w->second)
+        return emitError(makeRef(index, node))
+               << "input 'X' ('" << xName << "') has rank " << x->second
+               << " but weight 'W' ('" << wName << "') has rank " << w->second
+               << "; they must be equal";
+    }
     if (!windowed.contains(node.op_type()))
       continue;
     for (const onnx::AttributeProto &attr : node.attribute()) {
@@ -238,16 +273,6 @@ LogicalResult OnnxImporter::checkSupportedNodes() {
         if (v <= 0)
           return emitError(makeRef(index, node))
                  << name << " must be positive, got " << v;
-    }
-    if (node.op_type() == "Conv" && node.input_size() >= 2) {
-      auto x = declaredRanks.find(node.input(0));
-      auto w = declaredRanks.find(node.input(1));
-      if (x != declaredRanks.end() && w != declaredRanks.end() &&
-          x->second != w->second)
-        return emitError(makeRef(index, node))
-               << "input 'X' ('" << node.input(0) << "') has rank "
-               << x->second << " but weight 'W' ('" << node.input(1)
-               << "') has rank " << w->second << "; they must be equal";
     }
   }
   return success();
@@ -313,12 +338,24 @@ LogicalResult OnnxImporter::runOnnxChecks(bool externalData) {
   // ONNX 1.12's LayerNormalization inference dereferences an out-of-range
   // axis when Mean/InvStdDev are requested (found by the importer fuzzer):
   // such models are left to autopar's own verifiers.
-  for (const onnx::NodeProto &node : model->graph().node())
+  // Its ConvTranspose inference reads W's second dimension without checking
+  // W's rank: unless the model declares W (an initializer, in practice), the
+  // rank check of checkSupportedNodes could not run, and so neither does
+  // ONNX's inference.
+  llvm::StringMap<int> declaredRanks = collectDeclaredRanks(model->graph());
+  for (const onnx::NodeProto &node : model->graph().node()) {
     if (node.op_type() == "LayerNormalization" && node.output_size() > 1) {
       LLVM_DEBUG(llvm::dbgs() << "LayerNormalization statistics: skipping "
                                  "ONNX shape inference\n");
       return success();
     }
+    if (node.op_type() == "ConvTranspose" && node.input_size() >= 2 &&
+        !declaredRanks.contains(node.input(1))) {
+      LLVM_DEBUG(llvm::dbgs() << "ConvTranspose with an undeclared weight: "
+                                 "skipping ONNX shape inference\n");
+      return success();
+    }
+  }
   try {
     onnx::ShapeInferenceOptions inferenceOptions(/*check_type_val=*/true,
                                                  /*strict_mode_val=*/1,
