@@ -113,7 +113,7 @@ def main(argv=None):
              interleave, published) = ROWS[r - 1]
             config = f"{t},{p},{d},{mb}"
             cfg = gpt_decoder.GptConfig(layers, hidden, heads, SEQ, batch,
-                                        vocab=VOCAB)
+                                        vocab=VOCAB, qkv_layout="heads")
             model_path = os.path.join(work, f"row{r}.onnx")
             model, _ = gpt_decoder.build_model(cfg, shape_only=True)
             with open(model_path, "wb") as f:

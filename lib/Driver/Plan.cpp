@@ -609,13 +609,20 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
                           ? PipelineSchedule::OneFOneB
                           : PipelineSchedule::GPipe;
   if (!request.schedule.empty()) {
+    auto [scheduleName, chunkText] = StringRef(request.schedule).split(':');
     std::optional<PipelineSchedule> named =
-        symbolizePipelineSchedule(request.schedule);
-    if (!named || *named == PipelineSchedule::Interleaved) {
+        symbolizePipelineSchedule(scheduleName);
+    unsigned chunks = 1;
+    bool interleaved = named && *named == PipelineSchedule::Interleaved;
+    if (!named ||
+        (interleaved && (chunkText.getAsInteger(10, chunks) || chunks < 2)) ||
+        (!interleaved && StringRef(request.schedule).contains(':'))) {
       emitDriverError(ctx) << "unknown --schedule '" << request.schedule
-                           << "': expected 1f1b, zb or gpipe";
+                           << "': expected 1f1b, interleaved:V (V >= 2 model "
+                              "chunks per device), zb or gpipe";
       return failure();
     }
+    pipeline.chunks = chunks;
     if (stageCount < 2 && !searchStages) {
       emitDriverError(ctx) << "--schedule needs --stages 2 or more, or auto";
       return failure();
@@ -634,8 +641,13 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
         fixedConfig->schedule == "zb"            ? PipelineSchedule::ZeroBubbleH1
         : fixedConfig->schedule == "interleaved" ? PipelineSchedule::Interleaved
                                                  : PipelineSchedule::OneFOneB;
-    if (*planMode != PlanMode::Training)
+    pipeline.chunks = pipeline.schedule == PipelineSchedule::Interleaved
+                          ? unsigned(fixedConfig->chunks)
+                          : 1;
+    if (*planMode != PlanMode::Training) {
       pipeline.schedule = PipelineSchedule::GPipe;
+      pipeline.chunks = 1;
+    }
   }
   if ((pipeline.stages > 1 || searchStages) && !request.plan.empty() &&
       request.plan != "auto") {
@@ -833,7 +845,7 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
     AutoPlanOptions options = makePlanOptions(*grid, *spec, *planMode, search);
     options.progress = quiet ? nullptr : &llvm::errs();
     FailureOr<unsigned> chosen =
-        chooseStageCount(*module, options, pipeline.schedule, tried);
+        chooseStageCount(*module, options, pipeline, tried);
     if (failed(chosen))
       return failure();
     pipeline.stages = *chosen;
@@ -1037,7 +1049,9 @@ int driver::planCommand(int argc, char **argv) {
   static llvm::cl::opt<std::string> schedule(
       "schedule",
       llvm::cl::desc("pipeline schedule with --stages: 1f1b (default in "
-                     "training), zb (zero-bubble ZB-H1) or gpipe (inference)"),
+                     "training), interleaved:V (Megatron's interleaved 1F1B, "
+                     "V model chunks per device, the blocks cut evenly), zb "
+                     "(zero-bubble ZB-H1) or gpipe (inference)"),
       llvm::cl::value_desc("name"), llvm::cl::cat(category));
   static llvm::cl::opt<bool> distributedOptimizer(
       "distributed-optimizer",

@@ -181,9 +181,16 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     return emitError(loc) << "pipeline stages take slabs of grid axis 0: " << p
                           << " stages do not divide axis 0 of the grid "
                           << formatGridShape(grid);
-  if (config.schedule == PipelineSchedule::Interleaved)
-    return emitError(loc) << "the interleaved schedule is not implemented in "
-                             "the stage search yet: use 1f1b, zb or gpipe";
+  bool interleaved = config.schedule == PipelineSchedule::Interleaved;
+  unsigned v = interleaved ? config.chunks : 1;
+  if (interleaved && v < 2)
+    return emitError(loc) << "the interleaved schedule needs at least 2 "
+                             "model chunks per device, got "
+                          << v;
+  if (!interleaved && v != 1)
+    return emitError(loc) << "only the interleaved schedule has model chunks ("
+                          << v << " requested with "
+                          << stringifyPipelineSchedule(config.schedule) << ")";
   if (!training && config.schedule != PipelineSchedule::GPipe)
     return emitError(loc) << "an inference pipeline runs forwards only: use "
                              "the gpipe schedule, not "
@@ -198,17 +205,26 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     return failure();
   CutPoints cuts = *cutPoints;
   unsigned numBlocks = cuts.blocks;
+  // Megatron-LM's rule: the interleaved schedule cuts the blocks evenly into
+  // P x v virtual stages.
+  if (interleaved && numBlocks % (p * v) != 0)
+    return emitError(loc) << "the interleaved schedule cuts the " << numBlocks
+                          << " repeated blocks evenly into " << p
+                          << " stages x " << v << " chunks = " << p * v
+                          << " virtual stages, and " << p * v
+                          << " does not divide " << numBlocks;
 
   // 2. Microbatches in flight per stage: the schedule with unit times.
   PipelineProblem unit;
   unit.schedule = config.schedule;
   unit.stages = p;
   unit.microbatches = unsigned(m);
+  unit.chunks = v;
   unit.forwardOnly = !training;
-  unit.forward.assign(p, 1.0);
-  unit.transfer.assign(p, 0.0);
+  unit.forward.assign(p * v, 1.0);
+  unit.transfer.assign(p * v, 0.0);
   if (training)
-    unit.backward.assign(p, kBackwardComputeFactor);
+    unit.backward.assign(p * v, kBackwardComputeFactor);
   if (config.schedule == PipelineSchedule::ZeroBubbleH1) {
     unit.backward.assign(p, 1.0);
     unit.weightGrad.assign(p, 1.0);
@@ -330,9 +346,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // when it still fits (the plan with the fewest activations stored is then
   // optimal for c too: holding more only removes plans); otherwise a plan
   // searched with c.
-  auto evaluate = [&](unsigned k, unsigned s) -> StageEval & {
-    bool first = s == 0, last = s + 1 == p;
-    unsigned copies = inFlight[s];
+  auto evaluateWith = [&](unsigned k, bool first, bool last,
+                          unsigned copies) -> StageEval & {
     StageKey key{k, first, last, copies};
     if (auto it = evals.find(key); it != evals.end())
       return *it->second;
@@ -361,6 +376,183 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     ++repriced;
     return *evals.emplace(key, std::move(eval)).first->second;
   };
+  auto evaluate = [&](unsigned k, unsigned s) -> StageEval & {
+    return evaluateWith(k, s == 0, s + 1 == p, inFlight[s]);
+  };
+  auto receive = [&](const StageEval &e) {
+    double bytes = e.receivedBytes;
+    return link && link->bandwidth > 0 && bytes > 0
+               ? link->latency + bytes / link->bandwidth
+               : 0.0;
+  };
+  if (interleaved) {
+    // Megatron's interleaved 1F1B: P x v virtual stages of k blocks each,
+    // virtual stage i on device i % P (chunk i / P), planned on that
+    // device's slab with the microbatches it holds at once (the unit
+    // simulation's peak per virtual stage). A device's memory is the sum of
+    // its chunks' peaks: an upper bound, as if every chunk peaked at once.
+    unsigned n = p * v, k = numBlocks / n;
+    std::vector<StageEval *> chunk(n);
+    for (unsigned i = 0; i < n; ++i)
+      chunk[i] = &evaluateWith(k, i == 0, i + 1 == n,
+                               std::max(1u, unitRun.peakInFlightPerVStage[i]));
+    for (unsigned i = 0; i < n; ++i)
+      if (!chunk[i]->planned)
+        return emitError(loc)
+               << "virtual stage " << i << " of the interleaved schedule (" << k
+               << " blocks on grid " << formatGridShape(slabGrid)
+               << ") could not be planned: " << chunk[i]->error;
+    PipelineProblem problem = unit;
+    for (unsigned i = 0; i < n; ++i) {
+      problem.forward[i] = chunk[i]->forward;
+      problem.backward[i] = chunk[i]->backward;
+      problem.transfer[i] = i + 1 < n ? receive(*chunk[i + 1]) : 0;
+    }
+    PipelineResult run = simulatePipeline(problem);
+    double work = 0, serial = 0, perStep = 0;
+    std::vector<int64_t> devicePeak(p, 0);
+    for (unsigned d = 0; d < p; ++d) {
+      double busy = 0, reductions = 0;
+      for (unsigned c = 0; c < v; ++c) {
+        const StageEval &e = *chunk[c * p + d];
+        busy += (e.forward + e.backward) * double(m);
+        reductions += e.perStep;
+        devicePeak[d] += e.predicted.peakMemoryBytes;
+      }
+      work = std::max(work, busy);
+      perStep = std::max(perStep, reductions);
+    }
+    for (unsigned i = 0; i < n; ++i)
+      serial +=
+          (chunk[i]->forward + chunk[i]->backward + 2 * problem.transfer[i]) *
+          double(m);
+    if (run.makespan < work * (1 - 1e-9) || run.makespan > serial * (1 + 1e-9))
+      return emitError(loc)
+             << "internal error: the pipeline simulator priced an interleaved "
+                "step at "
+             << run.makespan << " s, outside [" << work << ", " << serial
+             << "] s";
+    PipelinePlanResult result;
+    PlanPrediction &total = result.predicted;
+    total.stepTime = run.makespan + perStep;
+    result.bubbleFraction = run.bubbleFraction;
+    unsigned peakDevice = 0, busiest = 0;
+    for (unsigned d = 0; d < p; ++d) {
+      if (devicePeak[d] > devicePeak[peakDevice])
+        peakDevice = d;
+      if (run.busy[d] > run.busy[busiest])
+        busiest = d;
+    }
+    total.peakMemoryBytes = devicePeak[peakDevice];
+    total.peakAt = "device row " + std::to_string(peakDevice) + " (" +
+                   std::to_string(v) + " chunks)";
+    for (unsigned c = 0; c < v; ++c) {
+      const PlanPrediction &at = chunk[c * p + peakDevice]->predicted;
+      total.parameterStateBytes += at.parameterStateBytes;
+      total.activationBytes += at.activationBytes;
+      const PlanPrediction &busy = chunk[c * p + busiest]->predicted;
+      total.computeTime += busy.computeTime;
+      total.commTime += busy.commTime;
+      total.recomputeTime += busy.recomputeTime;
+    }
+    total.recompute = chunk[busiest]->predicted.recompute;
+    total.fits = options.cluster.memoryBytes <= 0 ||
+                 total.peakMemoryBytes <= options.cluster.memoryBytes;
+    if (!total.fits)
+      return emitError(loc)
+             << "the interleaved schedule with " << p << " stages x " << v
+             << " chunks does not fit: device row " << peakDevice << " holds "
+             << total.peakMemoryBytes << " bytes ("
+             << formatByteSize(total.peakMemoryBytes) << ") of "
+             << options.cluster.memoryBytes << " per device";
+    int64_t slabRows = slabGrid[0];
+    json::Array stageList;
+    for (unsigned i = 0; i < n; ++i) {
+      const StageEval &e = *chunk[i];
+      unsigned d = i % p;
+      PipelineStage st;
+      st.firstBlock = i * k;
+      st.numBlocks = k;
+      st.hasPrefix = i == 0;
+      st.hasSuffix = i + 1 == n;
+      st.firstOp = e.firstOp;
+      st.lastOp = e.lastOp;
+      st.slabBegin = d * slabRows;
+      st.slabEnd = (d + 1) * slabRows;
+      st.grid = slabGrid;
+      st.forward = e.forward;
+      st.backward = e.backward;
+      st.perStep = e.perStep;
+      st.transfer = problem.transfer[i];
+      st.inFlight = std::max(1u, unitRun.peakInFlightPerVStage[i]);
+      st.predicted = e.predicted;
+      PlanMetadata meta;
+      meta.strategy = "auto";
+      meta.mode = stringifyPlanMode(options.mode).str();
+      st.plan = buildPlanJson(*e.module, meta);
+      stageList.push_back(json::Object{
+          {"index", i},
+          {"device", d},
+          {"chunk", i / p},
+          {"blocks", json::Array{st.firstBlock, st.firstBlock + k}},
+          {"prefix", st.hasPrefix},
+          {"suffix", st.hasSuffix},
+          {"first_op", st.firstOp},
+          {"last_op", st.lastOp},
+          {"slab", json::Array{st.slabBegin, st.slabEnd}},
+          {"grid", json::Array(slabGrid)},
+          {"forward_s", st.forward},
+          {"backward_s", st.backward},
+          {"per_step_s", st.perStep},
+          {"transfer_s", st.transfer},
+          {"in_flight", st.inFlight},
+          {"busy_s", run.busy[d]},
+          {"finish_s", run.finish[d]},
+          {"step_time_s", e.predicted.stepTime},
+          {"peak_memory_bytes", e.predicted.peakMemoryBytes},
+          {"device_peak_memory_bytes", devicePeak[d]},
+          {"peak_at", e.predicted.peakAt},
+          {"recompute", stringifyRecomputeSpec(e.predicted.recompute)},
+          {"plan", st.plan}});
+      result.stages.push_back(std::move(st));
+    }
+    result.layout = formatLayout(result.stages);
+    result.searchTimeSeconds = elapsed();
+    result.report = json::Object{
+        {"stages", p},
+        {"chunks", v},
+        {"schedule", "interleaved"},
+        {"microbatches", m},
+        {"bubble_fraction", result.bubbleFraction},
+        {"makespan_s", run.makespan},
+        {"layout", result.layout},
+        {"repeated_blocks", numBlocks},
+        {"block_range", json::Array{k, k}},
+        {"stage_plans_solved", solved},
+        {"stage_plans_repriced", repriced},
+        {"splits_simulated", 1},
+        {"split_search", "none: the interleaved schedule cuts the blocks "
+                         "evenly (Megatron-LM's rule)"},
+        {"search_time_s", result.searchTimeSeconds},
+        {"space",
+         llvm::formatv("{0} virtual stages of {1} blocks, virtual stage i on "
+                       "device row i mod {2} (a slab of {3} rows of grid axis "
+                       "0), each planned by the intra-stage search; a "
+                       "device's memory is the sum of its {4} chunks' peaks",
+                       n, k, p, slabRows, v)
+             .str()},
+        {"stage_list", std::move(stageList)}};
+    json::Object schedule = pipelineScheduleJson(problem, run);
+    if (json::Value *events = schedule.get("events"))
+      result.report["events"] = std::move(*events);
+    if (options.progress)
+      *options.progress << llvm::formatv(
+          "autopar: [{0:f1} s] interleaved pipeline of {1} stages x {2} "
+          "chunks ({3}): step {4:e3} s, bubble {5:p}, peak {6} per device\n",
+          elapsed(), p, v, result.layout, total.stepTime, result.bubbleFraction,
+          formatByteSize(total.peakMemoryBytes));
+    return result;
+  }
 
   unsigned even = numBlocks / p;
   unsigned kMin = even > config.blockSlack ? even - config.blockSlack : 1;
@@ -378,12 +570,6 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       return emitError(loc) << e->error;
 
   // 4. The block counts (PipelineSplit.h), each split simulated.
-  auto receive = [&](const StageEval &e) {
-    double bytes = e.receivedBytes;
-    return link && link->bandwidth > 0 && bytes > 0
-               ? link->latency + bytes / link->bandwidth
-               : 0.0;
-  };
   SplitProblem split;
   split.stages = p;
   split.blocks = numBlocks;
@@ -561,7 +747,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
 
 FailureOr<unsigned>
 mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
-                                PipelineSchedule schedule, json::Array &tried) {
+                                const PipelineConfig &base,
+                                json::Array &tried) {
   ArrayRef<int64_t> grid = options.gridShape;
   std::optional<unsigned> best;
   double bestStep = std::numeric_limits<double>::infinity();
@@ -589,9 +776,8 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
         if (succeeded(r))
           predicted = r->predicted;
       } else {
-        PipelineConfig config;
+        PipelineConfig config = base;
         config.stages = unsigned(count);
-        config.schedule = schedule;
         FailureOr<PipelinePlanResult> r =
             planPipeline(*copy, quietOptions, config,
                          [](ModuleOp stage, AutoPlanOptions &o) {

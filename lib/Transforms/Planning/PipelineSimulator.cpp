@@ -162,8 +162,9 @@ mlir::autopar::planning::simulatePipeline(const PipelineProblem &pb) {
   result.finish.assign(p, 0);
   result.busy.assign(p, 0);
   result.peakInFlight.assign(p, 0);
+  result.peakInFlightPerVStage.assign(nv, 0);
   std::vector<size_t> next(p, 0);
-  std::vector<unsigned> held(p, 0), forwardsLeft(p, 0);
+  std::vector<unsigned> held(p, 0), forwardsLeft(p, 0), heldV(nv, 0);
   std::vector<std::deque<Op>> pendingW(p);
   for (unsigned d = 0; d < p; ++d)
     for (const Op &op : order[d])
@@ -178,10 +179,14 @@ mlir::autopar::planning::simulatePipeline(const PipelineProblem &pb) {
     result.busy[d] += end - start;
     if (op.kind == Kind::F) {
       --forwardsLeft[d];
-      if (!pb.forwardOnly)
+      if (!pb.forwardOnly) {
         result.peakInFlight[d] = std::max(result.peakInFlight[d], ++held[d]);
+        result.peakInFlightPerVStage[op.vstage] = std::max(
+            result.peakInFlightPerVStage[op.vstage], ++heldV[op.vstage]);
+      }
     } else if (op.kind == (zb ? Kind::W : Kind::B)) {
       --held[d];
+      --heldV[op.vstage];
     }
     if (zb && op.kind == Kind::B)
       pendingW[d].push_back({Kind::W, op.vstage, op.mb});

@@ -64,6 +64,9 @@ struct PipelineResult {
   /// Per device: the most microbatch-chunks held at once (forward done,
   /// backward, or weight gradient with ZB-H1, not yet).
   std::vector<unsigned> peakInFlight;
+  /// Per virtual stage: the most microbatches whose activations it holds at
+  /// once (with interleaving, a device's chunks peak at different times).
+  std::vector<unsigned> peakInFlightPerVStage;
   /// The step: the latest finish.
   double makespan = 0;
   /// 1 - (busy of the busiest device) / makespan.

@@ -483,13 +483,16 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
     os << "\n";
   }
   if (const json::Object *pipe = root->getObject("pipeline")) {
-    os << llvm::formatv("  pipeline:  {0} stages, schedule {1}, {2} "
+    int64_t chunks = pipe->getInteger("chunks").value_or(1);
+    os << llvm::formatv("  pipeline:  {0} stages{5}, schedule {1}, {2} "
                         "microbatches, bubble {3:p}, layout {4}\n",
                         pipe->getInteger("stages").value_or(0),
                         pipe->getString("schedule").value_or(""),
                         pipe->getInteger("microbatches").value_or(0),
                         pipe->getNumber("bubble_fraction").value_or(0),
-                        pipe->getString("layout").value_or(""));
+                        pipe->getString("layout").value_or(""),
+                        chunks > 1 ? " x " + std::to_string(chunks) + " chunks"
+                                   : std::string());
     if (const json::Array *stages = pipe->getArray("stage_list"))
       for (const json::Value &sv : *stages) {
         const json::Object *st = sv.getAsObject();
@@ -499,8 +502,13 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
         if (const json::Array *g = st->getArray("grid"))
           for (auto [i, v] : llvm::enumerate(*g))
             grid += (i ? "x" : "") + std::to_string(*v.getAsInteger());
+        std::string virtualStage;
+        if (std::optional<int64_t> chunk = st->getInteger("chunk"))
+          virtualStage =
+              " (chunk " + std::to_string(*chunk) + " of device row " +
+              std::to_string(st->getInteger("device").value_or(0)) + ")";
         os << llvm::formatv(
-            "    stage {0}: blocks [{1}, {2}){3}{4} on rows [{5}, {6}) of "
+            "    stage {0}{15}: blocks [{1}, {2}){3}{4} on rows [{5}, {6}) of "
             "axis 0 (grid {7}); per microbatch forward {8}, backward {9}; "
             "per step {10}; send {11}; {12} microbatches in flight; peak "
             "{13}; recompute {14}\n",
@@ -517,7 +525,7 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
             formatSeconds(st->getNumber("transfer_s").value_or(0)),
             st->getInteger("in_flight").value_or(0),
             formatByteSize(st->getInteger("peak_memory_bytes").value_or(0)),
-            st->getString("recompute").value_or("none"));
+            st->getString("recompute").value_or("none"), virtualStage);
       }
   }
   if (const json::Object *pred = root->getObject("predicted"))

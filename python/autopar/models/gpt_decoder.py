@@ -23,6 +23,17 @@ autopar imports and in the form torch.onnx.export gives:
     g = 0.5 * f * (1 + Erf(f / sqrt(2)))           GELU, the exported form
     x = x + MatMul(g, W_2[F, H]) + b_2
 
+With --qkv-layout heads, the fused projection's columns are Megatron-LM's
+(per head: its q, k and v), and the heads are cut out before the split:
+
+    qkv = Reshape(MatMul(a, W_qkv[H, 3H]) + b_qkv, [0, 0, A, 3D])
+    q, k, v = Split(qkv, axis=-1)                  [B, S, A, D] each
+    q = Transpose(q, [0, 2, 1, 3]), and so on
+
+so splitting the projection's columns over devices gives each device whole
+heads, as Megatron's tensor parallelism does. The default, --qkv-layout
+split, is the layout of Hugging Face's GPT-2 ([q | k | v]).
+
 The input is `hidden` float32 [B, S, H] (or, with --embedding, `ids` int64
 [B, S] through a token Gather plus a learned position table), the output the
 final LayerNorm (`hidden_out`), or with --vocab the LM head's `logits`
@@ -66,7 +77,8 @@ class GptConfig:
     """The shape of a GPT decoder."""
 
     def __init__(self, layers, hidden, heads, seq, batch, vocab=None,
-                 ffn=None, embedding=False, last_token=False):
+                 ffn=None, embedding=False, last_token=False,
+                 qkv_layout="split"):
         self.layers = layers
         self.hidden = hidden
         self.heads = heads
@@ -76,6 +88,7 @@ class GptConfig:
         self.ffn = ffn if ffn is not None else 4 * hidden
         self.embedding = embedding
         self.last_token = last_token
+        self.qkv_layout = qkv_layout
         self.check()
 
     def check(self):
@@ -85,6 +98,9 @@ class GptConfig:
                                  f"{getattr(self, name)}")
         if self.vocab is not None and self.vocab <= 0:
             raise ValueError(f"--vocab must be positive, got {self.vocab}")
+        if self.qkv_layout not in ("split", "heads"):
+            raise ValueError(f"--qkv-layout must be split or heads, got "
+                             f"'{self.qkv_layout}'")
         if self.hidden % self.heads:
             raise ValueError(f"--hidden {self.hidden} is not divisible by "
                              f"--heads {self.heads}")
@@ -191,15 +207,27 @@ def _block(b, cfg, x, index, consts):
     hid = cfg.hidden
     a = b.layer_norm(x, f"{p}.ln_1", hid)
     qkv = b.linear(a, f"{p}.attn.qkv", hid, 3 * hid)
-    q, k, v = b.node("Split", [qkv], [f"{p}.attn.q", f"{p}.attn.k",
-                                      f"{p}.attn.v"], axis=-1)
     heads_of = {}
-    for name, value, perm in (("q", q, [0, 2, 1, 3]), ("k", k, [0, 2, 3, 1]),
-                              ("v", v, [0, 2, 1, 3])):
-        r = b.node("Reshape", [value, consts["heads_shape"]],
-                   [f"{p}.attn.{name}_heads"])
-        heads_of[name] = b.node("Transpose", [r], [f"{p}.attn.{name}_t"],
-                                perm=perm)
+    perms = {"q": [0, 2, 1, 3], "k": [0, 2, 3, 1], "v": [0, 2, 1, 3]}
+    if cfg.qkv_layout == "heads":
+        # Megatron-LM's layout: per head, its q, k and v columns.
+        per_head = b.node("Reshape", [qkv, consts["qkv_heads_shape"]],
+                          [f"{p}.attn.qkv_heads"])
+        parts = b.node("Split", [per_head], [f"{p}.attn.q_heads",
+                                             f"{p}.attn.k_heads",
+                                             f"{p}.attn.v_heads"], axis=-1)
+        for name, r in zip("qkv", parts):
+            heads_of[name] = b.node("Transpose", [r], [f"{p}.attn.{name}_t"],
+                                    perm=perms[name])
+    else:
+        q, k, v = b.node("Split", [qkv], [f"{p}.attn.q", f"{p}.attn.k",
+                                          f"{p}.attn.v"], axis=-1)
+        for name, value in (("q", q), ("k", k), ("v", v)):
+            r = b.node("Reshape", [value, consts["heads_shape"]],
+                       [f"{p}.attn.{name}_heads"])
+            heads_of[name] = b.node("Transpose", [r],
+                                    [f"{p}.attn.{name}_t"],
+                                    perm=perms[name])
     scores = b.node("MatMul", [heads_of["q"], heads_of["k"]],
                     [f"{p}.attn.scores"])
     scaled = b.node("Mul", [scores, consts["inv_sqrt_d"]],
@@ -235,9 +263,12 @@ def build_model(cfg, shape_only=False, seed=0):
     bsz, seq, hid = cfg.batch, cfg.seq, cfg.hidden
     # Reshape targets copy the batch and sequence sizes (0), so --batch can
     # re-batch the model.
+    heads_shape = ("qkv_heads_shape", [0, 0, cfg.heads, 3 * cfg.head_dim]) \
+        if cfg.qkv_layout == "heads" else \
+        ("heads_shape", [0, 0, cfg.heads, cfg.head_dim])
     consts = {
-        "heads_shape": b.constant("heads_shape", np.array(
-            [0, 0, cfg.heads, cfg.head_dim], np.int64)),
+        heads_shape[0]: b.constant(heads_shape[0], np.array(heads_shape[1],
+                                                            np.int64)),
         "hidden_shape": b.constant("hidden_shape",
                                    np.array([0, 0, hid], np.int64)),
         "inv_sqrt_d": b.constant("inv_sqrt_d", np.array(
@@ -315,9 +346,12 @@ def reference(cfg, arrays, inputs):
         p = f"h{i}"
         a = _layer_norm(x, w[f"{p}.ln_1.weight"], w[f"{p}.ln_1.bias"])
         qkv = a @ w[f"{p}.attn.qkv.weight"] + w[f"{p}.attn.qkv.bias"]
-        q, k, v = np.split(qkv, 3, axis=-1)
-        q, k, v = (t.reshape(bsz, seq, heads, d).transpose(0, 2, 1, 3)
-                   for t in (q, k, v))
+        if cfg.qkv_layout == "heads":
+            q, k, v = (t.transpose(0, 2, 1, 3) for t in np.split(
+                qkv.reshape(bsz, seq, heads, 3 * d), 3, axis=-1))
+        else:
+            q, k, v = (t.reshape(bsz, seq, heads, d).transpose(0, 2, 1, 3)
+                       for t in np.split(qkv, 3, axis=-1))
         s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d) + w["causal_mask"]
         s = np.exp(s - s.max(-1, keepdims=True))
         s /= s.sum(-1, keepdims=True)
@@ -377,6 +411,12 @@ def main(argv=None):
     parser.add_argument("--last-token", action="store_true",
                         help="output only the last position ([B, H] or "
                              "[B, V] logits): next-token inference")
+    parser.add_argument("--qkv-layout", choices=("split", "heads"),
+                        default="split",
+                        help="columns of the fused QKV projection: split "
+                             "([q | k | v], Hugging Face's GPT-2) or heads "
+                             "(per head q, k, v: Megatron-LM's, whose "
+                             "column split gives each device whole heads)")
     parser.add_argument("--shape-only", action="store_true",
                         help="store every initializer as external data in "
                              "'weights.bin', which is not written")
@@ -389,7 +429,7 @@ def main(argv=None):
     try:
         cfg = GptConfig(args.layers, args.hidden, args.heads, args.seq,
                         args.batch, args.vocab, args.ffn, args.embedding,
-                        args.last_token)
+                        args.last_token, args.qkv_layout)
         if args.shape_only and args.test_data:
             raise ValueError("--test-data needs real weights (no "
                              "--shape-only)")

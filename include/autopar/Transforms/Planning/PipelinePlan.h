@@ -41,6 +41,10 @@ struct PipelineConfig {
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   /// How many repeated blocks a stage may differ from an even split by.
   unsigned blockSlack = 1;
+  /// v: model chunks per device with the interleaved schedule (the blocks
+  /// are cut evenly into P x v virtual stages; device d runs chunks d,
+  /// d + P, ...); 1 otherwise.
+  unsigned chunks = 1;
 };
 
 /// One stage of a chosen pipeline.
@@ -101,12 +105,13 @@ FailureOr<PipelinePlanResult> planPipeline(ModuleOp module,
 
 /// The stage count for `--stages auto`: 1 (no pipeline, planAutomatically)
 /// and every count dividing grid axis 0 up to the model's repeated blocks,
-/// each planned in full with `schedule`; the fastest fitting one wins.
+/// each planned in full with `base`'s schedule (its stage count is
+/// ignored); the fastest fitting one wins.
 /// `tried` gets one entry per count (its step, peak, or why it failed).
 /// Fails with a diagnostic when no count gives a fitting plan.
 FailureOr<unsigned> chooseStageCount(ModuleOp module,
                                      const AutoPlanOptions &options,
-                                     PipelineSchedule schedule,
+                                     const PipelineConfig &base,
                                      llvm::json::Array &tried);
 
 } // namespace mlir::autopar

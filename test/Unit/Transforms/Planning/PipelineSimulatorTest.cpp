@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace mlir::autopar::planning;
 
 namespace {
@@ -40,6 +42,8 @@ TEST_CASE("GPipe and 1F1B take (m + p - 1)(t_f + t_b)", "[pipeline]") {
       CHECK(r.peakInFlight[0] ==
             (s == PipelineSchedule::GPipe ? m : std::min(p, m)));
       CHECK(r.peakInFlight[p - 1] == (s == PipelineSchedule::GPipe ? m : 1));
+      // One chunk per device: its virtual stage holds what the device does.
+      CHECK(r.peakInFlightPerVStage == r.peakInFlight);
     }
   }
 }
@@ -53,6 +57,24 @@ TEST_CASE("interleaved 1F1B takes (m + (p - 1)/v)(t_f + t_b)", "[pipeline]") {
     CHECK(r.makespan == Approx((m + double(p - 1) / v) * 3.0));
     // Megatron's warm-up: (p-1)·2 + (v-1)·p forwards of chunks, plus one.
     CHECK(r.peakInFlight[0] == std::min((p - 1) * 2 + (v - 1) * p + 1, m * v));
+    // Per virtual stage: never more than the device holds at once, at least
+    // one, and together at least the device's peak (the chunks peak at
+    // different times); the first chunk of device 0 warms up the most.
+    REQUIRE(r.peakInFlightPerVStage.size() == p * v);
+    for (unsigned d = 0; d < p; ++d) {
+      unsigned sum = 0;
+      for (unsigned c = 0; c < v; ++c) {
+        unsigned held = r.peakInFlightPerVStage[c * p + d];
+        CHECK(held >= 1);
+        CHECK(held <= r.peakInFlight[d]);
+        CHECK(held <= m);
+        sum += held;
+      }
+      CHECK(sum >= r.peakInFlight[d]);
+    }
+    CHECK(r.peakInFlightPerVStage[0] ==
+          *std::max_element(r.peakInFlightPerVStage.begin(),
+                            r.peakInFlightPerVStage.end()));
   }
 }
 
