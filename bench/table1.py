@@ -83,11 +83,128 @@ def find_autopar(path):
     return None
 
 
+def price_row(autopar, r, cluster, work, timeout):
+    """Prices row `r` with --fixed on `cluster`; returns a result dict, or
+    None after printing why it failed."""
+    (params, heads, hidden, layers, t, p, d, gpus, batch, mb, interleave,
+     published) = ROWS[r - 1]
+    model_path = os.path.join(work, f"row{r}.onnx")
+    if not os.path.exists(model_path):
+        cfg = gpt_decoder.GptConfig(layers, hidden, heads, SEQ, batch,
+                                    vocab=VOCAB, qkv_layout="heads")
+        model, _ = gpt_decoder.build_model(cfg, shape_only=True)
+        with open(model_path, "wb") as f:
+            f.write(model.SerializeToString())
+    out = os.path.join(work, f"row{r}.plan.json")
+    grid = f"{gpus // 8}x8"
+    fixed = f"tp={t},pp={p},dp={d},micro_batch={mb},recompute=full"
+    if interleave > 1:
+        fixed += f",schedule=interleaved:{interleave}"
+    command = [autopar, "plan", model_path, "--grid", grid,
+               "--mode", "training", "--loss", "cross_entropy",
+               "--precision", "bf16", "--cluster", cluster,
+               "--fixed", fixed, "-o", out, "--quiet"]
+    start = time.perf_counter()
+    try:
+        run = subprocess.run(command, capture_output=True, text=True,
+                             timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print(f"{r:>3} timed out: {' '.join(command)}", file=sys.stderr)
+        return None
+    wall = time.perf_counter() - start
+    if run.returncode != 0:
+        print(f"{r:>3} failed (exit {run.returncode}): {' '.join(command)}\n"
+              f"{run.stderr.strip()}", file=sys.stderr)
+        return None
+    with open(out) as f:
+        plan = json.load(f)
+    step = plan["predicted"]["step_time_s"]
+    tflops = megatron_flops(batch, layers, hidden) / (gpus * step) / 1e12
+    return dict(row=r, priced=True, config=f"{t},{p},{d},{mb}",
+                step_time_s=step,
+                peak_memory_bytes=plan["predicted"]["peak_memory_bytes"],
+                fits=plan["fixed"]["fits"], tflops_per_gpu=tflops,
+                published=published, ratio=tflops / published,
+                megatron_interleave=interleave,
+                pipeline=plan.get("pipeline", {}).get("layout"),
+                own_plan=plan["fixed"].get("own_plan", {}), wall_s=wall)
+
+
+def fit_efficiency(autopar, work, timeout, out_path):
+    """Fits device.matmul_efficiency (max, half_size) of the A100-like
+    cluster to rows 1-4 only: for each half_size of a fixed ladder, the max
+    that centres the rows' log ratios (secant steps), and the pair with the
+    smallest RMS log ratio wins. Writes the cluster file; returns its
+    path, or None when a row failed."""
+    import math
+    with open(os.path.join(ROOT, "bench", "clusters", "a100.json")) as f:
+        base = json.load(f)
+
+    def write(emax, half):
+        cluster = json.loads(json.dumps(base))
+        cluster["device"]["matmul_efficiency"] = {"max": emax,
+                                                  "half_size": half}
+        cluster["comment"] = (
+            "bench/clusters/a100.json with device.matmul_efficiency fitted "
+            "by `bench/table1.py --fit` on Megatron-LM's Table 1 rows 1-4 "
+            "only (rows 5-10 are out of sample): a GEMM whose smallest "
+            "local dimension is d runs at max * d / (d + half_size) of the "
+            "peak. " + base.get("comment", ""))
+        with open(out_path, "w") as f:
+            json.dump(cluster, f, indent=2)
+            f.write("\n")
+
+    def log_ratios(emax, half):
+        write(emax, half)
+        ratios = []
+        for r in (1, 2, 3, 4):
+            res = price_row(autopar, r, out_path, work, timeout)
+            if res is None:
+                return None
+            ratios.append(math.log(res["ratio"]))
+        return ratios
+
+    best = None
+    for half in (0, 32, 64, 128, 256, 512):
+        emax, prev = 1.0, None
+        for _ in range(4):
+            lr = log_ratios(emax, half)
+            if lr is None:
+                return None
+            mean = sum(lr) / len(lr)
+            rms = math.sqrt(sum(x * x for x in lr) / len(lr))
+            print(f"fit: half_size {half:>4} max {emax:.4f}: mean log ratio "
+                  f"{mean:+.4f}, rms {rms:.4f}", file=sys.stderr)
+            if best is None or rms < best[0]:
+                best = (rms, emax, half)
+            if abs(mean) < 0.002:
+                break
+            # The ratio falls about in proportion to max (secant otherwise).
+            nxt = emax * math.exp(-mean)
+            if prev is not None and prev[1] != mean:
+                nxt = emax - mean * (emax - prev[0]) / (mean - prev[1])
+            prev = (emax, mean)
+            emax = min(1.0, max(0.05, nxt))
+    rms, emax, half = best
+    write(round(emax, 4), half)
+    print(f"fit: max {round(emax, 4)}, half_size {half} (rms log ratio "
+          f"{rms:.4f} on rows 1-4) -> {out_path}", file=sys.stderr)
+    return out_path
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--autopar")
     parser.add_argument("--rows", default="1,2,3,4,5,6,7,8,9,10",
                         help="comma-separated row numbers (1-10)")
+    parser.add_argument("--cluster",
+                        default=os.path.join(ROOT, "bench", "clusters",
+                                             "a100.json"),
+                        help="cluster description (default: the "
+                             "uncalibrated bench/clusters/a100.json)")
+    parser.add_argument("--fit", metavar="CLUSTER.json",
+                        help="first fit device.matmul_efficiency on rows "
+                             "1-4 into this file, then price --rows with it")
     parser.add_argument("--work")
     parser.add_argument("--json")
     parser.add_argument("--timeout", type=float, default=600)
@@ -102,70 +219,34 @@ def main(argv=None):
         parser.error("rows are 1 to 10")
     work = args.work or tempfile.mkdtemp(prefix="autopar-table1-")
     os.makedirs(work, exist_ok=True)
-    cluster = os.path.join(ROOT, "bench", "clusters", "a100.json")
-    print(f"{'row':>3} {'params':>7} {'GPUs':>5} {'t,p,d,b':>12} "
-          f"{'step s':>8} {'GiB':>6} {'TFLOP/s':>8} {'published':>9} "
-          f"{'ratio':>6} {'own plan s':>10} {'search s':>8}")
+    cluster = args.cluster
     results, failed = [], False
     try:
+        if args.fit:
+            cluster = fit_efficiency(autopar, work, args.timeout, args.fit)
+            if cluster is None:
+                return 1
+        print(f"cluster: {cluster}")
+        print(f"{'row':>3} {'params':>7} {'GPUs':>5} {'t,p,d,b':>12} "
+              f"{'step s':>8} {'GiB':>6} {'TFLOP/s':>8} {'published':>9} "
+              f"{'ratio':>6} {'own plan s':>10} {'search s':>8}")
         for r in rows:
-            (params, heads, hidden, layers, t, p, d, gpus, batch, mb,
-             interleave, published) = ROWS[r - 1]
-            config = f"{t},{p},{d},{mb}"
-            cfg = gpt_decoder.GptConfig(layers, hidden, heads, SEQ, batch,
-                                        vocab=VOCAB, qkv_layout="heads")
-            model_path = os.path.join(work, f"row{r}.onnx")
-            model, _ = gpt_decoder.build_model(cfg, shape_only=True)
-            with open(model_path, "wb") as f:
-                f.write(model.SerializeToString())
-            out = os.path.join(work, f"row{r}.plan.json")
-            grid = f"{gpus // 8}x8"
-            fixed = (f"tp={t},pp={p},dp={d},micro_batch={mb},"
-                     f"recompute=full")
-            command = [autopar, "plan", model_path, "--grid", grid,
-                       "--mode", "training", "--loss", "cross_entropy",
-                       "--precision", "bf16", "--cluster", cluster,
-                       "--fixed", fixed, "-o", out, "--quiet"]
-            start = time.perf_counter()
-            try:
-                run = subprocess.run(command, capture_output=True, text=True,
-                                     timeout=args.timeout)
-            except subprocess.TimeoutExpired:
-                print(f"{r:>3} timed out: {' '.join(command)}",
-                      file=sys.stderr)
+            res = price_row(autopar, r, cluster, work, args.timeout)
+            if res is None:
                 failed = True
                 continue
-            wall = time.perf_counter() - start
-            if run.returncode != 0:
-                print(f"{r:>3} failed (exit {run.returncode}): "
-                      f"{' '.join(command)}\n{run.stderr.strip()}",
-                      file=sys.stderr)
-                failed = True
-                continue
-            with open(out) as f:
-                plan = json.load(f)
-            step = plan["predicted"]["step_time_s"]
-            peak = plan["predicted"]["peak_memory_bytes"]
-            tflops = megatron_flops(batch, layers, hidden) / (gpus * step) \
-                / 1e12
-            own = plan["fixed"].get("own_plan", {})
-            own_step = own.get("step_time_s")
-            mark = "*" if interleave > 1 else " "
-            print(f"{r:>3} {params:>7} {gpus:>5} {config:>11}{mark} "
-                  f"{step:>8.3f} "
-                  f"{peak / 2**30:>6.1f} {tflops:>8.1f} {published:>9} "
-                  f"{tflops / published:>6.3f} "
+            params, gpus = ROWS[r - 1][0], ROWS[r - 1][7]
+            own_step = res["own_plan"].get("step_time_s")
+            mark = "*" if res["megatron_interleave"] > 1 else " "
+            print(f"{r:>3} {params:>7} {gpus:>5} {res['config']:>11}{mark} "
+                  f"{res['step_time_s']:>8.3f} "
+                  f"{res['peak_memory_bytes'] / 2**30:>6.1f} "
+                  f"{res['tflops_per_gpu']:>8.1f} {res['published']:>9} "
+                  f"{res['ratio']:>6.3f} "
                   f"{own_step if own_step is not None else float('nan'):>10.3f}"
-                  f" {wall:>8.1f}")
+                  f" {res['wall_s']:>8.1f}")
             sys.stdout.flush()
-            results.append(dict(row=r, priced=True, step_time_s=step,
-                                peak_memory_bytes=peak,
-                                fits=plan["fixed"]["fits"],
-                                tflops_per_gpu=tflops, published=published,
-                                megatron_interleave=interleave,
-                                pipeline=plan.get("pipeline", {}).get(
-                                    "layout"),
-                                own_plan=own, wall_s=wall))
+            results.append(res)
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)

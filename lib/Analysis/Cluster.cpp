@@ -167,6 +167,34 @@ mlir::autopar::parseClusterJson(const llvm::json::Value &json, size_t gridRank,
     }
   }
 
+  if (const llvm::json::Value *efficiency = device->get("matmul_efficiency")) {
+    const llvm::json::Object *fields = efficiency->getAsObject();
+    if (!fields) {
+      error = "device.matmul_efficiency must be an object, got " +
+              describe(efficiency);
+      return failure();
+    }
+    for (const auto &entry : *fields)
+      if (entry.first != "max" && entry.first != "half_size" &&
+          entry.first != "comment") {
+        error = ("unknown field '" + entry.first.str() +
+                 "' in device.matmul_efficiency (expected max and half_size)");
+        return failure();
+      }
+    if (failed(readNumber(*fields, "max", "device.matmul_efficiency.max", false,
+                          cluster.gemmEfficiencyMax, error)) ||
+        failed(readNumber(*fields, "half_size",
+                          "device.matmul_efficiency.half_size", true,
+                          cluster.gemmHalfSize, error)))
+      return failure();
+    if (cluster.gemmEfficiencyMax > 1) {
+      error = "device.matmul_efficiency.max must be at most 1 (a fraction "
+              "of the matmul rate), got " +
+              describe(fields->get("max"));
+      return failure();
+    }
+  }
+
   if (const llvm::json::Value *byDtype = device->get("flops_by_dtype")) {
     const llvm::json::Object *types = byDtype->getAsObject();
     if (!types) {
@@ -274,6 +302,10 @@ llvm::json::Value mlir::autopar::clusterToJson(const ClusterSpec &cluster) {
     device["bandwidth_by_class"] = std::move(bandwidthByClass);
   if (cluster.opOverhead > 0)
     device["op_overhead_s"] = cluster.opOverhead;
+  if (cluster.gemmEfficiencyMax != 1 || cluster.gemmHalfSize != 0)
+    device["matmul_efficiency"] =
+        llvm::json::Object{{"max", cluster.gemmEfficiencyMax},
+                           {"half_size", cluster.gemmHalfSize}};
   if (!cluster.flopsByDtype.empty()) {
     llvm::json::Object byDtype;
     for (const auto &[dtype, rate] : cluster.flopsByDtype)

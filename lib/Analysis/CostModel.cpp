@@ -89,6 +89,35 @@ OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
     iterations *= std::max<double>(1.0, double(extents[l]) / double(n));
   }
   work.flops = iterations * getFlopsPerIteration(op);
+  // A contraction's GEMM shape: per-device M (loops only operand 0 walks),
+  // N (only operand 1) and K (the reductions); loops both walk are batches.
+  if (op->getNumOperands() >= 2 && rule.getNumOperands() >= 2) {
+    double m = 1, n = 1, k = 1;
+    bool hasReduction = false;
+    auto walks = [&](unsigned operand, unsigned loop) {
+      auto type = dyn_cast<RankedTensorType>(op->getOperand(operand).getType());
+      for (unsigned d = 0, e = type ? type.getRank() : 0; d < e; ++d)
+        if (rule.getOperandLoop(operand, d) == loop)
+          return true;
+      return false;
+    };
+    for (unsigned l = 0; l < extents.size(); ++l) {
+      int64_t parts = l < loops.size() ? groupSize(loops[l], gridShape) : 1;
+      double local = std::max<double>(1.0, double(extents[l]) / double(parts));
+      if (rule.isReduction(l)) {
+        hasReduction = true;
+        k *= local;
+        continue;
+      }
+      bool lhs = walks(0, l), rhs = walks(1, l);
+      if (lhs && !rhs)
+        m *= local;
+      else if (rhs && !lhs)
+        n *= local;
+    }
+    if (hasReduction)
+      work.gemmMinDim = std::min({m, n, k});
+  }
   MLIRContext *ctx = op->getContext();
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
     if (auto type = dyn_cast<RankedTensorType>(op->getOperand(i).getType()))
@@ -112,6 +141,8 @@ double mlir::autopar::getComputeTime(const OpWork &work, OpClass c,
   if (work.flops == 0 && work.bytes == 0)
     return 0;
   double flops = dtype.empty() ? cluster.getFlops(c) : cluster.getFlops(c, dtype);
+  if (c == OpClass::MatMul)
+    flops *= cluster.getGemmEfficiency(work.gemmMinDim);
   double compute = flops > 0 ? work.flops / flops : 0;
   double bandwidth = cluster.getBandwidth(c);
   double memory = bandwidth > 0 ? work.bytes / bandwidth : 0;

@@ -61,6 +61,19 @@ struct ClusterSpec {
   std::array<double, kNumOpClasses> classBandwidth{};
   /// Fixed seconds per op that runs a loop nest (launch, buffer set-up).
   double opOverhead = 0;
+  /// Shape-dependent efficiency of the matmul class (`device.
+  /// matmul_efficiency`: `max` and `half_size`): a GEMM whose smallest local
+  /// dimension is d runs at max * d / (d + half_size) of its class rate.
+  /// The defaults (1, 0) leave the rate as it is.
+  double gemmEfficiencyMax = 1, gemmHalfSize = 0;
+
+  /// The fraction of the matmul class rate a GEMM whose smallest local
+  /// dimension is `minDim` reaches (1 for `minDim` 0: not a GEMM).
+  double getGemmEfficiency(double minDim) const {
+    if (minDim <= 0)
+      return 1;
+    return gemmEfficiencyMax * minDim / (minDim + gemmHalfSize);
+  }
   SmallVector<AxisLink> axes;
   /// Where the description came from (a path), for reports.
   std::string source;

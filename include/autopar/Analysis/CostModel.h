@@ -29,6 +29,11 @@ namespace mlir::autopar {
 struct OpWork {
   double flops = 0; ///< floating-point operations
   double bytes = 0; ///< bytes of operands read plus results written
+  /// For a contraction (two operands and reduction loops): the smallest of
+  /// its local M, N and K (the products of the per-device extents of the
+  /// loops only the first operand walks, only the second walks, and the
+  /// reductions), which sets the GEMM's efficiency; 0 for other ops.
+  double gemmMinDim = 0;
 };
 
 /// FLOPs per iteration of the loop nest: 2 for contractions (multiply-add),

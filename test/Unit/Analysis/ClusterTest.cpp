@@ -111,6 +111,48 @@ TEST_CASE("cluster json: per-type rates", "[cluster]") {
                 0) == "device.flops_by_dtype must be an object, got [1]");
 }
 
+TEST_CASE("cluster json: shape-dependent matmul efficiency", "[cluster]") {
+  std::string error;
+  FailureOr<ClusterSpec> cluster =
+      parseClusterJson(parse(R"({"device": {"flops": 1e12, "memory_bytes": 1,
+                           "memory_bandwidth": 1,
+                           "matmul_efficiency": {"max": 0.9,
+                                                 "half_size": 100}},
+                "axes": []})"),
+                       0, error);
+  REQUIRE(succeeded(cluster));
+  CHECK(cluster->getGemmEfficiency(100) == Approx(0.45));
+  CHECK(cluster->getGemmEfficiency(900) == Approx(0.81));
+  CHECK(cluster->getGemmEfficiency(0) == 1);
+  FailureOr<ClusterSpec> again =
+      parseClusterJson(clusterToJson(*cluster), 0, error);
+  REQUIRE(succeeded(again));
+  CHECK(again->gemmEfficiencyMax == 0.9);
+  CHECK(again->gemmHalfSize == 100);
+  // Without the field: no change to the rate.
+  CHECK(ClusterSpec().getGemmEfficiency(64) == 1);
+
+  auto device = [](StringRef efficiency) {
+    return (R"({"device": {"flops": 1, "memory_bytes": 1,
+                           "memory_bandwidth": 1, "matmul_efficiency": )" +
+            efficiency + R"(}, "axes": []})")
+        .str();
+  };
+  CHECK(errorOf(device(R"({"max": 1.5, "half_size": 1})"), 0) ==
+        "device.matmul_efficiency.max must be at most 1 (a fraction of the "
+        "matmul rate), got 1.5");
+  CHECK(errorOf(device(R"({"max": 0, "half_size": 1})"), 0) ==
+        "device.matmul_efficiency.max must be a positive number, got 0");
+  CHECK(errorOf(device(R"({"max": 0.5})"), 0) ==
+        "device.matmul_efficiency.half_size must be a non-negative number, "
+        "got nothing");
+  CHECK(errorOf(device(R"({"max": 0.5, "half_size": 1, "k": 2})"), 0) ==
+        "unknown field 'k' in device.matmul_efficiency (expected max and "
+        "half_size)");
+  CHECK(errorOf(device("0.5"), 0) ==
+        "device.matmul_efficiency must be an object, got 0.5");
+}
+
 TEST_CASE("cluster json: errors name the field and the value", "[cluster]") {
   CHECK(errorOf(kTwoAxes, 1) == "cluster has 2 axes, grid has 1");
   CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,

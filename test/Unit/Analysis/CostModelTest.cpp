@@ -82,6 +82,34 @@ TEST_CASE("matmul work: 2mnk flops, local bytes, split by the loops",
   CHECK(getOpWork(op, *rule, k, {2, 2}).flops == whole.flops / 4);
 }
 
+TEST_CASE("GEMM shape: the smallest local M, N, K sets the efficiency",
+          "[cost]") {
+  Fixture f(kMatmul);
+  auto op = f.first<MatMulOp>();
+  FailureOr<ShardingRule> rule = ShardingRule::get(op);
+  REQUIRE(succeeded(rule));
+  // M 8, N 16, K 4: K is the smallest.
+  CHECK(getOpWork(op, *rule, LoopAxes(3), {4}).gemmMinDim == 4);
+  // N split 4 ways leaves 4 columns; M split 4 ways leaves 2 rows.
+  LoopAxes n(3), m(3);
+  n[1] = {0};
+  m[0] = {0};
+  CHECK(getOpWork(op, *rule, n, {4}).gemmMinDim == 4);
+  CHECK(getOpWork(op, *rule, m, {4}).gemmMinDim == 2);
+  // max * d / (d + half_size) of the matmul rate, for the matmul class only.
+  ClusterSpec c = cluster(1e9, 1e12, {{1e9, 0}});
+  c.gemmEfficiencyMax = 0.8;
+  c.gemmHalfSize = 4;
+  OpWork w{/*flops=*/1e9, /*bytes=*/1, /*gemmMinDim=*/4};
+  CHECK(getComputeTime(w, OpClass::MatMul, c) == Approx(1.0 / (0.8 * 0.5)));
+  w.gemmMinDim = 12;
+  CHECK(getComputeTime(w, OpClass::MatMul, c) == Approx(1.0 / (0.8 * 0.75)));
+  CHECK(getComputeTime(w, OpClass::Elementwise, c) == Approx(1.0));
+  // Not a GEMM (no shape): the class rate.
+  w.gemmMinDim = 0;
+  CHECK(getComputeTime(w, OpClass::MatMul, c) == Approx(1.0));
+}
+
 TEST_CASE("roofline: the slower of compute and memory, per op class",
           "[cost]") {
   ClusterSpec c = cluster(1e9, 1e9, {{1e9, 0}});
