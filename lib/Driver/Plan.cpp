@@ -861,8 +861,10 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
     return failure();
   }
   if (fixedConfig) {
-    // autopar's own plan of the same step (same microbatches), searched on
-    // the whole grid, for the comparison.
+    // autopar's own plan of the same step (same microbatches), for the
+    // comparison: searched on the whole grid, or, when the configuration
+    // has pipeline stages, with the same stages and schedule and each
+    // stage's plan (and recomputation) searched on its slab.
     if (!quiet)
       llvm::errs() << "autopar: searching autopar's own plan to compare with "
                       "--fixed\n";
@@ -878,8 +880,12 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
           ownError = diag.str();
         return success();
       });
-      planned = planModule(ctx, *pristine, *grid, "auto", *spec, *planMode,
-                           /*quiet=*/true, own, ownSearch);
+      planned = pipeline.stages > 1
+                    ? planPipelineModule(ctx, *pristine, *grid, *spec,
+                                         *planMode, /*quiet=*/true, own,
+                                         ownSearch, pipeline, std::nullopt)
+                    : planModule(ctx, *pristine, *grid, "auto", *spec,
+                                 *planMode, /*quiet=*/true, own, ownSearch);
     }
     const json::Object *fixedPred = meta.extra.getObject("predicted");
     double fixedStep = fixedPred->getNumber("step_time_s").value_or(0);
@@ -925,6 +931,11 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
       if (ownRecompute)
         ownJson["recompute"] =
             ownRecompute->getString("setting").value_or("none").str();
+      if (const json::Object *ownPipe = own.extra.getObject("pipeline"))
+        ownJson["pipeline"] = json::Object{
+            {"stages", ownPipe->getInteger("stages").value_or(0)},
+            {"schedule", ownPipe->getString("schedule").value_or("").str()},
+            {"layout", ownPipe->getString("layout").value_or("").str()}};
       report["own_plan"] = std::move(ownJson);
       report["fixed_over_own_plan"] = ownStep > 0 ? fixedStep / ownStep : 0.0;
     } else {

@@ -457,13 +457,21 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
     if (const json::Object *own = fixed->getObject("own_plan")) {
       if (std::optional<StringRef> error = own->getString("error"))
         os << "  autopar's own plan: " << *error << "\n";
-      else
+      else {
+        std::string stages;
+        if (const json::Object *pipe = own->getObject("pipeline"))
+          stages = llvm::formatv(", {0} stages ({1}, layout {2})",
+                                 pipe->getInteger("stages").value_or(0),
+                                 pipe->getString("schedule").value_or(""),
+                                 pipe->getString("layout").value_or(""))
+                       .str();
         os << llvm::formatv(
-            "  autopar's own plan: step {0}, recompute {1}; the fixed "
+            "  autopar's own plan: step {0}, recompute {1}{3}; the fixed "
             "configuration takes {2:f3}x as long\n",
             formatSeconds(own->getNumber("step_time_s").value_or(0)),
             own->getString("recompute").value_or("none"),
-            fixed->getNumber("fixed_over_own_plan").value_or(0));
+            fixed->getNumber("fixed_over_own_plan").value_or(0), stages);
+      }
     }
   }
   if (const json::Object *search = root->getObject("stage_search")) {
