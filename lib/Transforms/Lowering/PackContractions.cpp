@@ -519,6 +519,39 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
   return collapseGroups(b, loc, packed, {1, s + 1, 1, 1});
 }
 
+/// Replaces `conv` by one `linalg.generic` over its result's loops (n, m,
+/// out...) that reads `source` through `sourceMap` and adds the bias (by
+/// channel m) when `hasBias`: the epilogue of both GEMM forms of a
+/// convolution.
+void replaceConvWithEpilogue(OpBuilder &b, ConvOp conv, Value source,
+                             AffineMap sourceMap, bool hasBias) {
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto yType = cast<RankedTensorType>(conv.getType());
+  int64_t rank = yType.getRank();
+  SmallVector<Value> inputs = {source};
+  SmallVector<AffineMap> maps = {sourceMap};
+  if (hasBias) {
+    inputs.push_back(conv.getBias());
+    maps.push_back(AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value init =
+      tensor::EmptyOp::create(b, loc, yType.getShape(), yType.getElementType());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{yType}, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value result = args[0];
+        if (hasBias)
+          result = arith::AddFOp::create(nb, nloc, result, args[1]);
+        linalg::YieldOp::create(nb, nloc, result);
+      });
+  conv.getResult().replaceAllUsesWith(generic.getResult(0));
+  conv.erase();
+}
+
 /// Replaces an ungrouped convolution by the product `W (M x K) * cols^T`:
 /// the weight is the packed left operand (M1 x K x m0 x 1, packed at compile
 /// time when it is a weight), the im2col matrix is packed as the right
@@ -624,27 +657,9 @@ void rewriteConvolutionWeightLhs(const Contraction &c, Value packedWeight,
   SmallVector<AffineExpr> viewExprs = {dim(1), dim(0)};
   for (int64_t t = 0; t < s; ++t)
     viewExprs.push_back(dim(2 + t));
-  SmallVector<Value> inputs = {view};
-  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, viewExprs, ctx)};
-  if (c.bias) {
-    inputs.push_back(conv.getBias());
-    maps.push_back(AffineMap::get(rank, 0, {dim(1)}, ctx));
-  }
-  maps.push_back(b.getMultiDimIdentityMap(rank));
-  Value init = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  bool hasBias = static_cast<bool>(c.bias);
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{yType}, inputs, ValueRange{init}, maps, iterators,
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value result = args[0];
-        if (hasBias)
-          result = arith::AddFOp::create(nb, nloc, result, args[1]);
-        linalg::YieldOp::create(nb, nloc, result);
-      });
-  conv.getResult().replaceAllUsesWith(generic.getResult(0));
-  conv.erase();
+  replaceConvWithEpilogue(b, conv, view,
+                          AffineMap::get(rank, 0, viewExprs, ctx),
+                          static_cast<bool>(c.bias));
 }
 
 /// Replaces an ungrouped convolution by the im2col product
@@ -658,7 +673,6 @@ void rewriteConvolution(const Contraction &c, Value packedRhs,
   Location loc = conv.getLoc();
   MLIRContext *ctx = b.getContext();
   auto yType = cast<RankedTensorType>(conv.getType());
-  Type f32 = yType.getElementType();
   int64_t rank = yType.getRank(), s = rank - 2;
   ConvGeometry g = getConvGeometry(conv, tile);
 
@@ -683,29 +697,12 @@ void rewriteConvolution(const Contraction &c, Value packedRhs,
     rowTile = p.floorDiv(tile.m0);
     rowInTile = p % tile.m0;
   }
-  SmallVector<Value> inputs = {acc};
-  SmallVector<AffineMap> maps = {AffineMap::get(
-      rank, 0, {rowTile, dim(1).floorDiv(tile.n0), rowInTile, dim(1) % tile.n0},
-      ctx)};
-  if (c.bias) {
-    inputs.push_back(conv.getBias());
-    maps.push_back(AffineMap::get(rank, 0, {dim(1)}, ctx));
-  }
-  maps.push_back(b.getMultiDimIdentityMap(rank));
-  Value init = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  bool hasBias = static_cast<bool>(c.bias);
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{yType}, inputs, ValueRange{init}, maps, iterators,
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value result = args[0];
-        if (hasBias)
-          result = arith::AddFOp::create(nb, nloc, result, args[1]);
-        linalg::YieldOp::create(nb, nloc, result);
-      });
-  conv.getResult().replaceAllUsesWith(generic.getResult(0));
-  conv.erase();
+  replaceConvWithEpilogue(b, conv, acc,
+                          AffineMap::get(rank, 0,
+                                         {rowTile, dim(1).floorDiv(tile.n0),
+                                          rowInTile, dim(1) % tile.n0},
+                                         ctx),
+                          static_cast<bool>(c.bias));
 }
 
 /// A matmul of two activations with the same batch dimensions (attention's
