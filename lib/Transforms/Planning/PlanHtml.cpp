@@ -565,34 +565,60 @@ void HtmlWriter::writeMemoryProfile(const json::Object &part, StringRef title) {
     limit = getNumber(memory, "limit_bytes");
     binding = memory->getBoolean("binding").value_or(false);
   }
-  size_t peakIndex = 0;
+  size_t profilePeak = 0;
   for (size_t i = 0; i < points.size(); ++i)
-    if (points[i].second > points[peakIndex].second)
-      peakIndex = i;
+    if (points[i].second > points[profilePeak].second)
+      profilePeak = i;
+  // The plan's peak: the profile's, or, in training with recomputation, the
+  // working set of a region recomputed before its backward pass, which is
+  // not a point of the program order (drawn at the region's first op).
+  size_t peakIndex = profilePeak;
+  double peakBytes = points[profilePeak].second;
+  std::string peakName = points[profilePeak].first;
+  bool recomputePeak = false;
+  const json::Object *memory = part.getObject("memory");
+  const json::Object *pred = part.getObject("predicted");
+  double planPeak = memory ? getNumber(memory, "peak_bytes")
+                           : getNumber(pred, "peak_memory_bytes");
+  std::optional<StringRef> planPeakAt =
+      memory ? memory->getString("peak_at")
+             : (pred ? pred->getString("peak_at") : std::nullopt);
+  if (planPeak > peakBytes + 0.5 && planPeakAt) {
+    recomputePeak = true;
+    peakBytes = planPeak;
+    peakName = planPeakAt->str();
+    for (size_t i = 0; i < points.size(); ++i)
+      if (points[i].first == peakName) {
+        peakIndex = i;
+        break;
+      }
+  }
   // The axis starts near the smallest point (persistent values often
   // dominate, and a curve drawn from zero would look flat); the ticks say
   // where it starts.
-  double lowest = points[peakIndex].second;
+  double lowest = peakBytes;
   for (const auto &point : points)
     lowest = std::min(lowest, point.second);
   // A limit far above the peak would flatten the curve: it is then only
   // named.
-  bool limitDrawn = limit > 0 && limit <= 2 * points[peakIndex].second;
-  double highest = std::max(limitDrawn ? limit : 0, points[peakIndex].second);
+  bool limitDrawn = limit > 0 && limit <= 2 * peakBytes;
+  double highest = std::max(limitDrawn ? limit : 0, peakBytes);
   double span = highest - lowest;
   if (span <= 0)
     span = std::max(highest, 1.0);
   double top = highest + 0.08 * span;
   double bottomBytes = std::max(0.0, lowest - 0.25 * span);
-  const double left = 80, width = 760, height = 220, bottom = 30;
+  // The peak's label has a row of its own above the plot.
+  const double left = 80, width = 760, height = 220, bottom = 30, above = 16;
   auto xAt = [&](size_t i) {
     return left + (points.size() > 1 ? width * i / (points.size() - 1) : 0);
   };
   auto yAt = [&](double bytes) {
-    return 10 + height * (1 - (bytes - bottomBytes) / (top - bottomBytes));
+    return above + 10 +
+           height * (1 - (bytes - bottomBytes) / (top - bottomBytes));
   };
   os << "<svg width=\"" << num(left + width + 20) << "\" height=\""
-     << num(height + 10 + bottom) << "\" role=\"img\" "
+     << num(above + height + 10 + bottom) << "\" role=\"img\" "
      << "aria-label=\"memory\">\n";
   for (int tick = 0; tick <= 4; ++tick) {
     double bytes = bottomBytes + (top - bottomBytes) * tick / 4;
@@ -616,27 +642,41 @@ void HtmlWriter::writeMemoryProfile(const json::Object &part, StringRef title) {
        << escape(formatByteSize(limit)) << "</text>\n";
   else if (limit > 0)
     os << "<text x=\"" << num(left + width / 2) << "\" y=\""
-       << num(height + 10 + 20) << "\" "
+       << num(above + height + 10 + 20) << "\" "
        << "text-anchor=\"middle\" fill=\"#e15759\">limit "
        << escape(formatByteSize(limit)) << " (above the chart)</text>\n";
-  double px = xAt(peakIndex), py = yAt(points[peakIndex].second);
+  double px = xAt(peakIndex), py = yAt(peakBytes);
   const char *mark = binding ? "#e15759" : "#f28e2b";
-  os << "<line x1=\"" << num(px) << "\" x2=\"" << num(px)
-     << "\" y1=\"10\" y2=\"" << num(height + 10) << "\" stroke=\"" << mark
-     << "\" stroke-dasharray=\"2 2\"/><circle cx=\"" << num(px) << "\" cy=\""
-     << num(py) << "\" r=\"4\" fill=\"" << mark << "\"/><text x=\""
-     << num(std::min(px + 6, left + width - 300)) << "\" y=\"24\" fill=\""
-     << mark << "\">" << (binding ? "binding point: " : "peak: ")
-     << escape(points[peakIndex].first) << " ("
-     << escape(formatByteSize(points[peakIndex].second)) << ")</text>\n";
-  os << "<text x=\"" << num(left) << "\" y=\"" << num(height + 10 + 20) << "\">"
-     << escape(points.front().first) << "</text><text x=\"" << num(left + width)
-     << "\" y=\"" << num(height + 10 + 20) << "\" text-anchor=\"end\">"
-     << escape(points.back().first) << "</text>\n</svg>\n";
+  if (recomputePeak)
+    os << "<line x1=\"" << num(px) << "\" x2=\"" << num(px) << "\" y1=\""
+       << num(py) << "\" y2=\"" << num(yAt(points[peakIndex].second))
+       << "\" stroke=\"" << mark << "\" stroke-width=\"3\"/>";
+  os << "<line x1=\"" << num(px) << "\" x2=\"" << num(px) << "\" y1=\""
+     << num(above + 10) << "\" y2=\"" << num(above + height + 10)
+     << "\" stroke=\"" << mark << "\" stroke-dasharray=\"2 2\"/><circle cx=\""
+     << num(px) << "\" cy=\"" << num(py) << "\" r=\"4\" fill=\"" << mark
+     << "\"/><text x=\"" << num(px > left + width / 2 ? px + 6 : px - 6)
+     << "\" y=\"12\" " << (px > left + width / 2 ? "text-anchor=\"end\" " : "")
+     << "fill=\"" << mark << "\">" << (binding ? "binding point: " : "peak: ")
+     << escape(peakName) << " (" << escape(formatByteSize(peakBytes))
+     << (recomputePeak ? ", recomputing" : "") << ")</text>\n";
+  os << "<text x=\"" << num(left) << "\" y=\"" << num(above + height + 10 + 20)
+     << "\">" << escape(points.front().first) << "</text><text x=\""
+     << num(left + width) << "\" y=\"" << num(above + height + 10 + 20)
+     << "\" text-anchor=\"end\">" << escape(points.back().first)
+     << "</text>\n</svg>\n";
   os << "<p class=\"note\">" << points.size()
      << " liveness points in program order; peak "
-     << escape(formatByteSize(points[peakIndex].second)) << " at '"
-     << escape(points[peakIndex].first) << "'. ";
+     << escape(formatByteSize(peakBytes)) << " at '" << escape(peakName) << "'";
+  if (recomputePeak)
+    os << ", while the recomputed region from there runs again before its "
+          "backward pass (the thick bar: its working set above the "
+          "program's "
+       << escape(formatByteSize(points[peakIndex].second))
+       << "); the program order's own peak is "
+       << escape(formatByteSize(points[profilePeak].second)) << " at '"
+       << escape(points[profilePeak].first) << "'";
+  os << ". ";
   if (limit > 0)
     os << (binding ? "The memory limit binds: the fastest plan ignoring "
                      "memory does not fit, and this point is where the "

@@ -227,3 +227,19 @@ TEST_CASE("a memory limit far above the peak is named, not drawn",
   CHECK(count(html, "limit 953.67 MiB (above the chart)") == 1);
   CHECK(count(html, "stroke=\"#e15759\" stroke-dasharray=\"4 3\"/><text") == 0);
 }
+
+TEST_CASE("a peak while recomputing is drawn where the region starts",
+          "[plan-html]") {
+  // Training with recomputation: the peak (500 B) is the working set of the
+  // region recomputed from 'a', not a point of the program order (300 B).
+  json::Object plan = smallPlan();
+  plan["memory"] = json::Object{{"limit_bytes", 600},
+                                {"binding", true},
+                                {"peak_bytes", 500},
+                                {"peak_at", "a"}};
+  std::string html = renderPlanHtml(json::Value(std::move(plan)));
+  CHECK(count(html, "binding point: a (500.00 B, recomputing)") == 1);
+  CHECK(count(html, "peak 500.00 B at 'a', while the recomputed region") == 1);
+  CHECK(count(html, "the program order's own peak is 300.00 B at 'b'") == 1);
+  CHECK(count(html, "stroke-width=\"3\"/>") == 1);
+}
