@@ -506,13 +506,15 @@ class VerifyResult:
 
 
 def verify(model, grid, plan="replicated", inputs=None, references=None,
-           seed=0, rtol=None, atol=None, cluster=None, timeout=300):
+           seed=0, rtol=None, atol=None, cluster=None, timeout=300,
+           fixed=None):
     """Compares the partitioned program with the single-device one
     (``autopar verify``): both are compiled and run on the same inputs.
 
     Args:
         model: a :class:`Model` or a model path.
-        grid, plan, cluster: as for :func:`compile`.
+        grid, plan, cluster, fixed: as for :func:`compile` (``fixed``
+            with ``pp`` > 1: a pipeline, one program per stage).
         inputs: ``{name: numpy array}``; default: the seeded random inputs.
         references: ``{output name: numpy array}`` the single-device outputs
             are checked against too (e.g. PyTorch's).
@@ -530,7 +532,8 @@ def verify(model, grid, plan="replicated", inputs=None, references=None,
     if not isinstance(model, Model):
         model = load(model)
     single = compile(model, 1, plan="replicated")
-    partitioned = compile(model, grid, plan=plan, cluster=cluster)
+    partitioned = compile(model, grid, plan=plan, cluster=cluster,
+                          fixed=fixed)
     if inputs is None:
         inputs = partitioned.random_inputs(seed)
     expected = single.run(inputs, timeout=timeout)
