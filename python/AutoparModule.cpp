@@ -234,6 +234,9 @@ std::shared_ptr<Program> compileBinding(Model &model,
   Session &session = Session::get();
   CompileOptions options = base;
   options.inputShapes = model.inputShapes;
+  // A pipeline with microbatches imports the model again at the batch of a
+  // microbatch.
+  options.modelPath = model.path;
   FailureOr<Manifest> manifest = failure();
   {
     py::gil_scoped_release release;

@@ -190,10 +190,13 @@ private:
 /// and returns its standard output (its standard error into `stderrText`
 /// when given). Errors (the runtime's lines on failure) are emitted on
 /// `ctx`. `autopar run`, `verify` and `calibrate` all start jobs here.
+/// `onLine`, when given, gets each line of the standard output while the job
+/// runs (`train` prints its steps as they end).
 FailureOr<std::string>
 launchRunner(MLIRContext &ctx, ArrayRef<std::string> runnerArgs,
              int64_t numRanks, StringRef runDir, unsigned timeoutSeconds,
-             std::string *stderrText = nullptr, StringRef hostfile = "");
+             std::string *stderrText = nullptr, StringRef hostfile = "",
+             llvm::function_ref<void(StringRef)> onLine = nullptr);
 
 /// One program of an MPMD job: `autopar-runner <args>` on `ranks` ranks.
 struct RunnerApp {
@@ -207,7 +210,8 @@ struct RunnerApp {
 FailureOr<std::string>
 launchRunnerApps(MLIRContext &ctx, ArrayRef<RunnerApp> apps, StringRef runDir,
                  unsigned timeoutSeconds, std::string *stderrText = nullptr,
-                 StringRef hostfile = "");
+                 StringRef hostfile = "",
+                 llvm::function_ref<void(StringRef)> onLine = nullptr);
 
 /// Parses the value of a numeric option (`--timeout`, `--seed`): a
 /// non-negative integer. Prints an error naming `option` on failure. Numeric

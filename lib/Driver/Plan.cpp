@@ -223,6 +223,25 @@ static json::Object predictionJson(const PlanPrediction &p) {
                       {"peak_at", p.peakAt}};
 }
 
+/// plan.json's `baselines`: each baseline's prediction, whether it fits, or
+/// why it cannot run.
+static json::Object
+baselinesJson(const std::map<std::string, PlanPrediction> &priced) {
+  json::Object baselines;
+  for (const auto &[name, p] : priced) {
+    if (!p.valid) {
+      baselines[name] = json::Object{
+          {"valid", false}, {"reason", p.invalidReason}, {"fits", false}};
+      continue;
+    }
+    json::Object b = predictionJson(p);
+    b["fits"] = p.fits;
+    b["valid"] = true;
+    baselines[name] = std::move(b);
+  }
+  return baselines;
+}
+
 /// Prices the replicated, data and tensor plans on copies of `module`
 /// (unannotated), each annotated by the plan pipeline users run. A baseline
 /// that cannot run on this grid (a batch that does not divide over the
@@ -337,19 +356,7 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     meta.searchTimeSeconds = result->searchTimeSeconds;
     meta.extra["predicted"] = predictionJson(result->predicted);
     meta.extra["memory_profile"] = memoryProfileJson(result->predicted);
-    json::Object baselines;
-    for (const auto &[name, p] : *priced) {
-      if (!p.valid) {
-        baselines[name] = json::Object{
-            {"valid", false}, {"reason", p.invalidReason}, {"fits", false}};
-        continue;
-      }
-      json::Object b = predictionJson(p);
-      b["fits"] = p.fits;
-      b["valid"] = true;
-      baselines[name] = std::move(b);
-    }
-    meta.extra["baselines"] = std::move(baselines);
+    meta.extra["baselines"] = baselinesJson(*priced);
     for (auto &kv : result->report)
       meta.extra[kv.first] = std::move(kv.second);
     meta.opDetails = std::move(result->opDetails);
@@ -438,6 +445,24 @@ static LogicalResult planPipelineModule(
   if (failed(result))
     return failure();
   meta.searchTimeSeconds = result->searchTimeSeconds;
+  // An automatic pipeline is compared with the plans without stages on the
+  // whole grid, priced with the busiest stage's recomputation.
+  if (!fixed) {
+    if (!quiet)
+      llvm::errs() << "autopar: pricing the replicated, data and tensor "
+                      "baselines\n";
+    AutoPlanOptions baselineOptions = options;
+    baselineOptions.searchRecompute = false;
+    baselineOptions.recompute = result->predicted.recompute;
+    baselineOptions.progress = nullptr;
+    FailureOr<std::map<std::string, PlanPrediction>> priced =
+        priceBaselines(ctx, module, baselineOptions);
+    if (failed(priced)) {
+      emitDriverError(ctx) << "pricing the baselines failed";
+      return failure();
+    }
+    meta.extra["baselines"] = baselinesJson(*priced);
+  }
   json::Object predicted = predictionJson(result->predicted);
   predicted["fits"] = result->predicted.fits;
   meta.extra["predicted"] = std::move(predicted);

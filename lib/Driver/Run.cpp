@@ -318,10 +318,11 @@ static void reportJobFailure(MLIRContext &ctx, StringRef launcher,
 
 /// Polls `process` until it exits or `timeoutSeconds` pass; on timeout stops
 /// it (SIGTERM, so that mpirun takes its ranks down, then SIGKILL).
-static llvm::sys::ProcessInfo waitWithTimeout(llvm::sys::ProcessInfo process,
-                                              unsigned timeoutSeconds,
-                                              bool &timedOut,
-                                              std::string &errorMessage) {
+/// `poll`, when given, runs between the checks.
+static llvm::sys::ProcessInfo
+waitWithTimeout(llvm::sys::ProcessInfo process, unsigned timeoutSeconds,
+                bool &timedOut, std::string &errorMessage,
+                llvm::function_ref<void()> poll = nullptr) {
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::seconds(timeoutSeconds);
   timedOut = false;
@@ -332,6 +333,8 @@ static llvm::sys::ProcessInfo waitWithTimeout(llvm::sys::ProcessInfo process,
       return status;
     if (Clock::now() >= deadline)
       break;
+    if (poll)
+      poll();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   timedOut = true;
@@ -380,23 +383,22 @@ LogicalResult LauncherOptions::apply(RunOptions &options) const {
   return success();
 }
 
-FailureOr<std::string> driver::launchRunner(MLIRContext &ctx,
-                                            ArrayRef<std::string> runnerArgs,
-                                            int64_t numRanks, StringRef runDir,
-                                            unsigned timeoutSeconds,
-                                            std::string *stderrText,
-                                            StringRef hostfile) {
+FailureOr<std::string> driver::launchRunner(
+    MLIRContext &ctx, ArrayRef<std::string> runnerArgs, int64_t numRanks,
+    StringRef runDir, unsigned timeoutSeconds, std::string *stderrText,
+    StringRef hostfile, llvm::function_ref<void(StringRef)> onLine) {
   RunnerApp app;
   app.ranks = numRanks;
   app.args.assign(runnerArgs.begin(), runnerArgs.end());
   return launchRunnerApps(ctx, app, runDir, timeoutSeconds, stderrText,
-                          hostfile);
+                          hostfile, onLine);
 }
 
 FailureOr<std::string>
 driver::launchRunnerApps(MLIRContext &ctx, ArrayRef<RunnerApp> apps,
                          StringRef runDir, unsigned timeoutSeconds,
-                         std::string *stderrText, StringRef hostfile) {
+                         std::string *stderrText, StringRef hostfile,
+                         llvm::function_ref<void(StringRef)> onLine) {
   int64_t numRanks = 0;
   for (const RunnerApp &app : apps)
     numRanks += app.ranks;
@@ -444,11 +446,37 @@ driver::launchRunnerApps(MLIRContext &ctx, ArrayRef<RunnerApp> apps,
                          << "': " << errorMessage;
     return failure();
   }
+  // The complete lines of the standard output not passed to `onLine` yet,
+  // read from the file the launcher writes (checked every 0.2 s).
+  size_t delivered = 0;
+  auto deliverLines = [&](StringRef text, bool final) {
+    while (delivered < text.size()) {
+      size_t end = text.find('\n', delivered);
+      if (end == StringRef::npos && !final)
+        return;
+      if (end == StringRef::npos)
+        end = text.size();
+      onLine(text.slice(delivered, end));
+      delivered = end + 1;
+    }
+  };
+  auto lastPoll = std::chrono::steady_clock::now();
+  auto poll = [&] {
+    auto now = std::chrono::steady_clock::now();
+    if (now - lastPoll < std::chrono::milliseconds(200))
+      return;
+    lastPoll = now;
+    deliverLines(readWholeFile(stdoutPath), /*final=*/false);
+  };
   bool timedOut = false;
   llvm::sys::ProcessInfo status =
-      waitWithTimeout(process, timeoutSeconds, timedOut, errorMessage);
+      onLine ? waitWithTimeout(process, timeoutSeconds, timedOut, errorMessage,
+                               poll)
+             : waitWithTimeout(process, timeoutSeconds, timedOut, errorMessage);
   std::string out = readWholeFile(stdoutPath);
   std::string err = readWholeFile(stderrPath);
+  if (onLine)
+    deliverLines(out, /*final=*/true);
   if (timedOut) {
     emitDriverError(ctx) << "job timed out after " << timeoutSeconds << " s";
     return failure();

@@ -353,6 +353,8 @@ int driver::trainCommand(int argc, char **argv) {
 
   DriverContext context;
   MLIRContext &ctx = context.get();
+  ProgressLog progress;
+  progress.step("train: reading the program and the data");
   FailureOr<Manifest> manifest = readManifest(ctx, outDir);
   if (failed(manifest))
     return kErrorExitCode;
@@ -402,22 +404,34 @@ int driver::trainCommand(int argc, char **argv) {
   if (threadCount)
     args.insert(args.end(), {"--threads", std::to_string(threadCount)});
   std::string err;
-  FailureOr<std::string> out =
-      launchRunner(ctx, args, manifest->numDevices, runDir.get(),
-                   static_cast<unsigned>(*seconds), &err);
+  progress.step("train: starting " + Twine(*stepCount) + " steps on " +
+                Twine(manifest->numDevices) +
+                (manifest->numDevices == 1 ? " device" : " devices") +
+                " (each rank loads its weight shards first)");
+  // Each step's line as the job prints it.
+  int64_t printedSteps = 0;
+  auto printStep = [&](StringRef line) {
+    StringRef text = line.trim();
+    if (!text.starts_with("step "))
+      return;
+    llvm::outs() << text << "\n";
+    llvm::outs().flush();
+    ++printedSteps;
+  };
+  FailureOr<std::string> out = launchRunner(
+      ctx, args, manifest->numDevices, runDir.get(),
+      static_cast<unsigned>(*seconds), &err, /*hostfile=*/"", printStep);
   if (failed(out))
     return kErrorExitCode;
   ProfileMeasurement measured;
   SmallVector<StringRef> lines;
   StringRef(*out).split(lines, '\n');
-  int64_t printedSteps = 0;
   for (StringRef line : lines) {
     StringRef text = line.trim();
     double value;
     unsigned long long bytes;
     if (text.starts_with("step ")) {
-      llvm::outs() << text << "\n";
-      ++printedSteps;
+      continue;
     } else if (text.consume_front("autopar-runtime: step_time_s=") &&
                !text.getAsDouble(value)) {
       measured.stepTimeSeconds = value;
@@ -435,6 +449,8 @@ int driver::trainCommand(int argc, char **argv) {
   if (profile)
     printPredictionComparison(outDir, measured);
   if (!save.empty()) {
+    progress.step("train: assembling the trained model from the ranks' "
+                  "shards");
     if (failed(saveTrainedModel(ctx, *manifest, *description, stateDir, save)))
       return kErrorExitCode;
     llvm::outs() << "saved the trained model to '" << save << "'\n";

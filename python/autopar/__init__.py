@@ -187,9 +187,13 @@ class Plan:
         baselines: the replicated, data and tensor plans priced the same
             way (automatic plans).
         strategies: ``{node: strategy}`` per op (operand and result layouts,
-            e.g. ``in [0,_] [_,1] -> out [0,1]``).
+            e.g. ``in [0,_] [_,1] -> out [0,1]``), over every stage of a
+            pipeline.
         stages: the pipeline stages (1: no pipeline).
-        memory_profile: ``[(node, bytes)]`` per device over program order.
+        stage_plans: a pipeline's stages, each a :class:`Plan` over its own
+            slab of the grid (empty without a pipeline).
+        memory_profile: ``[(node, bytes)]`` per device over program order
+            (a pipeline's are its stage plans').
     """
 
     def __init__(self, text, model=None):
@@ -218,8 +222,16 @@ class Plan:
         return dict(self.json.get("baselines", {}))
 
     @property
+    def stage_plans(self):
+        stages = (self.json.get("pipeline") or {}).get("stage_list", [])
+        return [Plan(_json.dumps(stage["plan"]), self._model)
+                for stage in stages if "plan" in stage]
+
+    @property
     def strategies(self):
         result = {}
+        for stage in self.stage_plans:
+            result.update(stage.strategies)
         for op in self.json.get("ops", []):
             if "strategy" in op:
                 result[op["node"]] = op["strategy"]
@@ -292,7 +304,7 @@ _PLAN_OPTIONS = {
 }
 
 
-def plan(model, grid, cluster=None, mode="inference", plan="auto",
+def plan(model, grid, cluster=None, mode="inference", plan=None,
          progress=False, **options):
     """Finds the fastest plan that fits in memory (``autopar plan``).
 
@@ -303,8 +315,9 @@ def plan(model, grid, cluster=None, mode="inference", plan="auto",
             cluster-file format (docs/cost-model.md); default: the
             calibrated description of this machine.
         mode: ``"inference"`` or ``"training"``.
-        plan: ``"auto"`` (the search), or ``"replicated"``, ``"data"``,
-            ``"tensor"`` or a plan file to price instead.
+        plan: ``"auto"`` (the search; the default unless ``fixed`` is
+            given), or ``"replicated"``, ``"data"``, ``"tensor"`` or a plan
+            file to price instead.
         progress: print the search's progress lines on stderr.
         **options: the command's other flags: ``precision`` (f32, f16,
             bf16), ``loss`` (cross_entropy, mse, output), ``microbatches``
@@ -326,7 +339,11 @@ def plan(model, grid, cluster=None, mode="inference", plan="auto",
         model = load(model)
     request = _autopar._PlanRequest()
     request.grid = _grid_text(grid)
-    request.plan = plan
+    # As for the command: without --plan, the search, unless --fixed
+    # chooses the plan.
+    if plan is None and "fixed" not in options:
+        plan = "auto"
+    request.plan = "" if plan is None else _os.fspath(plan)
     request.mode = mode
     request.quiet = not progress
     cluster_file = _ClusterFile(cluster)
@@ -489,13 +506,15 @@ class VerifyResult:
 
 
 def verify(model, grid, plan="replicated", inputs=None, references=None,
-           seed=0, rtol=None, atol=None, cluster=None, timeout=300):
+           seed=0, rtol=None, atol=None, cluster=None, timeout=300,
+           fixed=None):
     """Compares the partitioned program with the single-device one
     (``autopar verify``): both are compiled and run on the same inputs.
 
     Args:
         model: a :class:`Model` or a model path.
-        grid, plan, cluster: as for :func:`compile`.
+        grid, plan, cluster, fixed: as for :func:`compile` (``fixed``
+            with ``pp`` > 1: a pipeline, one program per stage).
         inputs: ``{name: numpy array}``; default: the seeded random inputs.
         references: ``{output name: numpy array}`` the single-device outputs
             are checked against too (e.g. PyTorch's).
@@ -513,7 +532,8 @@ def verify(model, grid, plan="replicated", inputs=None, references=None,
     if not isinstance(model, Model):
         model = load(model)
     single = compile(model, 1, plan="replicated")
-    partitioned = compile(model, grid, plan=plan, cluster=cluster)
+    partitioned = compile(model, grid, plan=plan, cluster=cluster,
+                          fixed=fixed)
     if inputs is None:
         inputs = partitioned.random_inputs(seed)
     expected = single.run(inputs, timeout=timeout)

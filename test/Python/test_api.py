@@ -171,6 +171,25 @@ def test_verify(mlp):
                            references={"output": expected + 1e-2})
     assert not wrong.ok
     assert wrong.references["output"][0] == pytest.approx(1e-2, rel=1e-3)
+    # A hand configuration, as `verify --fixed`.
+    fixed = autopar.verify(mlp, 2, fixed="tp=2,pp=1,dp=1,micro_batch=8",
+                           seed=1)
+    assert fixed.ok and fixed.plan.strategy == "fixed"
+
+
+def test_verify_pipeline(tmp_path):
+    """`verify(..., fixed=...)` with pp=2: one program per stage, the
+    microbatches streamed through them, against one device."""
+    from autopar.models import gpt_decoder
+    path = tmp_path / "gpt.onnx"
+    assert gpt_decoder.main([
+        "--layers", "2", "--hidden", "32", "--heads", "2", "--seq", "8",
+        "--batch", "4", "--vocab", "40", "--embedding", "-o",
+        str(path)]) == 0
+    result = autopar.verify(path, 2, fixed="tp=1,pp=2,dp=1,micro_batch=2",
+                            atol=1e-4)
+    assert result.ok, result
+    assert result.plan.stages == 2 and len(result.plan.stage_plans) == 2
 
 
 def test_subpackages(tmp_path):

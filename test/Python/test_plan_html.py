@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import time
+from html import escape
 
 import pytest
 
@@ -133,19 +134,66 @@ def test_gpt3_page_renders_in_chromium(gpt3_plan, tmp_path):
     assert colours > 50, colours
 
 
-def test_pipeline_plan_page(tmp_path):
-    """A plan with pipeline stages: its section in the plan and the Gantt
-    chart of the simulated 1F1B schedule (two stages, four microbatches:
-    8 forward and 8 backward bars)."""
+@pytest.fixture(scope="module")
+def small_gpt(tmp_path_factory):
+    """A 4-layer GPT decoder, shape only."""
     from autopar.models import gpt_decoder
-    path = tmp_path / "gpt.onnx"
+    path = tmp_path_factory.mktemp("gpt") / "gpt.onnx"
     assert gpt_decoder.main([
         "--layers", "4", "--hidden", "64", "--heads", "4", "--seq", "16",
         "--batch", "8", "--vocab", "128", "--shape-only", "-o",
         str(path)]) == 0
-    plan = autopar.plan(autopar.load(path), "2x2", cluster=CLUSTER_2AXES,
+    return autopar.load(path)
+
+
+@pytest.fixture(scope="module")
+def pipeline_plan(small_gpt):
+    return autopar.plan(small_gpt, "2x2", cluster=CLUSTER_2AXES,
                         mode="training", loss="cross_entropy",
                         microbatches=4, stages=2)
+
+
+def check_stage_sections(plan, html):
+    """The page of a pipeline plan draws its stages' plans: every drawn op
+    of each stage in the sharding table under its stage, each stage's
+    memory profile with its peak, the op kinds over all stages."""
+    stages = plan.stage_plans
+    assert len(stages) == plan.stages == 2
+    assert "No memory profile" not in html
+    assert html.count('aria-label="memory"') == 2
+    table = html.split("sharding per grid axis</h2>")[1]
+    for index, stage in enumerate(stages):
+        section = table.split(f"<h3>stage {index} (")[1].split("<h3>")[0]
+        drawn = [op["node"] for op in stage.json["ops"]
+                 if "shares_strategy_with" not in op]
+        shared = [op["node"] for op in stage.json["ops"]
+                  if "shares_strategy_with" in op]
+        assert drawn and shared  # two blocks per stage, the second shared
+        for node in drawn:
+            assert f"<tr><td>{escape(node)}</td>" in section, node
+        for node in shared:
+            assert f"<tr><td>{escape(node)}</td>" not in html, node
+        assert "repeated block x2" in section
+        peak = stage.json["predicted"]["peak_memory_bytes"]
+        assert max(b for _, b in stage.memory_profile) == peak
+        assert (f"peak: {stage.json['predicted']['peak_at']} (" in html
+                or f"binding point: {stage.json['predicted']['peak_at']} ("
+                in html)
+        # Each op is priced: the stage's compute is the sum of its ops'.
+        assert sum(op.get("compute_s", 0) for op in stage.json["ops"]) == \
+            pytest.approx(stage.predicted["compute_s"], rel=1e-9)
+    matmuls = sum(1 for stage in stages for op in stage.json["ops"]
+                  if op["op"] == "autopar.matmul")
+    assert f">matmul x{matmuls}</text>" in html
+    assert set(plan.strategies) == {
+        op["node"] for stage in stages for op in stage.json["ops"]}
+
+
+def test_pipeline_plan_page(pipeline_plan, small_gpt):
+    """A plan with pipeline stages: its section in the plan and the Gantt
+    chart of the simulated 1F1B schedule (two stages, four microbatches:
+    8 forward and 8 backward bars)."""
+    plan = pipeline_plan
     pipe = json.loads(plan.to_json())["pipeline"]
     assert pipe["stages"] == 2 and pipe["schedule"] == "1f1b"
     assert [s["blocks"] for s in pipe["stage_list"]] == [[0, 2], [2, 4]]
@@ -154,6 +202,64 @@ def test_pipeline_plan_page(tmp_path):
     html = plan.to_html()
     assert "One pipeline stage" not in html
     assert "aria-label=\"pipeline\"" in html
+    check_stage_sections(plan, html)
+    # The automatic pipeline is compared with the plans without stages.
+    assert set(plan.baselines) == {"replicated", "data", "tensor"}
+    assert ">tensor</text>" in html
     with pytest.raises(autopar.AutoparError, match="do not divide axis 0"):
-        autopar.plan(autopar.load(path), "2x2", cluster=CLUSTER_2AXES,
+        autopar.plan(small_gpt, "2x2", cluster=CLUSTER_2AXES,
                      mode="training", loss="cross_entropy", stages=3)
+
+
+def test_fixed_pipeline_plan_page(small_gpt):
+    """A `--fixed` pipeline: each stage's data x tensor view of its slab
+    (here tensor parallel over 2 devices) in the page."""
+    plan = autopar.plan(small_gpt, "2x2", cluster=CLUSTER_2AXES,
+                        mode="training", loss="cross_entropy",
+                        fixed="tp=2,pp=2,dp=1,micro_batch=2")
+    assert plan.strategy == "fixed"
+    assert [s.grid for s in plan.stage_plans] == [(2,), (2,)]
+    html = plan.to_html()
+    check_stage_sections(plan, html)
+    assert "): grid 2</h3>" in html
+
+
+@pytest.mark.skipif(CHROMIUM is None,
+                    reason="chromium is not installed (scripts/setup.sh "
+                           "installs Debian's chromium)")
+def test_pipeline_page_renders_in_chromium(pipeline_plan, tmp_path):
+    """The pipeline plan's page in headless Chromium: no console error, and
+    the screenshot shows the drawn charts: the Gantt chart's forward (blue)
+    and backward (orange) bars and the stages' memory curves."""
+    from PIL import Image
+    html = pipeline_plan.to_html()
+
+    def render(name, text):
+        page = tmp_path / f"{name}.html"
+        page.write_text(text)
+        _, stderr = run_chromium(page, str(tmp_path / f"{name}.png"))
+        assert console_errors(stderr) == []
+        image = Image.open(tmp_path / f"{name}.png").convert("RGB")
+        assert image.size == (WIDTH, HEIGHT)
+        return list(image.getdata())
+
+    pixels = render("pipeline", html)
+    drawn = sum(1 for p in pixels if p != (255, 255, 255))
+    assert drawn > 0.03 * len(pixels), drawn
+    assert len(set(pixels)) > 50
+    # The same page with the Gantt chart emptied (its frame kept, so the
+    # layout stays): the chart's 8 forward (blue) and 8 backward (orange)
+    # bars, 16 px high and wider than 20 px, are what the screenshot loses.
+    # The memory curves are drawn too.
+    start = html.rindex("<svg", 0, html.index('aria-label="pipeline"'))
+    frame_end = html.index(">", start) + 1
+    without = render("nogantt", html[:frame_end] +
+                     html[html.index("</svg>", start):])
+
+    def count(image, colour):
+        return sum(1 for p in image if p == colour)
+
+    for colour in ((0x4e, 0x79, 0xa7), (0xf2, 0x8e, 0x2b)):
+        lost = count(pixels, colour) - count(without, colour)
+        assert lost > 8 * 16 * 20, (colour, lost)
+    assert html.count("<polyline") == 2

@@ -332,6 +332,7 @@ mlir::autopar::planAutomatically(ModuleOp module,
   bool binding = best->binding;
   result.predicted = pricer.evaluate(chosen.choice);
   result.predicted.recompute = best->recompute;
+  result.predicted.memoryBinds = binding;
   // Self-check: the memory rows held the plan under the limit.
   if (binding && !result.predicted.fits)
     return emitError(func.getLoc())

@@ -25,6 +25,7 @@
 #include "PipelineSimulator.h"
 #include "PipelineSplit.h"
 #include "Pricing.h"
+#include "SearchReport.h"
 #include "StageExtraction.h"
 #include "StrategyGraph.h"
 
@@ -109,6 +110,52 @@ struct StageEval {
 };
 
 } // namespace
+
+/// The report of one chosen stage's plan, as a whole plan's has it: its
+/// prediction, memory profile and limit, per-op prices and repeated blocks
+/// (priced again from the stage's annotations with the options it was
+/// priced with).
+static void addStageReport(ModuleOp stage, const AutoPlanOptions &priced,
+                           const PlanPrediction &p, PlanMetadata &meta) {
+  meta.extra["predicted"] =
+      json::Object{{"step_time_s", p.stepTime},
+                   {"compute_s", p.computeTime},
+                   {"comm_s", p.commTime},
+                   {"peak_memory_bytes", p.peakMemoryBytes},
+                   {"peak_at", p.peakAt}};
+  json::Array profile;
+  for (const auto &[node, bytes] : p.memoryProfile)
+    profile.push_back(json::Array{node, bytes});
+  meta.extra["memory_profile"] = std::move(profile);
+  meta.extra["memory"] =
+      json::Object{{"limit_bytes", priced.cluster.memoryBytes},
+                   {"peak_bytes", p.peakMemoryBytes},
+                   {"peak_at", p.peakAt},
+                   {"binding", p.memoryBinds}};
+  // The links the stage's grid axes map to (a fixed configuration's view of
+  // the slab has its own axes).
+  meta.extra["cluster"] = clusterToJson(priced.cluster);
+  AutoPlanOptions options = priced;
+  options.searchRecompute = false;
+  options.recompute = p.recompute;
+  options.progress = nullptr;
+  // The stage was priced from these annotations already, so describing them
+  // does not fail unless the IR changed since; the report then says why its
+  // ops have no prices.
+  std::string why;
+  ScopedDiagnosticHandler capture(stage.getContext(), [&](Diagnostic &d) {
+    if (why.empty())
+      why = d.str();
+    return success();
+  });
+  FailureOr<json::Array> blocks =
+      describeAnnotatedPlan(stage, options, meta.opDetails);
+  if (succeeded(blocks))
+    meta.extra["search"] =
+        json::Object{{"repeated_blocks", std::move(*blocks)}};
+  else
+    meta.extra["report_error"] = "the stage's ops could not be priced: " + why;
+}
 
 /// Copies the compute ops at program positions `positions` (ascending) of
 /// `graph` into a module of its own (extractStageModule): values used by
@@ -366,6 +413,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     e.planned = true;
     e.module = base.module->clone();
     e.predicted = *again;
+    e.predicted.memoryBinds = base.predicted.memoryBinds;
     e.forward = base.forward;
     e.backward = base.backward;
     e.perStep = base.perStep;
@@ -660,6 +708,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     PlanMetadata meta;
     meta.strategy = "auto";
     meta.mode = stringifyPlanMode(options.mode).str();
+    addStageReport(*e->module, e->priced, e->predicted, meta);
     st.plan = buildPlanJson(*e->module, meta);
     PlanPrediction &total = result.predicted;
     if (e->predicted.peakMemoryBytes > total.peakMemoryBytes) {

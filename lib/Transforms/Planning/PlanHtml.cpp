@@ -186,10 +186,73 @@ std::string barLabel(double x, double w, double width, double y) {
   return "<text x=\"" + num(x + w + 4) + "\" y=\"" + num(y) + "\">";
 }
 
+/// A plan with ops: the whole plan, or one pipeline stage's plan with the
+/// stage's entry of `pipeline.stage_list`.
+struct PlanPart {
+  const json::Object *plan;
+  const json::Object *stage = nullptr;
+};
+
+/// `stage 1 (blocks 2 to 3, rows 1 to 1 of grid axis 0)`.
+std::string describeStage(const json::Object &stage) {
+  std::string text =
+      "stage " + std::to_string(stage.getInteger("index").value_or(0));
+  auto range =
+      [&](StringRef key) -> std::optional<std::pair<int64_t, int64_t>> {
+    const json::Array *a = stage.getArray(key);
+    if (!a || a->size() != 2)
+      return std::nullopt;
+    return std::make_pair((*a)[0].getAsInteger().value_or(0),
+                          (*a)[1].getAsInteger().value_or(0));
+  };
+  std::vector<std::string> parts;
+  if (auto blocks = range("blocks")) {
+    if (blocks->second - blocks->first == 1)
+      parts.push_back("repeated block " + std::to_string(blocks->first));
+    else
+      parts.push_back(llvm::formatv("repeated blocks {0} to {1}", blocks->first,
+                                    blocks->second - 1)
+                          .str());
+  }
+  if (stage.getBoolean("prefix").value_or(false))
+    parts.push_back("with the ops before them");
+  if (stage.getBoolean("suffix").value_or(false))
+    parts.push_back("with the ops after them");
+  if (auto slab = range("slab"))
+    parts.push_back(
+        slab->second - slab->first == 1
+            ? llvm::formatv("row {0} of grid axis 0", slab->first).str()
+            : llvm::formatv("rows {0} to {1} of grid axis 0", slab->first,
+                            slab->second - 1)
+                  .str());
+  if (!parts.empty())
+    text += " (" + llvm::join(parts, ", ") + ")";
+  return text;
+}
+
+/// `2x4`.
+std::string formatGrid(const json::Object &plan) {
+  std::string grid;
+  if (const json::Array *g = plan.getArray("grid"))
+    for (auto [i, v] : llvm::enumerate(*g))
+      grid += (i ? "x" : "") + std::to_string(v.getAsInteger().value_or(0));
+  return grid;
+}
+
 class HtmlWriter {
 public:
   HtmlWriter(const json::Object &plan, llvm::raw_ostream &os)
-      : plan(plan), os(os) {}
+      : plan(plan), os(os) {
+    // A pipeline plan's ops live in its stages' plans.
+    if (const json::Object *pipeline = plan.getObject("pipeline"))
+      if (const json::Array *stages = pipeline->getArray("stage_list"))
+        for (const json::Value &v : *stages)
+          if (const json::Object *stage = v.getAsObject())
+            if (const json::Object *stagePlan = stage->getObject("plan"))
+              parts.push_back({stagePlan, stage});
+    if (parts.empty())
+      parts.push_back({&plan});
+  }
   void write();
 
 private:
@@ -197,11 +260,14 @@ private:
   void writeBaselines();
   void writeKinds();
   void writeMemory();
+  void writeMemoryProfile(const json::Object &part, StringRef title);
   void writePipeline();
   void writeOps();
+  void writeOpTable(const json::Object &part);
 
   const json::Object &plan;
   llvm::raw_ostream &os;
+  std::vector<PlanPart> parts;
 };
 
 } // namespace
@@ -214,7 +280,8 @@ void HtmlWriter::write() {
         "<title>autopar plan</title>\n<style>\n"
         "body{font:14px/1.4 sans-serif;margin:24px;color:#222;"
         "background:#fff}\n"
-        "h1{font-size:20px}h2{font-size:16px;margin-top:28px;"
+        "h1{font-size:20px}h3{font-size:14px;margin:16px 0 4px}"
+        "h2{font-size:16px;margin-top:28px;"
         "border-bottom:1px solid #ccc}\n"
         "table{border-collapse:collapse}td,th{padding:2px 6px;"
         "border:1px solid #ddd;text-align:left;vertical-align:top}\n"
@@ -233,10 +300,7 @@ void HtmlWriter::write() {
 }
 
 void HtmlWriter::writeHeader() {
-  std::string grid;
-  if (const json::Array *g = plan.getArray("grid"))
-    for (auto [i, v] : llvm::enumerate(*g))
-      grid += (i ? "x" : "") + std::to_string(v.getAsInteger().value_or(0));
+  std::string grid = formatGrid(plan);
   os << "<h1>autopar plan: grid " << escape(grid) << ", "
      << escape(plan.getString("strategy").value_or("")) << ", "
      << escape(plan.getString("mode").value_or("")) << "</h1>\n";
@@ -258,6 +322,22 @@ void HtmlWriter::writeHeader() {
     os << " Search: " << escape(search->getString("method").value_or(""))
        << (optimal ? ", proven optimal" : ", not proven optimal") << " in "
        << formatSeconds(plan.getNumber("search_time_s").value_or(0)) << ".";
+  }
+  if (const json::Object *pipeline = plan.getObject("pipeline")) {
+    os << " Pipeline: " << pipeline->getInteger("stages").value_or(0)
+       << " stages";
+    if (std::optional<StringRef> layout = pipeline->getString("layout"))
+      os << " (" << escape(*layout) << ")";
+    os << ", schedule " << escape(pipeline->getString("schedule").value_or(""))
+       << ", " << pipeline->getInteger("microbatches").value_or(0)
+       << " microbatches, bubble "
+       << llvm::formatv("{0:f1}",
+                        100 *
+                            pipeline->getNumber("bubble_fraction").value_or(0))
+              .str()
+       << "%; found in "
+       << formatSeconds(pipeline->getNumber("search_time_s").value_or(0))
+       << ".";
   }
   os << "</p>\n";
 }
@@ -353,40 +433,47 @@ void HtmlWriter::writeBaselines() {
 }
 
 void HtmlWriter::writeKinds() {
-  const json::Array *ops = plan.getArray("ops");
-  if (!ops)
-    return;
-  const json::Array *links = nullptr;
-  if (const json::Object *cluster = plan.getObject("cluster"))
-    links = cluster->getArray("axes");
   struct Kind {
     double compute = 0, comm = 0, bytes = 0;
     int64_t count = 0;
   };
   std::map<std::string, Kind> kinds;
   bool anyCompute = false;
-  for (const json::Value &v : *ops) {
-    const json::Object *op = v.getAsObject();
-    if (!op)
+  const json::Array *planLinks = nullptr;
+  if (const json::Object *cluster = plan.getObject("cluster"))
+    planLinks = cluster->getArray("axes");
+  for (const PlanPart &part : parts) {
+    const json::Array *ops = part.plan->getArray("ops");
+    if (!ops)
       continue;
-    std::string name = op->getString("op").value_or("?").str();
-    StringRef shortName = name;
-    shortName.consume_front("autopar.");
-    Kind &k = kinds[shortName.str()];
-    ++k.count;
-    if (std::optional<double> c = op->getNumber("compute_s")) {
-      k.compute += *c;
-      anyCompute = true;
+    // A stage's collectives run over its own grid's axes.
+    const json::Array *links = planLinks;
+    if (const json::Object *cluster = part.plan->getObject("cluster"))
+      if (const json::Array *axes = cluster->getArray("axes"))
+        links = axes;
+    for (const json::Value &v : *ops) {
+      const json::Object *op = v.getAsObject();
+      if (!op)
+        continue;
+      std::string name = op->getString("op").value_or("?").str();
+      StringRef shortName = name;
+      shortName.consume_front("autopar.");
+      Kind &k = kinds[shortName.str()];
+      ++k.count;
+      if (std::optional<double> c = op->getNumber("compute_s")) {
+        k.compute += *c;
+        anyCompute = true;
+      }
+      if (const json::Array *operands = op->getArray("operands"))
+        for (const json::Value &operand : *operands)
+          if (const json::Object *o = operand.getAsObject())
+            if (const json::Array *colls = o->getArray("collectives"))
+              for (const json::Value &c : *colls)
+                if (const json::Object *co = c.getAsObject()) {
+                  k.bytes += co->getNumber("bytes_per_device").value_or(0);
+                  k.comm += collectiveSeconds(*co, links);
+                }
     }
-    if (const json::Array *operands = op->getArray("operands"))
-      for (const json::Value &operand : *operands)
-        if (const json::Object *o = operand.getAsObject())
-          if (const json::Array *colls = o->getArray("collectives"))
-            for (const json::Value &c : *colls)
-              if (const json::Object *co = c.getAsObject()) {
-                k.bytes += co->getNumber("bytes_per_device").value_or(0);
-                k.comm += collectiveSeconds(*co, links);
-              }
   }
   std::vector<std::pair<std::string, Kind>> sorted(kinds.begin(), kinds.end());
   llvm::sort(sorted, [](const auto &a, const auto &b) {
@@ -435,12 +522,30 @@ void HtmlWriter::writeKinds() {
   }
   os << "</svg>\n<p class=\"note\">Communication: the collectives before "
         "each op, at the latency plus the bytes per device over the slowest "
-        "link of their grid axes.</p>\n";
+        "link of their grid axes.";
+  if (parts.size() > 1)
+    os << " Summed over the " << parts.size()
+       << " pipeline stages (each on its own devices); the transfers "
+          "between stages are in the schedule.";
+  os << "</p>\n";
 }
 
 void HtmlWriter::writeMemory() {
-  const json::Array *profile = plan.getArray("memory_profile");
   os << "<h2>Memory per device over program order</h2>\n";
+  if (parts.size() == 1) {
+    writeMemoryProfile(*parts.front().plan, "");
+    return;
+  }
+  os << "<p class=\"note\">One chart per pipeline stage: each stage's "
+        "devices run its own program.</p>\n";
+  for (const PlanPart &part : parts)
+    writeMemoryProfile(*part.plan, describeStage(*part.stage));
+}
+
+void HtmlWriter::writeMemoryProfile(const json::Object &part, StringRef title) {
+  const json::Array *profile = part.getArray("memory_profile");
+  if (!title.empty())
+    os << "<h3>" << escape(title) << "</h3>\n";
   if (!profile || profile->empty()) {
     os << "<p class=\"note\">No memory profile: the plan was made without a "
           "cluster description.</p>\n";
@@ -456,35 +561,64 @@ void HtmlWriter::writeMemory() {
   }
   double limit = 0;
   bool binding = false;
-  if (const json::Object *memory = plan.getObject("memory")) {
+  if (const json::Object *memory = part.getObject("memory")) {
     limit = getNumber(memory, "limit_bytes");
     binding = memory->getBoolean("binding").value_or(false);
   }
-  size_t peakIndex = 0;
+  size_t profilePeak = 0;
   for (size_t i = 0; i < points.size(); ++i)
-    if (points[i].second > points[peakIndex].second)
-      peakIndex = i;
+    if (points[i].second > points[profilePeak].second)
+      profilePeak = i;
+  // The plan's peak: the profile's, or, in training with recomputation, the
+  // working set of a region recomputed before its backward pass, which is
+  // not a point of the program order (drawn at the region's first op).
+  size_t peakIndex = profilePeak;
+  double peakBytes = points[profilePeak].second;
+  std::string peakName = points[profilePeak].first;
+  bool recomputePeak = false;
+  const json::Object *memory = part.getObject("memory");
+  const json::Object *pred = part.getObject("predicted");
+  double planPeak = memory ? getNumber(memory, "peak_bytes")
+                           : getNumber(pred, "peak_memory_bytes");
+  std::optional<StringRef> planPeakAt =
+      memory ? memory->getString("peak_at")
+             : (pred ? pred->getString("peak_at") : std::nullopt);
+  if (planPeak > peakBytes + 0.5 && planPeakAt) {
+    recomputePeak = true;
+    peakBytes = planPeak;
+    peakName = planPeakAt->str();
+    for (size_t i = 0; i < points.size(); ++i)
+      if (points[i].first == peakName) {
+        peakIndex = i;
+        break;
+      }
+  }
   // The axis starts near the smallest point (persistent values often
   // dominate, and a curve drawn from zero would look flat); the ticks say
   // where it starts.
-  double lowest = points[peakIndex].second;
+  double lowest = peakBytes;
   for (const auto &point : points)
     lowest = std::min(lowest, point.second);
-  double highest = std::max(limit, points[peakIndex].second);
+  // A limit far above the peak would flatten the curve: it is then only
+  // named.
+  bool limitDrawn = limit > 0 && limit <= 2 * peakBytes;
+  double highest = std::max(limitDrawn ? limit : 0, peakBytes);
   double span = highest - lowest;
   if (span <= 0)
     span = std::max(highest, 1.0);
   double top = highest + 0.08 * span;
   double bottomBytes = std::max(0.0, lowest - 0.25 * span);
-  const double left = 80, width = 760, height = 220, bottom = 30;
+  // The peak's label has a row of its own above the plot.
+  const double left = 80, width = 760, height = 220, bottom = 30, above = 16;
   auto xAt = [&](size_t i) {
     return left + (points.size() > 1 ? width * i / (points.size() - 1) : 0);
   };
   auto yAt = [&](double bytes) {
-    return 10 + height * (1 - (bytes - bottomBytes) / (top - bottomBytes));
+    return above + 10 +
+           height * (1 - (bytes - bottomBytes) / (top - bottomBytes));
   };
   os << "<svg width=\"" << num(left + width + 20) << "\" height=\""
-     << num(height + 10 + bottom) << "\" role=\"img\" "
+     << num(above + height + 10 + bottom) << "\" role=\"img\" "
      << "aria-label=\"memory\">\n";
   for (int tick = 0; tick <= 4; ++tick) {
     double bytes = bottomBytes + (top - bottomBytes) * tick / 4;
@@ -499,31 +633,50 @@ void HtmlWriter::writeMemory() {
   for (size_t i = 0; i < points.size(); ++i)
     os << (i ? " " : "") << num(xAt(i)) << "," << num(yAt(points[i].second));
   os << "\"/>\n";
-  if (limit > 0)
+  if (limitDrawn)
     os << "<line x1=\"" << num(left) << "\" x2=\"" << num(left + width)
        << "\" y1=\"" << num(yAt(limit)) << "\" y2=\"" << num(yAt(limit))
        << "\" stroke=\"#e15759\" stroke-dasharray=\"4 3\"/><text x=\""
        << num(left + width) << "\" y=\"" << num(yAt(limit) - 4)
        << "\" text-anchor=\"end\" fill=\"#e15759\">limit "
        << escape(formatByteSize(limit)) << "</text>\n";
-  double px = xAt(peakIndex), py = yAt(points[peakIndex].second);
+  else if (limit > 0)
+    os << "<text x=\"" << num(left + width / 2) << "\" y=\""
+       << num(above + height + 10 + 20) << "\" "
+       << "text-anchor=\"middle\" fill=\"#e15759\">limit "
+       << escape(formatByteSize(limit)) << " (above the chart)</text>\n";
+  double px = xAt(peakIndex), py = yAt(peakBytes);
   const char *mark = binding ? "#e15759" : "#f28e2b";
-  os << "<line x1=\"" << num(px) << "\" x2=\"" << num(px)
-     << "\" y1=\"10\" y2=\"" << num(height + 10) << "\" stroke=\"" << mark
-     << "\" stroke-dasharray=\"2 2\"/><circle cx=\"" << num(px) << "\" cy=\""
-     << num(py) << "\" r=\"4\" fill=\"" << mark << "\"/><text x=\""
-     << num(std::min(px + 6, left + width - 300)) << "\" y=\"24\" fill=\""
-     << mark << "\">" << (binding ? "binding point: " : "peak: ")
-     << escape(points[peakIndex].first) << " ("
-     << escape(formatByteSize(points[peakIndex].second)) << ")</text>\n";
-  os << "<text x=\"" << num(left) << "\" y=\"" << num(height + 10 + 20) << "\">"
-     << escape(points.front().first) << "</text><text x=\"" << num(left + width)
-     << "\" y=\"" << num(height + 10 + 20) << "\" text-anchor=\"end\">"
-     << escape(points.back().first) << "</text>\n</svg>\n";
+  if (recomputePeak)
+    os << "<line x1=\"" << num(px) << "\" x2=\"" << num(px) << "\" y1=\""
+       << num(py) << "\" y2=\"" << num(yAt(points[peakIndex].second))
+       << "\" stroke=\"" << mark << "\" stroke-width=\"3\"/>";
+  os << "<line x1=\"" << num(px) << "\" x2=\"" << num(px) << "\" y1=\""
+     << num(above + 10) << "\" y2=\"" << num(above + height + 10)
+     << "\" stroke=\"" << mark << "\" stroke-dasharray=\"2 2\"/><circle cx=\""
+     << num(px) << "\" cy=\"" << num(py) << "\" r=\"4\" fill=\"" << mark
+     << "\"/><text x=\"" << num(px > left + width / 2 ? px + 6 : px - 6)
+     << "\" y=\"12\" " << (px > left + width / 2 ? "text-anchor=\"end\" " : "")
+     << "fill=\"" << mark << "\">" << (binding ? "binding point: " : "peak: ")
+     << escape(peakName) << " (" << escape(formatByteSize(peakBytes))
+     << (recomputePeak ? ", recomputing" : "") << ")</text>\n";
+  os << "<text x=\"" << num(left) << "\" y=\"" << num(above + height + 10 + 20)
+     << "\">" << escape(points.front().first) << "</text><text x=\""
+     << num(left + width) << "\" y=\"" << num(above + height + 10 + 20)
+     << "\" text-anchor=\"end\">" << escape(points.back().first)
+     << "</text>\n</svg>\n";
   os << "<p class=\"note\">" << points.size()
      << " liveness points in program order; peak "
-     << escape(formatByteSize(points[peakIndex].second)) << " at '"
-     << escape(points[peakIndex].first) << "'. ";
+     << escape(formatByteSize(peakBytes)) << " at '" << escape(peakName) << "'";
+  if (recomputePeak)
+    os << ", while the recomputed region from there runs again before its "
+          "backward pass (the thick bar: its working set above the "
+          "program's "
+       << escape(formatByteSize(points[peakIndex].second))
+       << "); the program order's own peak is "
+       << escape(formatByteSize(points[profilePeak].second)) << " at '"
+       << escape(points[profilePeak].first) << "'";
+  os << ". ";
   if (limit > 0)
     os << (binding ? "The memory limit binds: the fastest plan ignoring "
                      "memory does not fit, and this point is where the "
@@ -588,12 +741,33 @@ void HtmlWriter::writePipeline() {
 }
 
 void HtmlWriter::writeOps() {
-  const json::Array *ops = plan.getArray("ops");
+  os << "<h2>Every op's sharding per grid axis</h2>\n<p class=\"note\">Per "
+        "grid axis: the result dimensions it splits (<code>out0[1]</code>: "
+        "dimension 1 of result 0), or the operand dimensions when it splits "
+        "no result (a contraction, <code>in1[0]</code>), with "
+        "<code>&sum;</code> for a pending sum; grey: replicated over that "
+        "axis. A repeated block is drawn once.";
+  if (parts.size() > 1)
+    os << " One table per pipeline stage, over the axes of the stage's own "
+          "grid (its slab of the devices).";
+  os << "</p>\n";
+  for (const PlanPart &part : parts) {
+    if (part.stage)
+      os << "<h3>" << escape(describeStage(*part.stage)) << ": grid "
+         << escape(formatGrid(*part.plan)) << "</h3>\n";
+    writeOpTable(*part.plan);
+  }
+}
+
+void HtmlWriter::writeOpTable(const json::Object &part) {
+  const json::Array *ops = part.getArray("ops");
   if (!ops)
     return;
+  if (std::optional<StringRef> error = part.getString("report_error"))
+    os << "<p class=\"note\">" << escape(*error) << "</p>\n";
   int64_t rank = 0;
   std::vector<int64_t> gridSizes;
-  if (const json::Array *g = plan.getArray("grid"))
+  if (const json::Array *g = part.getArray("grid"))
     for (const json::Value &v : *g)
       gridSizes.push_back(v.getAsInteger().value_or(1));
   rank = int64_t(gridSizes.size());
@@ -604,7 +778,7 @@ void HtmlWriter::writeOps() {
     int64_t perBlock = 0, repeats = 0;
   };
   std::vector<Block> blocks;
-  if (const json::Object *search = plan.getObject("search"))
+  if (const json::Object *search = part.getObject("search"))
     if (const json::Array *list = search->getArray("repeated_blocks"))
       for (const json::Value &v : *list)
         if (const json::Object *b = v.getAsObject())
@@ -612,13 +786,7 @@ void HtmlWriter::writeOps() {
                             b->getString("last_node").value_or("").str(),
                             b->getInteger("ops_per_block").value_or(0),
                             b->getInteger("repeats").value_or(0)});
-  os << "<h2>Every op's sharding per grid axis</h2>\n<p class=\"note\">Per "
-        "grid axis: the result dimensions it splits (<code>out0[1]</code>: "
-        "dimension 1 of result 0), or the operand dimensions when it splits "
-        "no result (a contraction, <code>in1[0]</code>), with "
-        "<code>&sum;</code> for a pending sum; grey: replicated over that "
-        "axis. A repeated block is drawn once.</p>\n<table><tr><th>node</th>"
-        "<th>op</th>";
+  os << "<table><tr><th>node</th><th>op</th>";
   for (int64_t a = 0; a < rank; ++a)
     os << "<th>axis " << a << " (" << gridSizes[a] << ")</th>";
   os << "<th>collectives before it</th><th>cost</th></tr>\n";

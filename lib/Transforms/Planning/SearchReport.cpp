@@ -6,7 +6,12 @@
 
 #include "SearchReport.h"
 
+#include "BlockFolding.h"
+#include "Recomputation.h"
+
 #include "autopar/Transforms/Planning/PlanReport.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 using namespace mlir;
 using namespace mlir::autopar;
@@ -82,4 +87,41 @@ void mlir::autopar::planning::describeDecisions(
       o["shares_strategy_with"] = nodes[node.rep].name;
     details[node.op] = std::move(o);
   }
+}
+
+FailureOr<json::Array> mlir::autopar::planning::describeAnnotatedPlan(
+    ModuleOp annotated, const AutoPlanOptions &options,
+    std::map<Operation *, json::Object> &details) {
+  auto func = annotated.lookupSymbol<func::FuncOp>("main");
+  if (!func)
+    return annotated.emitError() << "expected a function @main to describe";
+  StrategyGraph graph(func, options);
+  if (failed(graph.build()))
+    return failure();
+  FailureOr<Choice> choice = graph.readAnnotated();
+  if (failed(choice))
+    return failure();
+  // The blocks are only found: every node keeps its own strategy.
+  std::vector<FoldedBlock> blocks = foldRepeatedBlocks(graph, /*share=*/false);
+  if (options.mode == PlanMode::Training &&
+      options.recompute.kind != RecomputeKind::None &&
+      failed(
+          applyRecomputation(graph, blocks, options.recompute, func.getLoc())))
+    return failure();
+  PlanPricer pricer(graph);
+  describeDecisions(graph, pricer, *choice, details);
+  // A later instance shares the first one's strategy where it has the same.
+  for (const FoldedBlock &b : blocks)
+    for (unsigned r = 1; r < b.repeats; ++r)
+      for (unsigned i = 0; i < b.period; ++i) {
+        const Node &first = graph.nodes[graph.sequence[b.start + i]];
+        const Node &later =
+            graph.nodes[graph.sequence[b.start + r * b.period + i]];
+        auto a = details.find(first.op), c = details.find(later.op);
+        if (a == details.end() || c == details.end())
+          continue;
+        if (a->second.getString("strategy") == c->second.getString("strategy"))
+          c->second["shares_strategy_with"] = first.name;
+      }
+  return describeBlocks(graph, blocks);
 }

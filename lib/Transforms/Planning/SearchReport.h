@@ -28,6 +28,15 @@ void describeDecisions(const StrategyGraph &graph, const PlanPricer &pricer,
                        const Choice &choice,
                        std::map<Operation *, llvm::json::Object> &details);
 
+/// The report of a plan already written on `annotated` (a pipeline stage's
+/// plan, planned before): describeDecisions of the annotated choice priced
+/// with `options`, and the repeated blocks of its compute ops, returned as
+/// plan.json's `search.repeated_blocks`. An op of a later block instance
+/// whose strategy is the first instance's gets `shares_strategy_with`.
+FailureOr<llvm::json::Array>
+describeAnnotatedPlan(ModuleOp annotated, const AutoPlanOptions &options,
+                      std::map<Operation *, llvm::json::Object> &details);
+
 } // namespace mlir::autopar::planning
 
 #endif // AUTOPAR_LIB_TRANSFORMS_PLANNING_SEARCHREPORT_H

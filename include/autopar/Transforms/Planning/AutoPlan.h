@@ -144,6 +144,10 @@ struct PlanPrediction {
   /// order: the node that runs there and everything live across it
   /// (persistent values included).
   std::vector<std::pair<std::string, int64_t>> memoryProfile;
+  /// Whether the memory limit bound the search that chose the plan (the
+  /// fastest plan ignoring memory does not fit); false for a plan priced, not
+  /// searched.
+  bool memoryBinds = false;
 };
 
 struct AutoPlanResult {
