@@ -258,6 +258,9 @@ struct PlanSearchOptions {
   /// Training: the recomputation priced, or searched.
   RecomputeSpec recompute;
   bool searchRecompute = false;
+  /// The module is a pipeline stage of one repeated block
+  /// (AutoPlanOptions::singleBlockStage).
+  bool singleBlockStage = false;
 };
 
 /// A hand configuration in Megatron's notation (`--fixed`): tensor, pipeline

@@ -300,6 +300,7 @@ makePlanOptions(ArrayRef<int64_t> grid,
   options.microbatches = search.microbatches;
   options.recompute = search.recompute;
   options.searchRecompute = search.searchRecompute;
+  options.singleBlockStage = search.singleBlockStage;
   if (cluster)
     options.cluster = *cluster;
   return options;
@@ -428,6 +429,7 @@ static LogicalResult planPipelineModule(
     PlanMetadata scratch;
     PlanSearchOptions stageSearch = search;
     stageSearch.searchRecompute = false;
+    stageSearch.singleBlockStage = stageOptions.singleBlockStage;
     if (failed(planModule(ctx, stage, view->first,
                           fixed->tp == 1 ? "data" : "tensor", view->second,
                           mode, /*quiet=*/true, scratch, stageSearch)))

@@ -294,6 +294,11 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
 
   // 3. Stage candidates, planned once each.
   std::map<StageKey, std::unique_ptr<StageEval>> evals;
+  // With interleaving, each chunk plans within its share of the device's
+  // memory (the device holds the sum of its chunks' peaks).
+  int64_t memoryShare = interleaved && options.cluster.memoryBytes > 0
+                            ? options.cluster.memoryBytes / int64_t(v)
+                            : 0;
   unsigned solved = 0;
   unsigned repriced = 0;
   auto plan = [&](unsigned k, bool first, bool last,
@@ -327,6 +332,9 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     AutoPlanOptions stageOptions = options;
     stageOptions.gridShape = slabGrid;
     stageOptions.activationCopies = copies;
+    if (memoryShare > 0)
+      stageOptions.cluster.memoryBytes = memoryShare;
+    stageOptions.singleBlockStage = k == 1;
     stageOptions.progress = nullptr;
     if (options.progress)
       *options.progress << llvm::formatv(
@@ -437,8 +445,9 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     // Megatron's interleaved 1F1B: P x v virtual stages of k blocks each,
     // virtual stage i on device i % P (chunk i / P), planned on that
     // device's slab with the microbatches it holds at once (the unit
-    // simulation's peak per virtual stage). A device's memory is the sum of
-    // its chunks' peaks: an upper bound, as if every chunk peaked at once.
+    // simulation's peak per virtual stage) and 1/v of the device's memory.
+    // A device's memory is the sum of its chunks' peaks: an upper bound, as
+    // if every chunk peaked at once.
     unsigned n = p * v, k = numBlocks / n;
     std::vector<StageEval *> chunk(n);
     for (unsigned i = 0; i < n; ++i)
@@ -537,6 +546,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       PlanMetadata meta;
       meta.strategy = "auto";
       meta.mode = stringifyPlanMode(options.mode).str();
+      addStageReport(*e.module, e.priced, e.predicted, meta);
       st.plan = buildPlanJson(*e.module, meta);
       stageList.push_back(json::Object{
           {"index", i},

@@ -145,6 +145,14 @@ FailureOr<RecomputeRegions> mlir::autopar::planning::applyRecomputation(
              << "selective recomputation needs an attention core (a "
                 "contraction of two activations followed by ops that lead "
                 "only to another one), and this model has none";
+  } else if (result.availableBlocks == 0 && graph.options.singleBlockStage) {
+    // A pipeline stage of one block: the stage is the block.
+    result.availableBlocks = 1;
+    if (spec.blocks > 1)
+      return emitError(loc) << "full recomputation of " << spec.blocks
+                            << " blocks, but the stage holds 1 repeated block";
+    if (spec.blocks != 0)
+      result.regions.emplace_back(graph.sequence.begin(), graph.sequence.end());
   } else {
     if (result.availableBlocks == 0)
       return emitError(loc) << "full recomputation recomputes repeated "

@@ -103,6 +103,10 @@ struct AutoPlanOptions {
   /// (a pipeline stage's microbatches in flight); the runtime inputs and
   /// activations of the persistent set count this many times.
   int64_t activationCopies = 1;
+  /// The module is one pipeline stage holding a single repeated block of
+  /// the whole model (its own structure shows no repetition): full
+  /// recomputation then recomputes the whole stage as one block.
+  bool singleBlockStage = false;
   /// Training: the recomputation priced; ignored when `searchRecompute`.
   RecomputeSpec recompute;
   /// Training: search the recomputation too (none first; selective and full
