@@ -77,8 +77,8 @@ static Value lowerScalar(PowOp, OpBuilder &b, Location loc, ValueRange args) {
   if (isUnsignedOrBool(baseType))
     return fromSignless(
         b, loc, arith::FPToUIOp::create(b, loc, signless, result), baseType);
-  return fromSignless(
-      b, loc, arith::FPToSIOp::create(b, loc, signless, result), baseType);
+  return fromSignless(b, loc, arith::FPToSIOp::create(b, loc, signless, result),
+                      baseType);
 }
 
 static Value lowerScalar(AndOp, OpBuilder &b, Location loc, ValueRange args) {
@@ -306,16 +306,14 @@ static Value lowerScalar(BitShiftOp op, OpBuilder &b, Location loc,
       b, loc, args[0], args[1],
       [right](OpBuilder &b, Location loc, Value x, Value y, bool) -> Value {
         Type type = x.getType();
-        Value shifted =
-            right ? Value(arith::ShRUIOp::create(b, loc, x, y))
-                  : Value(arith::ShLIOp::create(b, loc, x, y));
+        Value shifted = right ? Value(arith::ShRUIOp::create(b, loc, x, y))
+                              : Value(arith::ShLIOp::create(b, loc, x, y));
         Value width =
             createConstant(b, loc, type, type.getIntOrFloatBitWidth());
         Value tooFar =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, y, width);
-        return arith::SelectOp::create(b, loc, tooFar,
-                                       createConstant(b, loc, type, 0.0),
-                                       shifted);
+        return arith::SelectOp::create(
+            b, loc, tooFar, createConstant(b, loc, type, 0.0), shifted);
       });
 }
 

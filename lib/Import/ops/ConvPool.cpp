@@ -199,9 +199,10 @@ LogicalResult OnnxImporter::importPool(const NodeRef &ref, Location loc) {
 /// `where` takes the offset's index when it matches. The index of offset k
 /// is one constant of Y's shape (offset 0's) plus a scalar, so the batch
 /// and channel dimensions split like Y's.
-FailureOr<Value> OnnxImporter::importMaxPoolIndices(
-    const NodeRef &ref, Location loc, Value x, Value y,
-    const MaxPoolOp::Properties &props, bool columnMajor) {
+FailureOr<Value>
+OnnxImporter::importMaxPoolIndices(const NodeRef &ref, Location loc, Value x,
+                                   Value y, const MaxPoolOp::Properties &props,
+                                   bool columnMajor) {
   auto xType = cast<RankedTensorType>(x.getType());
   ArrayRef<int64_t> xs = xType.getShape();
   ArrayRef<int64_t> ys = cast<RankedTensorType>(y.getType()).getShape();
@@ -237,9 +238,8 @@ FailureOr<Value> OnnxImporter::importMaxPoolIndices(
   }
   double lowest = -std::numeric_limits<double>::infinity();
   if (auto intType = dyn_cast<IntegerType>(element))
-    lowest = intType.isUnsigned()
-                 ? 0.0
-                 : -std::ldexp(1.0, intType.getWidth() - 1);
+    lowest =
+        intType.isUnsigned() ? 0.0 : -std::ldexp(1.0, intType.getWidth() - 1);
   Value padded = PadOp::create(builder, loc, xType.clone(paddedShape), x,
                                createScalarConstant(loc, element, lowest),
                                builder.getDenseI64ArrayAttr(padAll),
@@ -314,8 +314,8 @@ FailureOr<Value> OnnxImporter::importMaxPoolIndices(
         rest /= ys[d];
       }
       for (int64_t i = 0; i < spatial; ++i) {
-        int64_t at = position[2 + i] * strides[i] + offset[i] * dilations[i] -
-                     pads[i];
+        int64_t at =
+            position[2 + i] * strides[i] + offset[i] * dilations[i] - pads[i];
         if (at < 0 || at >= xs[2 + i])
           valid[e] = false;
       }
@@ -373,8 +373,9 @@ LogicalResult OnnxImporter::importMaxUnpool(const NodeRef &ref, Location loc) {
   if (failed(kernel) || failed(strides) || failed(pads))
     return failure();
   if (kernel->size() != n || strides->size() != n || pads->size() != 2 * n)
-    return emitError(ref) << "expected " << n << " kernel sizes and strides and "
-                          << 2 * n << " pads, got " << kernel->size() << ", "
+    return emitError(ref) << "expected " << n
+                          << " kernel sizes and strides and " << 2 * n
+                          << " pads, got " << kernel->size() << ", "
                           << strides->size() << " and " << pads->size();
   ArrayRef<int64_t> xs = xType.getShape();
   SmallVector<int64_t> shape = {xs[0], xs[1]};
@@ -395,12 +396,11 @@ LogicalResult OnnxImporter::importMaxUnpool(const NodeRef &ref, Location loc) {
     for (size_t i = 0; fits && i < n; ++i)
       fits = (*given)[2 + i] >= shape[2 + i];
     if (!fits)
-      return emitError(ref) << "input 2 ('output_shape') must be [" << xs[0]
-                            << ", " << xs[1]
-                            << ", spatial sizes...] at least the unpooled "
-                               "shape "
-                            << formatShape(shape) << ", got "
-                            << formatShape(*given);
+      return emitError(ref)
+             << "input 2 ('output_shape') must be [" << xs[0] << ", " << xs[1]
+             << ", spatial sizes...] at least the unpooled "
+                "shape "
+             << formatShape(shape) << ", got " << formatShape(*given);
     outputShape = *given;
   }
   int64_t spatialSize = 1;
@@ -428,8 +428,7 @@ LogicalResult OnnxImporter::importMaxUnpool(const NodeRef &ref, Location loc) {
   FailureOr<Value> local = createOp<SubOp>(ref, loc, {indices, baseIndex});
   if (failed(local))
     return failure();
-  Value flatIndices =
-      createReshape(loc, *local, {xs[0], xs[1], inputSpatial});
+  Value flatIndices = createReshape(loc, *local, {xs[0], xs[1], inputSpatial});
   Value flatValues = createReshape(loc, x, {xs[0], xs[1], inputSpatial});
   Value zero = createScalarConstant(loc, xType.getElementType(), 0.0,
                                     {xs[0], xs[1], spatialSize});

@@ -51,9 +51,9 @@ bool OnnxImporter::acceptsQuantizedTypes(StringRef opType) {
               "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger",
               "QLinearMatMul", "QLinearConv"},
              true)
-      .Cases({"Add", "Sub", "Mul", "Div", "Mod", "Min", "Max", "Clip",
-              "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
-              "Where", "MaxPool", "BitShift"},
+      .Cases({"Add", "Sub", "Mul", "Div", "Mod", "Min", "Max", "Clip", "Equal",
+              "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Where",
+              "MaxPool", "BitShift"},
              true)
       .Default(false);
 }
