@@ -292,6 +292,7 @@ private:
   LogicalResult importEyeLike(const NodeRef &ref, Location loc);
   LogicalResult importGlobalMaxPool(const NodeRef &ref, Location loc);
   LogicalResult importMaxUnpool(const NodeRef &ref, Location loc);
+  LogicalResult importGridSample(const NodeRef &ref, Location loc);
   FailureOr<Value> importMaxPoolIndices(const NodeRef &ref, Location loc,
                                         Value x, Value y,
                                         const MaxPoolOp::Properties &props,
