@@ -55,6 +55,11 @@ inline constexpr DType kBool[] = {DType::Bool};
 inline constexpr DType kNumeric[] = {DType::F32, DType::I64, DType::I32};
 inline constexpr DType kIndices[] = {DType::I64, DType::I32};
 inline constexpr DType kQuantized[] = {DType::I8, DType::U8};
+/// kNumeric and the 8-bit integers (arithmetic, comparisons, Min/Max/Clip).
+inline constexpr DType kNumericOr8Bit[] = {DType::F32, DType::I64, DType::I32,
+                                           DType::I8, DType::U8};
+/// float32 and the 8-bit integers (MaxPool).
+inline constexpr DType kFloatOr8Bit[] = {DType::F32, DType::I8, DType::U8};
 
 class OnnxImporter;
 class OpImporterRegistry;
@@ -264,7 +269,9 @@ private:
   static void registerSignalImporters(OpImporterRegistry &registry);
   static void registerQuantizationImporters(OpImporterRegistry &registry);
   /// True for the operators that take int8/uint8 tensors (the quantized
-  /// family, Cast, and the views and transposes, which do no arithmetic);
+  /// family, Cast, the views and transposes, which do no arithmetic, and the
+  /// integer arithmetic, comparisons, Min/Max/Clip, Where, MaxPool and
+  /// BitShift, whose lowerings take the signedness from the element type);
   /// every other operator rejects them.
   static bool acceptsQuantizedTypes(StringRef opType);
 
@@ -273,6 +280,7 @@ private:
   LogicalResult importMatMul(const NodeRef &ref, Location loc);
   LogicalResult importUnary(const NodeRef &ref, Location loc);
   LogicalResult importBinary(const NodeRef &ref, Location loc);
+  LogicalResult importBitShift(const NodeRef &ref, Location loc);
   LogicalResult importVariadic(const NodeRef &ref, Location loc);
   LogicalResult importArgReduce(const NodeRef &ref, Location loc);
   LogicalResult importGatherElements(const NodeRef &ref, Location loc);
@@ -283,6 +291,12 @@ private:
   LogicalResult importSize(const NodeRef &ref, Location loc);
   LogicalResult importEyeLike(const NodeRef &ref, Location loc);
   LogicalResult importGlobalMaxPool(const NodeRef &ref, Location loc);
+  LogicalResult importMaxUnpool(const NodeRef &ref, Location loc);
+  LogicalResult importGridSample(const NodeRef &ref, Location loc);
+  FailureOr<Value> importMaxPoolIndices(const NodeRef &ref, Location loc,
+                                        Value x, Value y,
+                                        const MaxPoolOp::Properties &props,
+                                        bool columnMajor);
   LogicalResult importInstanceNorm(const NodeRef &ref, Location loc);
   LogicalResult importHardmax(const NodeRef &ref, Location loc);
   LogicalResult importOneHot(const NodeRef &ref, Location loc);

@@ -40,16 +40,27 @@ using namespace mlir::autopar::tolinalg;
 // Scalars
 //===----------------------------------------------------------------------===//
 
+/// `type` as a signless integer when it is a signed or unsigned one, else
+/// `type` itself: the type arith computes `type`'s values in.
+static Type getArithType(Type type) {
+  auto intType = dyn_cast<IntegerType>(type);
+  if (!intType || intType.isSignless())
+    return type;
+  return IntegerType::get(type.getContext(), intType.getWidth());
+}
+
 Value tolinalg::createConstant(OpBuilder &b, Location loc, Type type,
                                double value) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));
   auto intType = cast<IntegerType>(type);
   unsigned width = intType.getWidth();
+  Type arithType = getArithType(type);
   if (width == 1)
     return arith::ConstantOp::create(
         b, loc, b.getIntegerAttr(type, value != 0.0 ? 1 : 0));
-  // Clamp into the representable range before converting.
+  // Clamp into the representable range of `type` (unsigned ones included)
+  // before converting.
   bool isUnsigned = intType.isUnsigned();
   APInt low =
       isUnsigned ? APInt::getMinValue(width) : APInt::getSignedMinValue(width);
@@ -67,7 +78,9 @@ Value tolinalg::createConstant(OpBuilder &b, Location loc, Type type,
   else
     bits = APInt(width, static_cast<uint64_t>(static_cast<int64_t>(value)),
                  /*isSigned=*/true, /*implicitTrunc=*/true);
-  return arith::ConstantOp::create(b, loc, IntegerAttr::get(type, bits));
+  Value constant =
+      arith::ConstantOp::create(b, loc, IntegerAttr::get(arithType, bits));
+  return fromSignless(b, loc, constant, type);
 }
 
 Value tolinalg::createLowest(OpBuilder &b, Location loc, Type type) {
@@ -81,54 +94,87 @@ Value tolinalg::createLowest(OpBuilder &b, Location loc, Type type) {
   APInt lowest = intType.isUnsigned() || width == 1
                      ? APInt::getMinValue(width)
                      : APInt::getSignedMinValue(width);
-  return arith::ConstantOp::create(b, loc, IntegerAttr::get(type, lowest));
+  Value constant = arith::ConstantOp::create(
+      b, loc, IntegerAttr::get(getArithType(type), lowest));
+  return fromSignless(b, loc, constant, type);
 }
 
-static bool isUnsignedInt(Type type) {
+bool tolinalg::isUnsignedInteger(Type type) {
   auto intType = dyn_cast<IntegerType>(type);
   return intType && (intType.isUnsigned() || intType.getWidth() == 1);
+}
+
+Value tolinalg::createIntegerOp(
+    OpBuilder &b, Location loc, Value lhs, Value rhs,
+    function_ref<Value(OpBuilder &, Location, Value, Value, bool)> build) {
+  Type type = lhs.getType();
+  Value x = toSignless(b, loc, lhs);
+  Value y = toSignless(b, loc, rhs);
+  Value result = build(b, loc, x, y, isUnsignedInteger(type));
+  return fromSignless(b, loc, result, type);
 }
 
 Value tolinalg::createAdd(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   if (isa<FloatType>(lhs.getType()))
     return arith::AddFOp::create(b, loc, lhs, rhs);
-  return arith::AddIOp::create(b, loc, lhs, rhs);
+  return createIntegerOp(
+      b, loc, lhs, rhs, [](OpBuilder &b, Location loc, Value x, Value y, bool) {
+        return arith::AddIOp::create(b, loc, x, y).getResult();
+      });
 }
 
 Value tolinalg::createSub(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   if (isa<FloatType>(lhs.getType()))
     return arith::SubFOp::create(b, loc, lhs, rhs);
-  return arith::SubIOp::create(b, loc, lhs, rhs);
+  return createIntegerOp(
+      b, loc, lhs, rhs, [](OpBuilder &b, Location loc, Value x, Value y, bool) {
+        return arith::SubIOp::create(b, loc, x, y).getResult();
+      });
 }
 
 Value tolinalg::createMul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   if (isa<FloatType>(lhs.getType()))
     return arith::MulFOp::create(b, loc, lhs, rhs);
-  return arith::MulIOp::create(b, loc, lhs, rhs);
+  return createIntegerOp(
+      b, loc, lhs, rhs, [](OpBuilder &b, Location loc, Value x, Value y, bool) {
+        return arith::MulIOp::create(b, loc, x, y).getResult();
+      });
 }
 
 Value tolinalg::createDiv(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   if (isa<FloatType>(lhs.getType()))
     return arith::DivFOp::create(b, loc, lhs, rhs);
-  if (isUnsignedInt(lhs.getType()))
-    return arith::DivUIOp::create(b, loc, lhs, rhs);
-  return arith::DivSIOp::create(b, loc, lhs, rhs);
+  return createIntegerOp(b, loc, lhs, rhs,
+                         [](OpBuilder &b, Location loc, Value x, Value y,
+                            bool isUnsigned) -> Value {
+                           if (isUnsigned)
+                             return arith::DivUIOp::create(b, loc, x, y);
+                           return arith::DivSIOp::create(b, loc, x, y);
+                         });
 }
 
 Value tolinalg::createMax(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   if (isa<FloatType>(lhs.getType()))
     return arith::MaximumFOp::create(b, loc, lhs, rhs);
-  if (isUnsignedInt(lhs.getType()))
-    return arith::MaxUIOp::create(b, loc, lhs, rhs);
-  return arith::MaxSIOp::create(b, loc, lhs, rhs);
+  return createIntegerOp(b, loc, lhs, rhs,
+                         [](OpBuilder &b, Location loc, Value x, Value y,
+                            bool isUnsigned) -> Value {
+                           if (isUnsigned)
+                             return arith::MaxUIOp::create(b, loc, x, y);
+                           return arith::MaxSIOp::create(b, loc, x, y);
+                         });
 }
 
 Value tolinalg::createMin(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   if (isa<FloatType>(lhs.getType()))
     return arith::MinimumFOp::create(b, loc, lhs, rhs);
-  if (isUnsignedInt(lhs.getType()))
-    return arith::MinUIOp::create(b, loc, lhs, rhs);
-  return arith::MinSIOp::create(b, loc, lhs, rhs);
+  return createIntegerOp(b, loc, lhs, rhs,
+                         [](OpBuilder &b, Location loc, Value x, Value y,
+                            bool isUnsigned) -> Value {
+                           if (isUnsigned)
+                             return arith::MinUIOp::create(b, loc, x, y);
+                           return arith::MinSIOp::create(b, loc, x, y);
+                         });
 }
 
 //===----------------------------------------------------------------------===//

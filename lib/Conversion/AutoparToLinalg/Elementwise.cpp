@@ -28,10 +28,7 @@ using namespace mlir::autopar::tolinalg;
 /// Element types an op accepts.
 enum class Elements { Numeric, Float, Bool };
 
-static bool isUnsignedOrBool(Type type) {
-  auto intType = dyn_cast<IntegerType>(type);
-  return intType && (intType.isUnsigned() || intType.getWidth() == 1);
-}
+static bool isUnsignedOrBool(Type type) { return isUnsignedInteger(type); }
 
 //===----------------------------------------------------------------------===//
 // Scalar formulas: one overload per op
@@ -67,8 +64,8 @@ static Value lowerScalar(PowOp, OpBuilder &b, Location loc, ValueRange args) {
                  ? Value(arith::ExtFOp::create(b, loc, target, v))
                  : Value(arith::TruncFOp::create(b, loc, target, v));
     if (isUnsignedOrBool(t))
-      return arith::UIToFPOp::create(b, loc, target, v);
-    return arith::SIToFPOp::create(b, loc, target, v);
+      return arith::UIToFPOp::create(b, loc, target, toSignless(b, loc, v));
+    return arith::SIToFPOp::create(b, loc, target, toSignless(b, loc, v));
   };
   if (auto floatType = dyn_cast<FloatType>(baseType))
     return math::PowFOp::create(b, loc, base, toFloat(exponent, floatType));
@@ -76,9 +73,12 @@ static Value lowerScalar(PowOp, OpBuilder &b, Location loc, ValueRange args) {
   Value base64 = toFloat(base, f64);
   Value exponent64 = toFloat(exponent, f64);
   Value result = math::PowFOp::create(b, loc, base64, exponent64);
+  Type signless = toSignless(b, loc, base).getType();
   if (isUnsignedOrBool(baseType))
-    return arith::FPToUIOp::create(b, loc, baseType, result);
-  return arith::FPToSIOp::create(b, loc, baseType, result);
+    return fromSignless(
+        b, loc, arith::FPToUIOp::create(b, loc, signless, result), baseType);
+  return fromSignless(b, loc, arith::FPToSIOp::create(b, loc, signless, result),
+                      baseType);
 }
 
 static Value lowerScalar(AndOp, OpBuilder &b, Location loc, ValueRange args) {
@@ -91,10 +91,12 @@ static Value createCompare(OpBuilder &b, Location loc, Value lhs, Value rhs,
                            arith::CmpIPredicate unsignedPredicate) {
   if (isa<FloatType>(lhs.getType()))
     return arith::CmpFOp::create(b, loc, floatPredicate, lhs, rhs);
+  Value x = toSignless(b, loc, lhs);
+  Value y = toSignless(b, loc, rhs);
   return arith::CmpIOp::create(
       b, loc,
-      isUnsignedOrBool(lhs.getType()) ? unsignedPredicate : signedPredicate,
-      lhs, rhs);
+      isUnsignedOrBool(lhs.getType()) ? unsignedPredicate : signedPredicate, x,
+      y);
 }
 
 static Value lowerScalar(EqualOp, OpBuilder &b, Location loc, ValueRange args) {
@@ -268,25 +270,51 @@ static Value lowerScalar(MinOp, OpBuilder &b, Location loc, ValueRange args) {
 static Value lowerScalar(ModOp op, OpBuilder &b, Location loc,
                          ValueRange args) {
   Value x = args[0], y = args[1];
-  Type type = x.getType();
-  if (isa<FloatType>(type))
+  if (isa<FloatType>(x.getType()))
     return arith::RemFOp::create(b, loc, x, y);
-  if (isUnsignedOrBool(type))
-    return arith::RemUIOp::create(b, loc, x, y);
-  Value r = arith::RemSIOp::create(b, loc, x, y);
-  if (op.getFmod())
-    return r;
-  Value zero = createConstant(b, loc, type, 0.0);
-  Value nonZero =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, r, zero);
-  Value rNeg =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, zero);
-  Value yNeg =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, y, zero);
-  Value differ = arith::XOrIOp::create(b, loc, rNeg, yNeg);
-  Value adjust = arith::AndIOp::create(b, loc, nonZero, differ);
-  return arith::SelectOp::create(b, loc, adjust,
-                                 arith::AddIOp::create(b, loc, r, y), r);
+  bool fmod = op.getFmod();
+  return createIntegerOp(
+      b, loc, x, y,
+      [fmod](OpBuilder &b, Location loc, Value x, Value y,
+             bool isUnsigned) -> Value {
+        // Unsigned remainders have no sign to fix.
+        if (isUnsigned)
+          return arith::RemUIOp::create(b, loc, x, y);
+        Value r = arith::RemSIOp::create(b, loc, x, y);
+        if (fmod)
+          return r;
+        Value zero = createConstant(b, loc, x.getType(), 0.0);
+        Value nonZero =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, r, zero);
+        Value rNeg =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, zero);
+        Value yNeg =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, y, zero);
+        Value differ = arith::XOrIOp::create(b, loc, rNeg, yNeg);
+        Value adjust = arith::AndIOp::create(b, loc, nonZero, differ);
+        return arith::SelectOp::create(b, loc, adjust,
+                                       arith::AddIOp::create(b, loc, r, y), r);
+      });
+}
+
+/// A logical shift; shifting by the width or more gives 0 (arith's shifts
+/// are poison there).
+static Value lowerScalar(BitShiftOp op, OpBuilder &b, Location loc,
+                         ValueRange args) {
+  bool right = op.getRight();
+  return createIntegerOp(
+      b, loc, args[0], args[1],
+      [right](OpBuilder &b, Location loc, Value x, Value y, bool) -> Value {
+        Type type = x.getType();
+        Value shifted = right ? Value(arith::ShRUIOp::create(b, loc, x, y))
+                              : Value(arith::ShLIOp::create(b, loc, x, y));
+        Value width =
+            createConstant(b, loc, type, type.getIntOrFloatBitWidth());
+        Value tooFar =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, y, width);
+        return arith::SelectOp::create(
+            b, loc, tooFar, createConstant(b, loc, type, 0.0), shifted);
+      });
 }
 
 /// x < 0 ? slope * x : x.
@@ -626,7 +654,8 @@ void tolinalg::populateElementwisePatterns(RewritePatternSet &patterns) {
   patterns.add<ElementwiseLowering<GreaterOrEqualOp>,
                ElementwiseLowering<LessOrEqualOp>, ElementwiseLowering<MaxOp>,
                ElementwiseLowering<MinOp>, ElementwiseLowering<ModOp>,
-               ElementwiseLowering<PReluOp>, ElementwiseLowering<SignOp>>(ctx);
+               ElementwiseLowering<PReluOp>, ElementwiseLowering<SignOp>,
+               ElementwiseLowering<BitShiftOp>>(ctx);
   patterns.add<ElementwiseLowering<AndOp, Elements::Bool>,
                ElementwiseLowering<NotOp, Elements::Bool>,
                ElementwiseLowering<OrOp, Elements::Bool>,

@@ -26,11 +26,28 @@ namespace mlir::autopar::tolinalg {
 // Scalars
 //===----------------------------------------------------------------------===//
 
-/// An `arith.constant` of scalar `type` (float or integer) holding `value`
-/// (truncated toward zero for integers).
+// Scalars of every element type go in and come out with their own type:
+// unsigned integers (`ui8`, ONNX UINT8) enter arith as the signless integers
+// of their width (toSignless) and leave it recast (fromSignless), and the
+// signedness of an integer operation (division, remainder, min/max,
+// comparisons, widening) comes from that type.
+
+/// An `arith.constant` of scalar `type` (float or integer, unsigned ones
+/// recast) holding `value` (truncated toward zero for integers, clamped into
+/// the range of `type`).
 Value createConstant(OpBuilder &b, Location loc, Type type, double value);
-/// The lowest value of `type`: -inf for floats, the minimum of integers.
+/// The lowest value of `type`: -inf for floats, the minimum of integers (0
+/// for unsigned ones and bool).
 Value createLowest(OpBuilder &b, Location loc, Type type);
+
+/// True for integers whose arithmetic is unsigned: explicitly unsigned types
+/// and bool (i1).
+bool isUnsignedInteger(Type type);
+/// `build(signless lhs, signless rhs, isUnsigned)` computed on the integer
+/// scalars `lhs` and `rhs` (of one type), recast to that type.
+Value createIntegerOp(
+    OpBuilder &b, Location loc, Value lhs, Value rhs,
+    function_ref<Value(OpBuilder &, Location, Value, Value, bool)> build);
 
 /// Float or integer arithmetic picked from the operand type. Integers are
 /// signed unless their type is explicitly unsigned; division truncates toward

@@ -29,6 +29,7 @@ void OnnxImporter::registerConvPoolImporters(OpImporterRegistry &registry) {
   registry.add("AveragePool", 1, &OnnxImporter::importPool);
   registry.add("GlobalAveragePool", 1, &OnnxImporter::importUnary);
   registry.add("GlobalMaxPool", 1, &OnnxImporter::importGlobalMaxPool);
+  registry.add("MaxUnpool", 9, &OnnxImporter::importMaxUnpool);
   registry.add("ConvTranspose", 1, &OnnxImporter::importConvTranspose);
 }
 
@@ -122,10 +123,9 @@ LogicalResult OnnxImporter::importPool(const NodeRef &ref, Location loc) {
   allowed.push_back(isMax ? "storage_order" : "count_include_pad");
   if (failed(checkNode(ref, 1, 1, allowed, isMax ? 2 : 1)))
     return failure();
-  if (isMax && ref.node->output_size() > 1 && !ref.node->output(1).empty())
-    return emitError(ref) << "the Indices output ('" << ref.node->output(1)
-                          << "') is unsupported";
-  if (failed(checkInputType(ref, 0, kFloat)))
+  if (failed(checkInputType(ref, 0,
+                            isMax ? ArrayRef<DType>(kFloatOr8Bit)
+                                  : ArrayRef<DType>(kFloat))))
     return failure();
   Value x = input(ref, 0);
   auto xType = cast<RankedTensorType>(x.getType());
@@ -143,9 +143,14 @@ LogicalResult OnnxImporter::importPool(const NodeRef &ref, Location loc) {
   FailureOr<int64_t> ceilMode = intAttr(ref, "ceil_mode", 0);
   FailureOr<int64_t> countIncludePad = intAttr(ref, "count_include_pad", 0);
   FailureOr<std::string> autoPad = stringAttr(ref, "auto_pad", "NOTSET");
+  FailureOr<int64_t> storageOrder = intAttr(ref, "storage_order", 0);
   if (failed(kernel) || failed(strides) || failed(dilations) || failed(pads) ||
-      failed(ceilMode) || failed(countIncludePad) || failed(autoPad))
+      failed(ceilMode) || failed(countIncludePad) || failed(autoPad) ||
+      failed(storageOrder))
     return failure();
+  if (*storageOrder != 0 && *storageOrder != 1)
+    return emitError(ref) << "attribute 'storage_order' must be 0 or 1, got "
+                          << *storageOrder;
   if (kernel->size() != n || strides->size() != n || dilations->size() != n ||
       pads->size() != 2 * n)
     return emitError(ref) << "expected " << n
@@ -171,12 +176,279 @@ LogicalResult OnnxImporter::importPool(const NodeRef &ref, Location loc) {
     MaxPoolOp::Properties props;
     fill(props);
     result = createOp<MaxPoolOp>(ref, loc, x, props);
+    if (succeeded(result) && isOutputUsed(ref, 1)) {
+      FailureOr<Value> indices =
+          importMaxPoolIndices(ref, loc, x, *result, props, *storageOrder == 1);
+      if (failed(indices) || failed(setOutput(ref, 1, *indices)))
+        return failure();
+    }
   } else {
     AveragePoolOp::Properties props;
     fill(props);
     result = createOp<AveragePoolOp>(ref, loc, x, props);
   }
   return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
+/// MaxPool's Indices output: per window, the flat index into X (batch and
+/// channel included, pads excluded; spatial dimensions row-major, or
+/// column-major with storage_order 1) of its first maximum in window order.
+/// Built from ops with their own rules: for each kernel offset, the strided
+/// view of X padded with the lowest value is compared with Y (positions in
+/// the padding never match), and from the last offset to the first a
+/// `where` takes the offset's index when it matches. The index of offset k
+/// is one constant of Y's shape (offset 0's) plus a scalar, so the batch
+/// and channel dimensions split like Y's.
+FailureOr<Value>
+OnnxImporter::importMaxPoolIndices(const NodeRef &ref, Location loc, Value x,
+                                   Value y, const MaxPoolOp::Properties &props,
+                                   bool columnMajor) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  ArrayRef<int64_t> xs = xType.getShape();
+  ArrayRef<int64_t> ys = cast<RankedTensorType>(y.getType()).getShape();
+  ArrayRef<int64_t> kernel = props.getKernelShape().asArrayRef();
+  ArrayRef<int64_t> strides = props.getStrides().asArrayRef();
+  ArrayRef<int64_t> dilations = props.getDilations().asArrayRef();
+  ArrayRef<int64_t> pads = props.getPads().asArrayRef();
+  int64_t spatial = kernel.size(), rank = xs.size();
+  Type element = xType.getElementType();
+  Type i64 = builder.getI64Type();
+
+  // Flat strides of X's dimensions as Indices counts them.
+  SmallVector<int64_t> flat(rank, 1);
+  int64_t spatialSize = 1;
+  for (int64_t i = 0; i < spatial; ++i)
+    spatialSize *= xs[2 + i];
+  flat[1] = spatialSize;
+  flat[0] = spatialSize * xs[1];
+  for (int64_t i = 0, step = 1; i < spatial; ++i) {
+    int64_t d = columnMajor ? 2 + i : rank - 1 - i;
+    flat[d] = step;
+    step *= xs[d];
+  }
+
+  // X padded with the lowest value, far enough for every strided view.
+  SmallVector<int64_t> padAll(2 * rank, 0), paddedShape(xs);
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t need =
+        (ys[2 + i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1;
+    padAll[2 + i] = pads[i];
+    padAll[rank + 2 + i] = std::max<int64_t>(0, need - xs[2 + i] - pads[i]);
+    paddedShape[2 + i] += padAll[2 + i] + padAll[rank + 2 + i];
+  }
+  double lowest = -std::numeric_limits<double>::infinity();
+  if (auto intType = dyn_cast<IntegerType>(element))
+    lowest =
+        intType.isUnsigned() ? 0.0 : -std::ldexp(1.0, intType.getWidth() - 1);
+  Value padded = PadOp::create(builder, loc, xType.clone(paddedShape), x,
+                               createScalarConstant(loc, element, lowest),
+                               builder.getDenseI64ArrayAttr(padAll),
+                               builder.getStringAttr("constant"));
+
+  // The index of offset 0 at every output position, and the validity of
+  // each offset's positions: constants of Y's shape, and ops per kernel
+  // offset, within bounds.
+  int64_t count = ShapedType::getNumElements(ys);
+  int64_t offsets = 1;
+  for (int64_t k : kernel)
+    offsets *= k;
+  constexpr int64_t kMaxIndexElements = int64_t(1) << 26, kMaxOffsets = 4096;
+  if (count > kMaxIndexElements || offsets > kMaxOffsets)
+    return emitError(ref) << "the Indices output is supported up to "
+                          << kMaxIndexElements << " elements and "
+                          << kMaxOffsets << " kernel positions, got " << count
+                          << " and " << offsets;
+  auto indexType = RankedTensorType::get(ys, i64);
+  SmallVector<int64_t> base(count);
+  SmallVector<int64_t> position(rank, 0);
+  for (int64_t e = 0; e < count; ++e) {
+    for (int64_t d = rank - 1, rest = e; d >= 0; --d) {
+      position[d] = rest % ys[d];
+      rest /= ys[d];
+    }
+    int64_t index = position[0] * flat[0] + position[1] * flat[1];
+    for (int64_t i = 0; i < spatial; ++i)
+      index += (position[2 + i] * strides[i] - pads[i]) * flat[2 + i];
+    base[e] = index;
+  }
+  Value baseIndex =
+      ConstantOp::create(builder, loc, indexType,
+                         cast<ElementsAttr>(DenseElementsAttr::get(
+                             indexType, ArrayRef<int64_t>(base))));
+
+  Value result;
+  for (int64_t linear = offsets - 1; linear >= 0; --linear) {
+    SmallVector<int64_t> offset(spatial);
+    for (int64_t i = spatial - 1, rest = linear; i >= 0; --i) {
+      offset[i] = rest % kernel[i];
+      rest /= kernel[i];
+    }
+    int64_t delta = 0;
+    for (int64_t i = 0; i < spatial; ++i)
+      delta += offset[i] * dilations[i] * flat[2 + i];
+    FailureOr<Value> index = createOp<AddOp>(
+        ref, loc, {baseIndex, createScalarConstant(loc, i64, delta)});
+    if (failed(index))
+      return failure();
+    if (!result) {
+      result = *index;
+      continue;
+    }
+    SmallVector<int64_t> starts(rank, 0), steps(rank, 1);
+    for (int64_t i = 0; i < spatial; ++i) {
+      starts[2 + i] = offset[i] * dilations[i];
+      steps[2 + i] = strides[i];
+    }
+    Value view = SliceOp::create(builder, loc, xType.clone(ys), padded,
+                                 builder.getDenseI64ArrayAttr(starts),
+                                 builder.getDenseI64ArrayAttr(steps));
+    FailureOr<Value> hit = createOp<EqualOp>(ref, loc, {view, y});
+    if (failed(hit))
+      return failure();
+    // Positions of this offset that fall in the padding never match.
+    SmallVector<bool> valid(count, true);
+    bool anyPadding = false;
+    for (int64_t e = 0; e < count; ++e) {
+      for (int64_t d = rank - 1, rest = e; d >= 0; --d) {
+        position[d] = rest % ys[d];
+        rest /= ys[d];
+      }
+      for (int64_t i = 0; i < spatial; ++i) {
+        int64_t at =
+            position[2 + i] * strides[i] + offset[i] * dilations[i] - pads[i];
+        if (at < 0 || at >= xs[2 + i])
+          valid[e] = false;
+      }
+      anyPadding |= !valid[e];
+    }
+    if (anyPadding) {
+      auto maskType = RankedTensorType::get(ys, builder.getI1Type());
+      Value mask = ConstantOp::create(
+          builder, loc, maskType,
+          cast<ElementsAttr>(DenseElementsAttr::get(maskType, valid)));
+      hit = createOp<AndOp>(ref, loc, {*hit, mask});
+      if (failed(hit))
+        return failure();
+    }
+    FailureOr<Value> chosen =
+        createOp<WhereOp>(ref, loc, {*hit, *index, result});
+    if (failed(chosen))
+      return failure();
+    result = *chosen;
+  }
+  return result;
+}
+
+/// MaxUnpool: zeros of the unpooled shape ((in - 1) * stride + kernel -
+/// pads) with X's values at the flat indices I (MaxPool's Indices, which
+/// address that shape). A larger output_shape (known at compile time)
+/// appends zeros at the end of each spatial dimension, as ONNX's reference
+/// does (test_maxunpool_export_with_output_shape). Per batch and channel the
+/// indices are
+/// made local (minus (n * C + c) * spatial size, a constant), and a
+/// scatter_elements along the flattened spatial dimension of [N, C, HW...]
+/// places the values, so batch and channels split.
+LogicalResult OnnxImporter::importMaxUnpool(const NodeRef &ref, Location loc) {
+  if (failed(checkNode(ref, 2, 3, {"kernel_shape", "pads", "strides"})) ||
+      failed(checkInputType(ref, 0, kFloat)) ||
+      failed(checkInputType(ref, 1, kIndices)))
+    return failure();
+  Value x = input(ref, 0), indices = input(ref, 1);
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto iType = cast<RankedTensorType>(indices.getType());
+  if (xType.getRank() < 3)
+    return emitError(ref) << "expected an input of rank >= 3, got "
+                          << typeToString(xType);
+  if (iType.getShape() != xType.getShape())
+    return emitError(ref) << "input 1 ('I') must have X's shape "
+                          << formatShape(xType.getShape()) << ", got "
+                          << formatShape(iType.getShape());
+  size_t n = xType.getRank() - 2;
+  if (!findAttr(ref, "kernel_shape"))
+    return emitError(ref) << "attribute 'kernel_shape' is required";
+  SmallVector<int64_t> ones(n, 1), zeros(2 * n, 0);
+  FailureOr<SmallVector<int64_t>> kernel = intsAttr(ref, "kernel_shape", {});
+  FailureOr<SmallVector<int64_t>> strides = intsAttr(ref, "strides", ones);
+  FailureOr<SmallVector<int64_t>> pads = intsAttr(ref, "pads", zeros);
+  if (failed(kernel) || failed(strides) || failed(pads))
+    return failure();
+  if (kernel->size() != n || strides->size() != n || pads->size() != 2 * n)
+    return emitError(ref) << "expected " << n
+                          << " kernel sizes and strides and " << 2 * n
+                          << " pads, got " << kernel->size() << ", "
+                          << strides->size() << " and " << pads->size();
+  ArrayRef<int64_t> xs = xType.getShape();
+  SmallVector<int64_t> shape = {xs[0], xs[1]};
+  for (size_t i = 0; i < n; ++i) {
+    if ((*kernel)[i] < 1 || (*strides)[i] < 1)
+      return emitError(ref) << "kernel sizes and strides must be positive";
+    shape.push_back((xs[2 + i] - 1) * (*strides)[i] + (*kernel)[i] -
+                    (*pads)[i] - (*pads)[n + i]);
+  }
+  SmallVector<int64_t> outputShape = shape;
+  if (hasInput(ref, 2)) {
+    FailureOr<SmallVector<int64_t>> given =
+        requireKnownInts(ref, 2, "output_shape");
+    if (failed(given))
+      return failure();
+    bool fits = given->size() == xs.size() && (*given)[0] == xs[0] &&
+                (*given)[1] == xs[1];
+    for (size_t i = 0; fits && i < n; ++i)
+      fits = (*given)[2 + i] >= shape[2 + i];
+    if (!fits)
+      return emitError(ref)
+             << "input 2 ('output_shape') must be [" << xs[0] << ", " << xs[1]
+             << ", spatial sizes...] at least the unpooled "
+                "shape "
+             << formatShape(shape) << ", got " << formatShape(*given);
+    outputShape = *given;
+  }
+  int64_t spatialSize = 1;
+  for (size_t i = 0; i < n; ++i) {
+    if (shape[2 + i] < 1)
+      return emitError(ref) << "the output shape " << formatShape(shape)
+                            << " has an empty spatial dimension";
+    spatialSize *= shape[2 + i];
+  }
+  int64_t inputSpatial = 1;
+  for (size_t i = 0; i < n; ++i)
+    inputSpatial *= xs[2 + i];
+
+  // (n * C + c) * spatialSize, broadcast over the spatial dimensions.
+  SmallVector<int64_t> baseShape = {xs[0], xs[1]};
+  baseShape.append(n, 1);
+  auto baseType = RankedTensorType::get(baseShape, iType.getElementType());
+  SmallVector<APInt> base;
+  unsigned width = iType.getElementType().getIntOrFloatBitWidth();
+  for (int64_t e = 0; e < xs[0] * xs[1]; ++e)
+    base.push_back(APInt(width, e * spatialSize, /*isSigned=*/true));
+  Value baseIndex = ConstantOp::create(
+      builder, loc, baseType,
+      cast<ElementsAttr>(DenseElementsAttr::get(baseType, base)));
+  FailureOr<Value> local = createOp<SubOp>(ref, loc, {indices, baseIndex});
+  if (failed(local))
+    return failure();
+  Value flatIndices = createReshape(loc, *local, {xs[0], xs[1], inputSpatial});
+  Value flatValues = createReshape(loc, x, {xs[0], xs[1], inputSpatial});
+  Value zero = createScalarConstant(loc, xType.getElementType(), 0.0,
+                                    {xs[0], xs[1], spatialSize});
+  ScatterElementsOp::Properties props;
+  props.setAxis(builder.getI64IntegerAttr(2));
+  props.setReduction(builder.getStringAttr("none"));
+  FailureOr<Value> scattered = createOp<ScatterElementsOp>(
+      ref, loc, {zero, flatIndices, flatValues}, props);
+  if (failed(scattered))
+    return failure();
+  Value result = createReshape(loc, *scattered, shape);
+  if (outputShape != shape) {
+    SmallVector<int64_t> padAll(2 * xs.size(), 0);
+    for (size_t i = 0; i < n; ++i)
+      padAll[xs.size() + 2 + i] = outputShape[2 + i] - shape[2 + i];
+    result = PadOp::create(builder, loc, xType.clone(outputShape), result,
+                           Value(), builder.getDenseI64ArrayAttr(padAll),
+                           builder.getStringAttr("constant"));
+  }
+  return setOutput(ref, 0, result);
 }
 
 /// GlobalMaxPool: the maximum over the spatial dimensions, kept with size 1.

@@ -78,6 +78,7 @@ void OnnxImporter::registerElementwiseImporters(OpImporterRegistry &registry) {
   registry.add("Xor", 7, &OnnxImporter::importBinary);
   registry.add("Mod", 10, &OnnxImporter::importBinary);
   registry.add("PRelu", 7, &OnnxImporter::importBinary);
+  registry.add("BitShift", 11, &OnnxImporter::importBitShift);
   registry.add("Max", 8, &OnnxImporter::importVariadic);
   registry.add("Min", 8, &OnnxImporter::importVariadic);
   registry.add("Sum", 8, &OnnxImporter::importVariadic);
@@ -250,7 +251,10 @@ LogicalResult OnnxImporter::importBinary(const NodeRef &ref, Location loc) {
     if (failed(checkInputType(ref, 0, kBool)) ||
         failed(checkInputType(ref, 1, kBool)))
       return failure();
-  } else if (failed(checkInputType(ref, 0, kNumeric))) {
+  } else if (failed(checkInputType(ref, 0,
+                                   llvm::is_contained({"Pow", "PRelu"}, op)
+                                       ? ArrayRef<DType>(kNumeric)
+                                       : ArrayRef<DType>(kNumericOr8Bit)))) {
     return failure();
   }
   // Mod on floats is C's fmod: ONNX requires fmod = 1 there.
@@ -264,7 +268,9 @@ LogicalResult OnnxImporter::importBinary(const NodeRef &ref, Location loc) {
       {"Add", "Sub", "Mul", "Div", "Pow", "And", "Equal", "Less", "Greater"},
       op);
   const ConstTensor *lhs = knownInput(ref, 0), *rhs = knownInput(ref, 1);
-  if (foldable && lhs && rhs && (lhs->dtype == rhs->dtype || op == "Pow")) {
+  // 8-bit integers wrap around: computed by the lowering, not folded.
+  if (foldable && lhs && rhs && (lhs->dtype == rhs->dtype || op == "Pow") &&
+      !llvm::is_contained(kQuantized, lhs->dtype)) {
     std::string error;
     FailureOr<ConstTensor> folded = foldBinary(op, *lhs, *rhs, error);
     if (failed(folded))
@@ -303,6 +309,29 @@ LogicalResult OnnxImporter::importBinary(const NodeRef &ref, Location loc) {
   return failed(result) ? failure() : setOutput(ref, 0, *result);
 }
 
+/// BitShift (opset 11): a logical shift LEFT or RIGHT of uint8 tensors
+/// (ONNX also has uint16/32/64, element types autopar does not carry).
+LogicalResult OnnxImporter::importBitShift(const NodeRef &ref, Location loc) {
+  if (failed(checkNode(ref, 2, 2, {"direction"})) ||
+      failed(checkInputType(ref, 0, {DType::U8})) ||
+      failed(checkInputType(ref, 1, {DType::U8})))
+    return failure();
+  if (!findAttr(ref, "direction"))
+    return emitError(ref) << "attribute 'direction' is required";
+  FailureOr<std::string> direction = stringAttr(ref, "direction", "");
+  if (failed(direction))
+    return failure();
+  if (*direction != "LEFT" && *direction != "RIGHT")
+    return emitError(ref) << "attribute 'direction' must be 'LEFT' or "
+                             "'RIGHT', got '"
+                          << *direction << "'";
+  BitShiftOp::Properties props;
+  props.setRight(builder.getBoolAttr(*direction == "RIGHT"));
+  FailureOr<Value> result =
+      createOp<BitShiftOp>(ref, loc, {input(ref, 0), input(ref, 1)}, props);
+  return failed(result) ? failure() : setOutput(ref, 0, *result);
+}
+
 /// Max, Min, Sum, Mean of one or more inputs with multidirectional
 /// broadcasting: a chain of binary max / min / add (Mean: the sum times
 /// 1 / n).
@@ -310,8 +339,9 @@ LogicalResult OnnxImporter::importVariadic(const NodeRef &ref, Location loc) {
   StringRef op = ref.node->op_type();
   if (failed(checkNode(ref, 1, kVariadic, {})) ||
       failed(checkInputType(ref, 0,
-                            op == "Mean" ? ArrayRef<DType>(kFloat)
-                                         : ArrayRef<DType>(kNumeric))))
+                            op == "Mean"  ? ArrayRef<DType>(kFloat)
+                            : op == "Sum" ? ArrayRef<DType>(kNumeric)
+                                          : ArrayRef<DType>(kNumericOr8Bit))))
     return failure();
   Value acc = input(ref, 0);
   for (int i = 1, e = ref.node->input_size(); i < e; ++i) {
@@ -340,7 +370,7 @@ LogicalResult OnnxImporter::importClip(const NodeRef &ref, Location loc) {
   bool asInputs = ref.opset >= 11;
   if (failed(asInputs ? checkNode(ref, 1, 3, {})
                       : checkNode(ref, 1, 1, {"min", "max"})) ||
-      failed(checkInputType(ref, 0, kNumeric)))
+      failed(checkInputType(ref, 0, kNumericOr8Bit)))
     return failure();
   ClipOp::Properties props;
   Value runtimeBounds[2];

@@ -41,12 +41,19 @@ void OnnxImporter::registerQuantizationImporters(OpImporterRegistry &registry) {
 
 bool OnnxImporter::acceptsQuantizedTypes(StringRef opType) {
   // Cast converts to and from them (createCast in the lowering); the views
-  // and transposes move their bytes without arithmetic.
+  // and transposes move their bytes without arithmetic; the integer
+  // arithmetic, comparisons and max pooling lower with the unsigned arith
+  // forms on ui8 (the scalar helpers of the lowering read the signedness
+  // from the element type). Each importer still checks its own types.
   return llvm::StringSwitch<bool>(opType)
       .Cases({"Cast", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
               "Transpose", "QuantizeLinear", "DequantizeLinear",
               "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger",
               "QLinearMatMul", "QLinearConv"},
+             true)
+      .Cases({"Add", "Sub", "Mul", "Div", "Mod", "Min", "Max", "Clip", "Equal",
+              "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Where",
+              "MaxPool", "BitShift"},
              true)
       .Default(false);
 }

@@ -32,6 +32,7 @@ using NodeRef = OnnxImporter::NodeRef;
 void OnnxImporter::registerResizeImporters(OpImporterRegistry &registry) {
   registry.add("Upsample", 9, &OnnxImporter::importResize);
   registry.add("Resize", 11, &OnnxImporter::importResize);
+  registry.add("GridSample", 16, &OnnxImporter::importGridSample);
 }
 
 namespace {
@@ -311,4 +312,233 @@ LogicalResult OnnxImporter::importResize(const NodeRef &ref, Location loc) {
     y = *extrapolated;
   }
   return setOutput(ref, 0, y);
+}
+
+//===----------------------------------------------------------------------===//
+// GridSample
+//===----------------------------------------------------------------------===//
+
+/// GridSample (opset 16, 4-D) as ONNX's reference computes it: each grid
+/// point (x, y) in [-1, 1] is unnormalized to pixel coordinates (corner
+/// pixel centers or corners by align_corners); out of the border [min, max]
+/// (0 .. size - 1, or -0.5 .. size - 0.5 without align_corners) `border`
+/// clamps the point into the image and `reflection` reflects it; `nearest`
+/// rounds it half to even first. The value is the sum over the taps of the
+/// mode (1, 2 x 2 bilinear, 4 x 4 bicubic with A = -0.75) of weight times
+/// pixel, a pixel outside the image being 0 (`zeros`), the nearest border
+/// pixel (`border`) or the reflected one (`reflection`). Composed of
+/// elementwise ops and one gather_elements per tap on X viewed as
+/// [N, C, H * W] with indices [N, C, Hout * Wout]: batch and channels split.
+LogicalResult OnnxImporter::importGridSample(const NodeRef &ref, Location loc) {
+  if (failed(checkNode(ref, 2, 2, {"align_corners", "mode", "padding_mode"})) ||
+      failed(checkInputType(ref, 0, kFloat)) ||
+      failed(checkInputType(ref, 1, kFloat)))
+    return failure();
+  FailureOr<int64_t> alignCorners = intAttr(ref, "align_corners", 0);
+  FailureOr<std::string> mode = stringAttr(ref, "mode", "bilinear");
+  FailureOr<std::string> paddingMode = stringAttr(ref, "padding_mode", "zeros");
+  if (failed(alignCorners) || failed(mode) || failed(paddingMode))
+    return failure();
+  if (*mode != "bilinear" && *mode != "nearest" && *mode != "bicubic")
+    return emitError(ref) << "attribute 'mode' must be 'bilinear', 'nearest' "
+                             "or 'bicubic', got '"
+                          << *mode << "'";
+  if (*paddingMode != "zeros" && *paddingMode != "border" &&
+      *paddingMode != "reflection")
+    return emitError(ref) << "attribute 'padding_mode' must be 'zeros', "
+                             "'border' or 'reflection', got '"
+                          << *paddingMode << "'";
+  Value x = input(ref, 0), grid = input(ref, 1);
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto gridType = cast<RankedTensorType>(grid.getType());
+  ArrayRef<int64_t> xs = xType.getShape(), gs = gridType.getShape();
+  if (xs.size() != 4 || gs.size() != 4 || gs[0] != xs[0] || gs[3] != 2)
+    return emitError(ref) << "expected X [N, C, H, W] and grid [N, Hout, "
+                             "Wout, 2], got "
+                          << formatShape(xs) << " and " << formatShape(gs);
+  int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
+  int64_t points = gs[1] * gs[2];
+  if (h < 1 || w < 1)
+    return emitError(ref) << "X must not be empty, got " << formatShape(xs);
+  Type f32 = xType.getElementType();
+  bool align = *alignCorners != 0;
+
+  bool ok = true;
+  auto check = [&](FailureOr<Value> v) -> Value {
+    if (failed(v)) {
+      ok = false;
+      return Value();
+    }
+    return *v;
+  };
+  auto scalar = [&](double v) { return createScalarConstant(loc, f32, v); };
+  auto add = [&](Value a, Value b) {
+    return ok ? check(createOp<AddOp>(ref, loc, {a, b})) : Value();
+  };
+  auto sub = [&](Value a, Value b) {
+    return ok ? check(createOp<SubOp>(ref, loc, {a, b})) : Value();
+  };
+  auto mul = [&](Value a, Value b) {
+    return ok ? check(createOp<MulOp>(ref, loc, {a, b})) : Value();
+  };
+  auto floor = [&](Value a) {
+    return ok ? check(createOp<FloorOp>(ref, loc, a, EmptyProperties()))
+              : Value();
+  };
+  auto where = [&](Value cond, Value a, Value b) {
+    return ok ? check(createOp<WhereOp>(ref, loc, {cond, a, b})) : Value();
+  };
+  auto less = [&](Value a, Value b) {
+    return ok ? check(createOp<LessOp>(ref, loc, {a, b})) : Value();
+  };
+  auto greater = [&](Value a, Value b) {
+    return ok ? check(createOp<GreaterOp>(ref, loc, {a, b})) : Value();
+  };
+  auto either = [&](Value a, Value b) {
+    return ok ? check(createOp<OrOp>(ref, loc, {a, b})) : Value();
+  };
+  auto both = [&](Value a, Value b) {
+    return ok ? check(createOp<AndOp>(ref, loc, {a, b})) : Value();
+  };
+  auto clip = [&](Value a, double lo, double hi) -> Value {
+    if (!ok)
+      return Value();
+    ClipOp::Properties props;
+    props.setMin(builder.getF64FloatAttr(lo));
+    props.setMax(builder.getF64FloatAttr(hi));
+    return check(createOp<ClipOp>(ref, loc, a, props));
+  };
+  // ONNX's reflection of `v` into [lo, hi].
+  auto reflect = [&](Value v, double lo, double hi) -> Value {
+    double range = hi - lo;
+    if (range <= 0)
+      return add(mul(v, scalar(0.0)), scalar(lo));
+    Value below = less(v, scalar(lo)), above = greater(v, scalar(hi));
+    Value d = where(below, sub(scalar(lo), v), sub(v, scalar(hi)));
+    Value turns = floor(mul(d, scalar(1.0 / range)));
+    Value r = sub(d, mul(turns, scalar(range)));
+    ModOp::Properties modProps;
+    modProps.setFmod(builder.getBoolAttr(true));
+    Value parity =
+        ok ? check(createOp<ModOp>(ref, loc, {turns, scalar(2.0)}, modProps))
+           : Value();
+    Value even = ok ? check(createOp<EqualOp>(ref, loc, {parity, scalar(0.0)}))
+                    : Value();
+    // Below: an even number of turns lands r above lo; above: r below hi.
+    Value fromLow =
+        ok ? check(createOp<EqualOp>(ref, loc, {below, even})) : Value();
+    Value reflected = where(fromLow, add(scalar(lo), r), sub(scalar(hi), r));
+    return where(either(below, above), reflected, v);
+  };
+
+  // The grid's x and y as [N, 1, Hout * Wout].
+  auto coordinate = [&](int64_t index) {
+    SmallVector<int64_t> starts = {0, 0, 0, index}, steps = {1, 1, 1, 1};
+    Value part =
+        SliceOp::create(builder, loc, gridType.clone({gs[0], gs[1], gs[2], 1}),
+                        grid, builder.getDenseI64ArrayAttr(starts),
+                        builder.getDenseI64ArrayAttr(steps));
+    return createReshape(loc, part, {n, 1, points});
+  };
+  auto unnormalize = [&](Value g, int64_t size) {
+    // align: (g + 1) / 2 * (size - 1); else ((g + 1) * size - 1) / 2.
+    Value plusOne = add(g, scalar(1.0));
+    if (align)
+      return mul(plusOne, scalar((size - 1) / 2.0));
+    return sub(mul(plusOne, scalar(size / 2.0)), scalar(0.5));
+  };
+  Value px = unnormalize(coordinate(0), w);
+  Value py = unnormalize(coordinate(1), h);
+  if (*mode == "nearest" && ok) {
+    px = check(createOp<RoundOp>(ref, loc, px, EmptyProperties()));
+    py = ok ? check(createOp<RoundOp>(ref, loc, py, EmptyProperties()))
+            : Value();
+  }
+  double xMin = align ? 0.0 : -0.5, xMax = align ? w - 1.0 : w - 0.5;
+  double yMin = align ? 0.0 : -0.5, yMax = align ? h - 1.0 : h - 0.5;
+  if (*paddingMode == "border") {
+    Value out =
+        either(either(less(px, scalar(xMin)), greater(px, scalar(xMax))),
+               either(less(py, scalar(yMin)), greater(py, scalar(yMax))));
+    px = where(out, clip(px, 0.0, w - 1.0), px);
+    py = where(out, clip(py, 0.0, h - 1.0), py);
+  } else if (*paddingMode == "reflection") {
+    px = reflect(px, xMin, xMax);
+    py = reflect(py, yMin, yMax);
+  }
+  if (!ok)
+    return failure();
+
+  // The taps of each axis: (integer-valued coordinate, weight or null).
+  using Taps = SmallVector<std::pair<Value, Value>>;
+  auto taps = [&](Value p) -> Taps {
+    if (*mode == "nearest")
+      return {{p, Value()}};
+    Value base = floor(p);
+    Value t = sub(p, base);
+    if (*mode == "bilinear")
+      return {{base, sub(scalar(1.0), t)}, {add(base, scalar(1.0)), t}};
+    // Bicubic (A = -0.75) at distances t + 1, t, 1 - t, 2 - t.
+    constexpr double a = -0.75;
+    auto far = [&](Value s) { // ((a s - 5a) s + 8a) s - 4a
+      Value v = sub(mul(s, scalar(a)), scalar(5 * a));
+      v = add(mul(v, s), scalar(8 * a));
+      return sub(mul(v, s), scalar(4 * a));
+    };
+    auto near = [&](Value s) { // ((a + 2) s - (a + 3)) s s + 1
+      Value v = sub(mul(s, scalar(a + 2)), scalar(a + 3));
+      return add(mul(mul(v, s), s), scalar(1.0));
+    };
+    Value oneMinus = sub(scalar(1.0), t);
+    return {{add(base, scalar(-1.0)), far(add(t, scalar(1.0)))},
+            {base, near(t)},
+            {add(base, scalar(1.0)), near(oneMinus)},
+            {add(base, scalar(2.0)), far(add(oneMinus, scalar(1.0)))}};
+  };
+  Taps xTaps = taps(px), yTaps = taps(py);
+  if (!ok)
+    return failure();
+
+  // One pixel coordinate as an in-range index (and, for zeros, whether it
+  // was in range).
+  auto pixelIndex = [&](Value v, int64_t size, double lo, double hi,
+                        Value &inside) -> Value {
+    if (*paddingMode == "zeros")
+      inside = both(greater(v, scalar(-1.0)), less(v, scalar(size)));
+    else if (*paddingMode == "reflection")
+      v = reflect(v, lo, hi);
+    // Truncation toward zero, as the reference's integer conversion.
+    return clip(v, 0.0, size - 1.0);
+  };
+  Value flatX = createReshape(loc, x, {n, c, h * w});
+  auto i64Type = RankedTensorType::get({n, 1, points}, builder.getI64Type());
+  Value result;
+  for (auto [yPos, yWeight] : yTaps) {
+    Value yInside;
+    Value row = pixelIndex(yPos, h, yMin, yMax, yInside);
+    for (auto [xPos, xWeight] : xTaps) {
+      Value xInside;
+      Value col = pixelIndex(xPos, w, xMin, xMax, xInside);
+      Value flat = add(mul(floor(row), scalar(w)), floor(col));
+      if (!ok)
+        return failure();
+      Value index = CastOp::create(builder, loc, i64Type, flat);
+      Value indices =
+          ExpandOp::create(builder, loc, i64Type.clone({n, c, points}), index);
+      GatherElementsOp::Properties gatherProps;
+      gatherProps.setAxis(builder.getI64IntegerAttr(2));
+      Value pixel = check(
+          createOp<GatherElementsOp>(ref, loc, {flatX, indices}, gatherProps));
+      if (yInside)
+        pixel = where(both(yInside, xInside), pixel, scalar(0.0));
+      Value weight = xWeight && yWeight ? mul(yWeight, xWeight)
+                     : xWeight          ? xWeight
+                                        : yWeight;
+      Value term = weight ? mul(pixel, weight) : pixel;
+      result = result ? add(result, term) : term;
+      if (!ok)
+        return failure();
+    }
+  }
+  return setOutput(ref, 0, createReshape(loc, result, {n, c, gs[1], gs[2]}));
 }

@@ -100,3 +100,11 @@ func.func @dequantize_zero_point_type(%x: tensor<4xui8>, %s: tensor<f32>, %z: te
   %d = autopar.dequantize_linear %x, %s, %z : (tensor<4xui8>, tensor<f32>, tensor<i8>) -> tensor<4xf32>
   return %d : tensor<4xf32>
 }
+
+// -----
+
+func.func @bit_shift_float(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'autopar.bit_shift' op operands must be integers, got 'f32'}}
+  %r = autopar.bit_shift %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

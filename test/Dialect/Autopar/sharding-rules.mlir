@@ -161,3 +161,12 @@ func.func @quantization(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>, %z: tensor<3xu
   %d0 = autopar.dequantize_linear %q, %s0, %z0 : (tensor<2x3x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3x4xf32>
   return %q, %d, %q1, %d0 : tensor<2x3x4xui8>, tensor<2x3x4xf32>, tensor<2x3x4xi8>, tensor<2x3x4xf32>
 }
+
+// -----
+
+// BitShift is elementwise (the shift amounts broadcast) on ui8.
+func.func @bit_shift(%x: tensor<4x8xui8>, %s: tensor<8xui8>) -> tensor<4x8xui8> {
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel], maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d1), (d0, d1) -> (d0, d1)], additive = []}}
+  %r = autopar.bit_shift %x, %s {right = true} : (tensor<4x8xui8>, tensor<8xui8>) -> tensor<4x8xui8>
+  return %r : tensor<4x8xui8>
+}

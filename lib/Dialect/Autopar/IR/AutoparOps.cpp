@@ -456,7 +456,15 @@ AUTOPAR_BINARY_INFERENCE(XorOp, Type())
 AUTOPAR_BINARY_INFERENCE(MaxOp, Type())
 AUTOPAR_BINARY_INFERENCE(MinOp, Type())
 AUTOPAR_BINARY_INFERENCE(ModOp, Type())
+AUTOPAR_BINARY_INFERENCE(BitShiftOp, Type())
 #undef AUTOPAR_BINARY_INFERENCE
+
+LogicalResult BitShiftOp::verify() {
+  Type element = getLhs().getType().getElementType();
+  if (!isa<IntegerType>(element) || element.isInteger(1))
+    return emitOpError() << "operands must be integers, got " << element;
+  return success();
+}
 
 LogicalResult PowOp::inferReturnTypes(MLIRContext *,
                                       std::optional<Location> loc,

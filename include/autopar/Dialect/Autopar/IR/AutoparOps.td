@@ -353,6 +353,18 @@ def Autopar_ModOp : Autopar_BinaryOp<"mod"> {
   let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
     DefaultValuedAttr<BoolAttr, "false">:$fmod);
 }
+def Autopar_BitShiftOp : Autopar_BinaryOp<"bit_shift"> {
+  let summary = "ONNX BitShift: a logical shift of unsigned integers";
+  let description = [{
+    Shifts each element of `lhs` left (`right` false) or right by the
+    element of `rhs` (both of the same integer type, broadcasting). The
+    shift is logical: the bits shifted in are zeros, and a shift by the
+    width of the type or more gives 0.
+  }];
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
+    DefaultValuedAttr<BoolAttr, "false">:$right);
+  let hasVerifier = 1;
+}
 def Autopar_PReluOp : Autopar_BinaryOp<"prelu"> {
   let description = [{
     ONNX PRelu: X < 0 ? slope * X : X; `slope` broadcasts to X.
