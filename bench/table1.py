@@ -184,7 +184,10 @@ def fit_efficiency(autopar, work, timeout, out_path):
             if prev is not None and prev[1] != mean:
                 nxt = emax - mean * (emax - prev[0]) / (mean - prev[1])
             prev = (emax, mean)
-            emax = min(1.0, max(0.05, nxt))
+            nxt = min(1.0, max(0.05, nxt))
+            if nxt == emax:
+                break  # at the bound (max 1): this half_size cannot centre
+            emax = nxt
     rms, emax, half = best
     write(round(emax, 4), half)
     print(f"fit: max {round(emax, 4)}, half_size {half} (rms log ratio "
