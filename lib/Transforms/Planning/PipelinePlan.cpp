@@ -204,6 +204,33 @@ static std::string formatLayout(ArrayRef<PipelineStage> stages) {
   return text;
 }
 
+/// The `stage_list` entry of plan.json for stage (or virtual stage)
+/// `index`: `busy` and `finish` are its device's in the simulated step.
+static json::Object stageEntry(const PipelineStage &st, unsigned index,
+                               double busy, double finish) {
+  return json::Object{
+      {"index", index},
+      {"blocks", json::Array{st.firstBlock, st.firstBlock + st.numBlocks}},
+      {"prefix", st.hasPrefix},
+      {"suffix", st.hasSuffix},
+      {"first_op", st.firstOp},
+      {"last_op", st.lastOp},
+      {"slab", json::Array{st.slabBegin, st.slabEnd}},
+      {"grid", json::Array(st.grid)},
+      {"forward_s", st.forward},
+      {"backward_s", st.backward},
+      {"per_step_s", st.perStep},
+      {"transfer_s", st.transfer},
+      {"in_flight", st.inFlight},
+      {"busy_s", busy},
+      {"finish_s", finish},
+      {"step_time_s", st.predicted.stepTime},
+      {"peak_memory_bytes", st.predicted.peakMemoryBytes},
+      {"peak_at", st.predicted.peakAt},
+      {"recompute", stringifyRecomputeSpec(st.predicted.recompute)},
+      {"plan", st.plan}};
+}
+
 FailureOr<PipelinePlanResult>
 mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
                             const PipelineConfig &config,
@@ -548,30 +575,11 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       meta.mode = stringifyPlanMode(options.mode).str();
       addStageReport(*e.module, e.priced, e.predicted, meta);
       st.plan = buildPlanJson(*e.module, meta);
-      stageList.push_back(json::Object{
-          {"index", i},
-          {"device", d},
-          {"chunk", i / p},
-          {"blocks", json::Array{st.firstBlock, st.firstBlock + k}},
-          {"prefix", st.hasPrefix},
-          {"suffix", st.hasSuffix},
-          {"first_op", st.firstOp},
-          {"last_op", st.lastOp},
-          {"slab", json::Array{st.slabBegin, st.slabEnd}},
-          {"grid", json::Array(slabGrid)},
-          {"forward_s", st.forward},
-          {"backward_s", st.backward},
-          {"per_step_s", st.perStep},
-          {"transfer_s", st.transfer},
-          {"in_flight", st.inFlight},
-          {"busy_s", run.busy[d]},
-          {"finish_s", run.finish[d]},
-          {"step_time_s", e.predicted.stepTime},
-          {"peak_memory_bytes", e.predicted.peakMemoryBytes},
-          {"device_peak_memory_bytes", devicePeak[d]},
-          {"peak_at", e.predicted.peakAt},
-          {"recompute", stringifyRecomputeSpec(e.predicted.recompute)},
-          {"plan", st.plan}});
+      json::Object entry = stageEntry(st, i, run.busy[d], run.finish[d]);
+      entry["device"] = d;
+      entry["chunk"] = i / p;
+      entry["device_peak_memory_bytes"] = devicePeak[d];
+      stageList.push_back(std::move(entry));
       result.stages.push_back(std::move(st));
     }
     result.layout = formatLayout(result.stages);
@@ -734,27 +742,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       total.recompute = e->predicted.recompute;
       total.recomputeTime = e->predicted.recomputeTime;
     }
-    json::Object entry{
-        {"index", s},
-        {"blocks", json::Array{st.firstBlock, st.firstBlock + st.numBlocks}},
-        {"prefix", st.hasPrefix},
-        {"suffix", st.hasSuffix},
-        {"first_op", st.firstOp},
-        {"last_op", st.lastOp},
-        {"slab", json::Array{st.slabBegin, st.slabEnd}},
-        {"grid", json::Array(slabGrid)},
-        {"forward_s", st.forward},
-        {"backward_s", st.backward},
-        {"per_step_s", st.perStep},
-        {"transfer_s", st.transfer},
-        {"in_flight", st.inFlight},
-        {"busy_s", best->run.busy[s]},
-        {"finish_s", best->run.finish[s]},
-        {"step_time_s", e->predicted.stepTime},
-        {"peak_memory_bytes", e->predicted.peakMemoryBytes},
-        {"peak_at", e->predicted.peakAt},
-        {"recompute", stringifyRecomputeSpec(e->predicted.recompute)},
-        {"plan", st.plan}};
+    json::Object entry =
+        stageEntry(st, s, best->run.busy[s], best->run.finish[s]);
     stageList.push_back(std::move(entry));
     result.stages.push_back(std::move(st));
   }
