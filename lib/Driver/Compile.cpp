@@ -446,10 +446,21 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
 // Training step
 //===----------------------------------------------------------------------===//
 
-/// Appends the loss to @main of `module` and differentiates it into one
-/// training step (autopar-append-loss, autopar-differentiate).
-static LogicalResult buildTrainingStep(MLIRContext &ctx, ModuleOp module,
-                                       const TrainingStepOptions &training) {
+/// The options of autopar-differentiate for `training`.
+static DifferentiatePassOptions
+getDifferentiateOptions(const TrainingStepOptions &training) {
+  DifferentiatePassOptions options;
+  options.optimizer = training.optimizer;
+  options.learningRate = training.learningRate;
+  options.weightDecay = training.weightDecay;
+  options.freeze.assign(training.freeze.begin(), training.freeze.end());
+  return options;
+}
+
+/// Checks the loss and optimizer of `training` and appends the loss to @main
+/// of `module` (autopar-append-loss).
+static LogicalResult appendLoss(MLIRContext &ctx, ModuleOp module,
+                                const TrainingStepOptions &training) {
   std::optional<LossKind> loss = symbolizeLossKind(training.loss);
   if (!loss) {
     emitDriverError(ctx) << "unknown --loss '" << training.loss
@@ -461,15 +472,17 @@ static LogicalResult buildTrainingStep(MLIRContext &ctx, ModuleOp module,
                          << "', expected sgd or adam";
     return failure();
   }
-  if (failed(appendTrainingLoss(module, *loss)))
+  return appendTrainingLoss(module, *loss);
+}
+
+/// Appends the loss to @main of `module` and differentiates it into one
+/// training step (autopar-append-loss, autopar-differentiate).
+static LogicalResult buildTrainingStep(MLIRContext &ctx, ModuleOp module,
+                                       const TrainingStepOptions &training) {
+  if (failed(appendLoss(ctx, module, training)))
     return failure();
   return runStage(ctx, module, "differentiation", [&](OpPassManager &pm) {
-    DifferentiatePassOptions options;
-    options.optimizer = training.optimizer;
-    options.learningRate = training.learningRate;
-    options.weightDecay = training.weightDecay;
-    options.freeze.assign(training.freeze.begin(), training.freeze.end());
-    pm.addPass(createDifferentiatePass(options));
+    pm.addPass(createDifferentiatePass(getDifferentiateOptions(training)));
   });
 }
 
@@ -477,45 +490,53 @@ static LogicalResult buildTrainingStep(MLIRContext &ctx, ModuleOp module,
 /// steps and to write the updated model: the step's settings, the model
 /// path, and every stored weight (id, name, global shape, dtype, sharding,
 /// whether it is a model initializer or optimizer state).
-static LogicalResult writeTrainingDescription(MLIRContext &ctx,
-                                              ModuleOp module,
+static LogicalResult writeTrainingDescription(MLIRContext &ctx, ModuleOp module,
                                               const Manifest &manifest,
-                                              const CompileOptions &options) {
-  FailureOr<func::FuncOp> main = getMainFunction(ctx, module);
-  if (failed(main))
-    return failure();
+                                              const CompileOptions &options,
+                                              StringRef dir) {
   llvm::StringMap<int64_t> ids;
   for (const WeightEntry &entry : manifest.weights)
     ids[entry.name] = entry.id;
   llvm::json::Array stored;
   llvm::StringSet<> seen;
-  WalkResult walk = main->walk([&](AssignOp assign) -> WalkResult {
-    auto weight = assign.getWeight().getDefiningOp<WeightOp>();
-    if (!weight || !seen.insert(weight.getName()).second)
-      return WalkResult::advance();
-    auto it = ids.find(weight.getName());
-    if (it == ids.end()) {
-      assign.emitError() << "stored weight '" << weight.getName()
-                         << "' has no weight file";
-      return WalkResult::interrupt();
-    }
-    const WeightEntry &entry = manifest.weights[it->second];
-    ShardingAttr sharding = getSharding(weight.getResult());
-    llvm::json::Array dims;
-    for (int64_t d = 0; d < (int64_t)entry.globalShape.size(); ++d)
-      dims.push_back(llvm::json::Array(
-          sharding ? sharding.getDimAxes(d) : ArrayRef<int64_t>()));
-    stored.push_back(llvm::json::Object{
-        {"id", entry.id},
-        {"name", entry.name},
-        {"dtype", getDTypeName(entry.dtype)},
-        {"shape", llvm::json::Array(entry.globalShape)},
-        {"sharding", std::move(dims)},
-        {"partial", llvm::json::Array(sharding ? sharding.getPartial()
-                                               : ArrayRef<int64_t>())},
-        {"state", weight->hasAttr("autopar.zero_init")}});
-    return WalkResult::advance();
-  });
+  // A pipeline's top-level description has no program (each stage has its
+  // own description).
+  FailureOr<func::FuncOp> main = func::FuncOp();
+  if (module)
+    main = getMainFunction(ctx, module);
+  if (failed(main))
+    return failure();
+  WalkResult walk =
+      !*main
+          ? WalkResult::advance()
+          : main->walk([&](AssignOp assign) -> WalkResult {
+              auto weight = assign.getWeight().getDefiningOp<WeightOp>();
+              if (!weight || !seen.insert(weight.getName()).second)
+                return WalkResult::advance();
+              auto it = ids.find(weight.getName());
+              if (it == ids.end()) {
+                assign.emitError() << "stored weight '" << weight.getName()
+                                   << "' has no weight file";
+                return WalkResult::interrupt();
+              }
+              const WeightEntry &entry = manifest.weights[it->second];
+              ShardingAttr sharding = getSharding(weight.getResult());
+              llvm::json::Array dims;
+              for (int64_t d = 0; d < (int64_t)entry.globalShape.size(); ++d)
+                dims.push_back(llvm::json::Array(
+                    sharding ? sharding.getDimAxes(d) : ArrayRef<int64_t>()));
+              stored.push_back(llvm::json::Object{
+                  {"id", entry.id},
+                  {"name", entry.name},
+                  {"dtype", getDTypeName(entry.dtype)},
+                  {"shape", llvm::json::Array(entry.globalShape)},
+                  {"sharding", std::move(dims)},
+                  {"partial",
+                   llvm::json::Array(sharding ? sharding.getPartial()
+                                              : ArrayRef<int64_t>())},
+                  {"state", weight->hasAttr("autopar.zero_init")}});
+              return WalkResult::advance();
+            });
   if (walk.wasInterrupted())
     return failure();
   SmallString<256> model(options.modelPath);
@@ -529,7 +550,9 @@ static LogicalResult writeTrainingDescription(MLIRContext &ctx,
       {"weight_decay", options.training->weightDecay},
       {"freeze", llvm::json::Array(options.training->freeze)},
       {"stored_weights", std::move(stored)}};
-  SmallString<256> path(options.outDir);
+  if (manifest.pipeline)
+    description["pipeline_stages"] = int64_t(manifest.pipeline->stages.size());
+  SmallString<256> path(dir);
   llvm::sys::path::append(path, "training.json");
   std::string json =
       llvm::formatv("{0:2}", llvm::json::Value(std::move(description))).str() +
@@ -645,11 +668,31 @@ static FailureOr<Manifest> compilePipeline(
     MLIRContext &ctx, ImportedModel &model, const CompileOptions &options,
     Manifest manifest, ArrayRef<int64_t> grid,
     const std::optional<ClusterSpec> &cluster, PipelineRequest &request) {
+  // A training pipeline runs each stage's whole step (every microbatch's
+  // forward and backward pass, in the schedule's order) as one program.
+  std::string schedule = "gpipe";
   if (options.training) {
-    emitDriverError(ctx) << "training pipelines (pp > 1 with --mode "
-                            "training) are not implemented yet; inference "
-                            "pipelines compile";
-    return failure();
+    if (!request.fixed) {
+      emitDriverError(ctx) << "a training pipeline compiles from --fixed "
+                              "\"...,pp=P,...\"; the stage plans of a plan "
+                              "file cannot be applied to a training step yet";
+      return failure();
+    }
+    schedule = request.fixed->schedule;
+    if (schedule != "1f1b" && schedule != "gpipe") {
+      emitDriverError(ctx) << "--fixed: training pipelines run the 1f1b or "
+                              "gpipe schedule, not "
+                           << schedule;
+      return failure();
+    }
+    if (request.fixed->recompute.kind != RecomputeKind::None) {
+      emitDriverError(ctx)
+          << "--fixed: an executed training pipeline keeps every "
+             "microbatch's activations until its backward pass; "
+             "recomputation is planned but not executed yet (use "
+             "recompute=none)";
+      return failure();
+    }
   }
   unsigned p = request.stages;
   if (grid.empty() || grid[0] % p != 0) {
@@ -658,7 +701,15 @@ static FailureOr<Manifest> compilePipeline(
                          << formatGridShape(grid);
     return failure();
   }
-  if (failed(fillSignatures(ctx, model, *model.module, manifest)))
+  OwningOpRef<ModuleOp> globalStep;
+  if (options.training) {
+    globalStep = model.module->clone();
+    if (failed(appendLoss(ctx, *globalStep, *options.training)))
+      return failure();
+  }
+  if (failed(fillSignatures(ctx, model,
+                            options.training ? *globalStep : *model.module,
+                            manifest)))
     return failure();
   // The global batch is dimension 0 of the first runtime input; inputs
   // without it go whole to every microbatch, every output must carry it.
@@ -678,7 +729,8 @@ static FailureOr<Manifest> compilePipeline(
   for (const TensorSignature &input : manifest.inputs)
     whole.push_back(m > 1 && (input.shape.empty() || input.shape[0] != batch));
   for (const TensorSignature &output : manifest.outputs)
-    if (m > 1 && (output.shape.empty() || output.shape[0] != batch)) {
+    if (!options.training && m > 1 &&
+        (output.shape.empty() || output.shape[0] != batch)) {
       emitDriverError(ctx) << "output '" << output.name
                            << "' does not carry the batch in dimension 0, so "
                               "it cannot be assembled from "
@@ -705,13 +757,16 @@ static FailureOr<Manifest> compilePipeline(
         shapes[input.name] = shape;
     }
     FailureOr<ImportedModel> imported =
-        importModel(ctx, options.modelPath, shapes, /*requireWeightData=*/true);
+        importModel(ctx, options.modelPath, shapes, /*requireWeightData=*/true,
+                    /*keepFloatInitializers=*/options.training.has_value());
     if (failed(imported))
       return failure();
     microModel = std::move(*imported);
     micro = &microModel;
     auto main = micro->module->lookupSymbol<func::FuncOp>("main");
     for (auto [j, type] : llvm::enumerate(main.getResultTypes())) {
+      if (options.training)
+        break; // the loss is the mean of the microbatches' losses
       auto tensor = dyn_cast<RankedTensorType>(type);
       if (!tensor || tensor.getRank() == 0 ||
           tensor.getDimSize(0) * m != batch) {
@@ -726,6 +781,8 @@ static FailureOr<Manifest> compilePipeline(
 
   // The stage split.
   OwningOpRef<ModuleOp> module = micro->module->clone();
+  if (options.training && failed(appendLoss(ctx, *module, *options.training)))
+    return failure();
   if (request.blocks.empty()) {
     FailureOr<unsigned> blocks = countPipelineBlocks(*module);
     if (failed(blocks))
@@ -744,6 +801,18 @@ static FailureOr<Manifest> compilePipeline(
         for (unsigned count : request.blocks)
           split.blocks.push_back(count);
         buildStageSplitPipeline(pm, split);
+      })))
+    return failure();
+  if (options.training &&
+      failed(runStage(ctx, *module, "stage steps", [&](OpPassManager &pm) {
+        BuildStageStepPassOptions step;
+        step.microbatches = m;
+        for (auto [i, isWhole] : llvm::enumerate(whole))
+          if (isWhole)
+            step.whole.push_back(i);
+        step.freeze.assign(options.training->freeze.begin(),
+                           options.training->freeze.end());
+        pm.addPass(createBuildStageStepPass(step));
       })))
     return failure();
 
@@ -771,6 +840,8 @@ static FailureOr<Manifest> compilePipeline(
       if (auto index = attr.getAs<IntegerAttr>(input ? "input" : "output")) {
         port.index = index.getInt();
         port.whole = input && whole[port.index];
+        if (auto microbatch = attr.getAs<IntegerAttr>("microbatch"))
+          port.microbatch = microbatch.getInt();
         return port;
       }
       port.boundary = attr.getAs<IntegerAttr>("boundary").getInt();
@@ -800,6 +871,22 @@ static FailureOr<Manifest> compilePipeline(
       entry.outputs.push_back(std::move(port));
       main.removeResultAttr(i, StringAttr::get(&ctx, kStageOutputAttr));
     }
+
+    // A training stage: its backward pass and optimizer update, in the
+    // schedule's order.
+    if (options.training &&
+        failed(runStage(ctx, *stage,
+                        "the training step of stage " + Twine(s).str(),
+                        [&](OpPassManager &pm) {
+                          pm.addPass(createDifferentiatePass(
+                              getDifferentiateOptions(*options.training)));
+                          ScheduleMicrobatchesPassOptions order;
+                          order.stage = s;
+                          order.stages = p;
+                          order.schedule = schedule;
+                          pm.addPass(createScheduleMicrobatchesPass(order));
+                        })))
+      return failure();
 
     // The stage's plan on its grid.
     std::string stageDir = (options.outDir + "/stage" + Twine(s)).str();
@@ -894,6 +981,9 @@ static FailureOr<Manifest> compilePipeline(
         failed(runDataTilingStage(ctx, *stage)) ||
         failed(writeWeightShards(ctx, *stage, *micro, stageGrid, stageDir,
                                  stageManifest)) ||
+        (options.training &&
+         failed(writeTrainingDescription(ctx, *stage, stageManifest, options,
+                                         stageDir))) ||
         failed(runLowerDataTiledStage(ctx, *stage)))
       return failure();
     SmallString<256> programSo(stageDir);
@@ -911,23 +1001,35 @@ static FailureOr<Manifest> compilePipeline(
     }
     pipeline.boundaries.push_back(sig);
   }
+  pipeline.schedule = schedule;
   manifest.pipeline = std::move(pipeline);
+  if (options.training &&
+      failed(writeTrainingDescription(ctx, ModuleOp(), manifest, options,
+                                      options.outDir)))
+    return failure();
 
   // The pipeline's plan file: the stages and their plans.
   llvm::json::Object planJson{
       {"schema_version", kPlanSchemaVersion},
       {"strategy", request.fixed ? "fixed" : "file"},
-      {"mode", "inference"},
+      {"mode", options.training ? "training" : "inference"},
       {"grid", llvm::json::Array(grid)},
       {"values", llvm::json::Object()},
       {"ops", llvm::json::Array()},
       {"pipeline",
-       llvm::json::Object{{"stages", int64_t(p)},
-                          {"schedule", "gpipe"},
-                          {"microbatches", m},
-                          {"executed", "one program per stage (MPMD); "
-                                       "boundary tensors point to point"},
-                          {"stage_list", std::move(stageSummaries)}}}};
+       llvm::json::Object{
+           {"stages", int64_t(p)},
+           {"schedule", schedule},
+           {"microbatches", m},
+           {"executed", options.training
+                            ? "one program per stage (MPMD): its whole "
+                              "training step, every microbatch's forward "
+                              "and backward pass in schedule order; "
+                              "boundary tensors and their gradients point "
+                              "to point"
+                            : "one program per stage (MPMD); "
+                              "boundary tensors point to point"},
+           {"stage_list", std::move(stageSummaries)}}}};
   if (request.fixed)
     planJson["fixed"] = llvm::json::Object{{"config", request.fixed->text}};
   std::string planText =
@@ -939,7 +1041,7 @@ static FailureOr<Manifest> compilePipeline(
   // plan.txt: the stages, then each stage's own plan.txt.
   std::string summary;
   llvm::raw_string_ostream os(summary);
-  os << "pipeline:  " << p << " stages, schedule gpipe, " << m
+  os << "pipeline:  " << p << " stages, schedule " << schedule << ", " << m
      << " microbatches of " << (batch > 0 ? batch / m : -1)
      << " (one program per stage, boundary tensors point to point)\n";
   if (request.fixed)
@@ -1150,8 +1252,8 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
                                manifest)))
     return failure();
 
-  if (options.training &&
-      failed(writeTrainingDescription(ctx, *module, manifest, options)))
+  if (options.training && failed(writeTrainingDescription(
+                              ctx, *module, manifest, options, options.outDir)))
     return failure();
 
   // Native code.

@@ -74,6 +74,8 @@ llvm::json::Value mlir::autopar::manifestToJson(const Manifest &manifest) {
           entry[inputs ? "input" : "output"] = port.index;
           if (inputs)
             entry["whole"] = port.whole;
+          if (inputs && port.microbatch >= 0)
+            entry["microbatch"] = port.microbatch;
         } else {
           entry["boundary"] = port.boundary;
           if (inputs)
@@ -100,7 +102,7 @@ llvm::json::Value mlir::autopar::manifestToJson(const Manifest &manifest) {
     object["pipeline"] = llvm::json::Object{
         {"stages", int64_t(pipeline.stages.size())},
         {"microbatches", pipeline.microbatches},
-        {"schedule", "gpipe"},
+        {"schedule", pipeline.schedule},
         {"stage_list", std::move(stages)},
         {"boundaries", signaturesToJson(pipeline.boundaries)}};
   }
@@ -217,6 +219,11 @@ readPipeline(ManifestReader &reader, const llvm::json::Object &object,
   if (failed(microbatches))
     return failure();
   pipeline.microbatches = *microbatches;
+  pipeline.schedule = section->getString("schedule").value_or("gpipe").str();
+  if (pipeline.schedule != "gpipe" && pipeline.schedule != "1f1b") {
+    reader.fail("unknown pipeline schedule '" + pipeline.schedule + "'");
+    return failure();
+  }
   if (failed(reader.getSignatures(*section, "boundaries", pipeline.boundaries)))
     return failure();
   const llvm::json::Array *stages = section->getArray("stage_list");
@@ -254,6 +261,13 @@ readPipeline(ManifestReader &reader, const llvm::json::Object &object,
         }
         port.index = *index;
         port.whole = entry->getBoolean("whole").value_or(false);
+        port.microbatch = entry->getInteger("microbatch").value_or(-1);
+        if (port.microbatch >= pipeline.microbatches) {
+          reader.fail("a stage reads microbatch " +
+                      std::to_string(port.microbatch) + " of " +
+                      std::to_string(pipeline.microbatches));
+          return failure();
+        }
       } else {
         FailureOr<int64_t> boundary = reader.getInteger(*entry, "boundary");
         if (failed(boundary))

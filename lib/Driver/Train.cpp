@@ -209,18 +209,68 @@ static void placeBlock(const char *src, ArrayRef<int64_t> localShape,
   }
 }
 
-/// Assembles the trained initializers from every rank's saved shards in
-/// `stateDir` and writes the updated model to `savePath`.
-static LogicalResult saveTrainedModel(MLIRContext &ctx,
-                                      const Manifest &manifest,
-                                      const TrainingDescription &description,
-                                      StringRef stateDir, StringRef savePath) {
-  if (description.model.empty()) {
-    emitDriverError(ctx) << "training.json names no model to write back";
-    return failure();
+/// The runner apps of a training pipeline: stage s runs `OUTDIR/stage<s>`'s
+/// step over every microbatch on its ranks, reading microbatch j of input i
+/// from its slice of `inDir/input_<i>.bin`; the last stage writes the loss.
+/// `common` holds the options every stage shares (`--steps`, ...; the
+/// single-program options before it are skipped).
+static std::vector<RunnerApp> getPipelineApps(const Manifest &manifest,
+                                              StringRef outDir, StringRef inDir,
+                                              StringRef resultDir,
+                                              StringRef stateDir,
+                                              ArrayRef<std::string> args) {
+  const PipelineManifest &pipeline = *manifest.pipeline;
+  std::vector<RunnerApp> apps;
+  for (auto [s, stage] : llvm::enumerate(pipeline.stages)) {
+    std::string dir = joinPath(outDir, "stage" + std::to_string(s));
+    RunnerApp app;
+    app.ranks = stage.numRanks;
+    app.args = {"--program", joinPath(dir, "program.so"),
+                "--grid",    formatGridShape(stage.grid),
+                "--weights", joinPath(dir, "weights"),
+                "--stage",   std::to_string(s),
+                "--stages",  std::to_string(pipeline.stages.size())};
+    for (const PipelinePort &port : stage.inputs) {
+      const TensorSignature &sig = manifest.inputs[port.index];
+      int64_t bytes = getDTypeSize(sig.dtype);
+      for (int64_t size : sig.shape)
+        bytes *= size;
+      int64_t offset = port.microbatch < 0
+                           ? 0
+                           : port.microbatch * bytes / pipeline.microbatches;
+      app.args.insert(
+          app.args.end(),
+          {"--input",
+           std::to_string(offset) + ":" +
+               joinPath(inDir,
+                        "input_" + std::to_string(port.index) + ".bin")});
+    }
+    if (!stage.outputs.empty())
+      app.args.insert(app.args.end(), {"--outputs", resultDir.str()});
+    // The options after the program's own (--program, --grid, --weights,
+    // --inputs, --outputs: 10 entries); --save-state per stage.
+    for (size_t i = 10; i < args.size(); ++i) {
+      if (args[i] == "--save-state" && i + 1 < args.size()) {
+        app.args.insert(
+            app.args.end(),
+            {"--save-state", joinPath(stateDir, "stage" + std::to_string(s))});
+        ++i;
+        continue;
+      }
+      app.args.push_back(args[i]);
+    }
+    apps.push_back(std::move(app));
   }
+  return apps;
+}
+
+/// Assembles the trained initializers of one program (on `grid`) from its
+/// ranks' saved shards in `stateDir` into `updated`.
+static LogicalResult collectTrainedWeights(
+    MLIRContext &ctx, ArrayRef<int64_t> grid, int64_t numDevices,
+    const TrainingDescription &description, StringRef stateDir,
+    std::map<std::string, HostTensor> &updated) {
   ctx.getOrLoadDialect<AutoparDialect>();
-  std::map<std::string, HostTensor> updated;
   for (const StoredWeight &w : description.weights) {
     if (w.state)
       continue;
@@ -232,7 +282,7 @@ static LogicalResult saveTrainedModel(MLIRContext &ctx,
     }
     ShardingAttr sharding = ShardingAttr::get(&ctx, w.dims, {});
     FailureOr<SmallVector<int64_t>> local = getLocalShape(
-        w.shape, sharding, manifest.grid, [&] { return emitDriverError(ctx); });
+        w.shape, sharding, grid, [&] { return emitDriverError(ctx); });
     if (failed(local))
       return failure();
     int64_t elementSize = getDTypeSize(w.dtype);
@@ -243,7 +293,7 @@ static LogicalResult saveTrainedModel(MLIRContext &ctx,
     tensor.dtype = w.dtype;
     tensor.shape = w.shape;
     tensor.data.assign(tensor.getNumElements() * elementSize, 0);
-    for (int64_t rank = 0; rank < manifest.numDevices; ++rank) {
+    for (int64_t rank = 0; rank < numDevices; ++rank) {
       std::string path =
           joinPath(stateDir, "rank" + std::to_string(rank) + "/w" +
                                  std::to_string(w.id) + ".bin");
@@ -256,13 +306,44 @@ static LogicalResult saveTrainedModel(MLIRContext &ctx,
             << localBytes << " bytes (" << path << ")";
         return failure();
       }
-      SmallVector<int64_t> coords = getGridCoordinates(rank, manifest.grid);
+      SmallVector<int64_t> coords = getGridCoordinates(rank, grid);
       SmallVector<int64_t> offsets =
-          getShardOffsets(w.shape, sharding, manifest.grid, coords);
+          getShardOffsets(w.shape, sharding, grid, coords);
       placeBlock((*buffer)->getBufferStart(), *local, w.shape, offsets,
                  elementSize, tensor.data.data());
     }
     updated[w.name] = std::move(tensor);
+  }
+  return success();
+}
+
+/// Assembles the trained initializers from every rank's saved shards in
+/// `stateDir` (a pipeline: `stateDir/stage<s>` with each stage's own
+/// description) and writes the updated model to `savePath`.
+static LogicalResult saveTrainedModel(MLIRContext &ctx, StringRef outDir,
+                                      const Manifest &manifest,
+                                      const TrainingDescription &description,
+                                      StringRef stateDir, StringRef savePath) {
+  if (description.model.empty()) {
+    emitDriverError(ctx) << "training.json names no model to write back";
+    return failure();
+  }
+  std::map<std::string, HostTensor> updated;
+  if (!manifest.pipeline) {
+    if (failed(collectTrainedWeights(ctx, manifest.grid, manifest.numDevices,
+                                     description, stateDir, updated)))
+      return failure();
+  } else {
+    for (auto [s, stage] : llvm::enumerate(manifest.pipeline->stages)) {
+      std::string stageName = "stage" + std::to_string(s);
+      FailureOr<TrainingDescription> stageDescription =
+          readTrainingDescription(ctx, joinPath(outDir, stageName));
+      if (failed(stageDescription) ||
+          failed(collectTrainedWeights(ctx, stage.grid, stage.numRanks,
+                                       *stageDescription,
+                                       joinPath(stateDir, stageName), updated)))
+        return failure();
+    }
   }
   std::string error;
   if (failed(writeModelWithInitializers(description.model, savePath, updated,
@@ -379,7 +460,11 @@ int driver::trainCommand(int argc, char **argv) {
   std::string inDir = joinPath(runDir.get(), "in");
   std::string resultDir = joinPath(runDir.get(), "out");
   std::string stateDir = joinPath(runDir.get(), "state");
-  for (const std::string &dir : {inDir, resultDir})
+  // A pipeline's stages save their state under stateDir/stage<s>.
+  std::vector<std::string> dirs = {inDir, resultDir};
+  if (manifest->pipeline && !save.empty())
+    dirs.push_back(stateDir);
+  for (const std::string &dir : dirs)
     if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
       printError("cannot create '" + dir + "': " + ec.message());
       return kErrorExitCode;
@@ -418,9 +503,16 @@ int driver::trainCommand(int argc, char **argv) {
     llvm::outs().flush();
     ++printedSteps;
   };
-  FailureOr<std::string> out = launchRunner(
-      ctx, args, manifest->numDevices, runDir.get(),
-      static_cast<unsigned>(*seconds), &err, /*hostfile=*/"", printStep);
+  FailureOr<std::string> out =
+      manifest->pipeline
+          ? launchRunnerApps(ctx,
+                             getPipelineApps(*manifest, absOutDir, inDir,
+                                             resultDir, stateDir, args),
+                             runDir.get(), static_cast<unsigned>(*seconds),
+                             &err, /*hostfile=*/"", printStep)
+          : launchRunner(ctx, args, manifest->numDevices, runDir.get(),
+                         static_cast<unsigned>(*seconds), &err,
+                         /*hostfile=*/"", printStep);
   if (failed(out))
     return kErrorExitCode;
   ProfileMeasurement measured;
@@ -451,7 +543,8 @@ int driver::trainCommand(int argc, char **argv) {
   if (!save.empty()) {
     progress.step("train: assembling the trained model from the ranks' "
                   "shards");
-    if (failed(saveTrainedModel(ctx, *manifest, *description, stateDir, save)))
+    if (failed(saveTrainedModel(ctx, outDir, *manifest, *description, stateDir,
+                                save)))
       return kErrorExitCode;
     llvm::outs() << "saved the trained model to '" << save << "'\n";
   }

@@ -474,7 +474,16 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
     steps.push_back(slowest[0]);
     walls.push_back(slowest[1]);
     cpus.push_back(slowest[2]);
-    if (training && worldRank == 0) {
+    // The loss is output 0 of the (last) stage that holds it: its first
+    // rank prints it.
+    int64_t stageSize = 1;
+    for (int64_t size : options.config.grid)
+      stageSize *= size;
+    bool printsLoss = options.config.stages > 1
+                          ? options.config.stage == options.config.stages - 1 &&
+                                worldRank % stageSize == 0
+                          : worldRank == 0;
+    if (training && printsLoss) {
       std::optional<double> loss = getWrittenScalar(0);
       if (!loss)
         fail("--steps: the program wrote no scalar loss as output 0");

@@ -1048,6 +1048,56 @@ void sendBoundary(const std::string &op, const MemRefView &view,
   s.pendingSends.push_back(std::move(send));
 }
 
+/// Checks a program's message tag (MPI guarantees tags up to 32767).
+void checkTag(const std::string &op, int64_t tag) {
+  if (tag < 0 || tag > 32767)
+    fail(format("%s: message tag %" PRId64 " is outside [0, 32767]", op.c_str(),
+                tag));
+}
+
+/// autopar.send: the whole buffer to this rank's peer in `stage`, not
+/// waiting (a copy is kept until completeSends).
+void sendTensor(ElemKind kind, int64_t stage, int64_t tag, int64_t rank,
+                void *desc) {
+  std::string op = opName("send", kind);
+  RuntimeState &s = initializedState(op);
+  MemRefView view = viewOf(op, "input", rank, desc, kind);
+  checkTag(op, tag);
+  int to = peerRank(op, s, stage);
+  int count = mpiCount(op, view.bytes());
+  RuntimeState::PendingSend send;
+  send.data.assign(view.data, view.data + view.bytes());
+  MPI_Request request;
+  checkMpi(MPI_Isend(send.data.data(), count, MPI_BYTE, to,
+                     static_cast<int>(tag), MPI_COMM_WORLD, &request),
+           op.c_str(), "MPI_Isend");
+  send.requests.push_back(request);
+  s.pendingSends.push_back(std::move(send));
+}
+
+/// autopar.recv: the whole buffer from this rank's peer in `stage`.
+void recvTensor(ElemKind kind, int64_t stage, int64_t tag, int64_t rank,
+                void *desc) {
+  std::string op = opName("recv", kind);
+  RuntimeState &s = initializedState(op);
+  MemRefView view = viewOf(op, "result", rank, desc, kind);
+  checkTag(op, tag);
+  int from = peerRank(op, s, stage);
+  int count = mpiCount(op, view.bytes());
+  MPI_Status status;
+  checkMpi(MPI_Recv(view.data, count, MPI_BYTE, from, static_cast<int>(tag),
+                    MPI_COMM_WORLD, &status),
+           op.c_str(), "MPI_Recv");
+  int received = 0;
+  checkMpi(MPI_Get_count(&status, MPI_BYTE, &received), op.c_str(),
+           "MPI_Get_count");
+  if (received != count)
+    fail(format("%s: message %" PRId64 " from stage %" PRId64
+                " has %d bytes, expected %d (shape %s)",
+                op.c_str(), tag, stage, received, count,
+                shapeString(view.shape).c_str()));
+}
+
 /// The byte offset of the current microbatch's slice of a file tensor.
 int64_t microbatchOffset(const RuntimeState &s, const TensorFile &file,
                          const Block &block, size_t elemSize) {
@@ -1417,6 +1467,14 @@ void autopar::runtime::finalizeRuntime() {
       int64_t inRank, void *in, int64_t outRank, void *out, int64_t axisA,     \
       int64_t axisB) {                                                         \
     swapGridAxes(ElemKind::KIND, inRank, in, outRank, out, axisA, axisB);      \
+  }                                                                            \
+  AUTOPAR_RT_EXPORT void autopar_rt_send_##SUFFIX(int64_t stage, int64_t tag,  \
+                                                  int64_t rank, void *desc) {  \
+    sendTensor(ElemKind::KIND, stage, tag, rank, desc);                        \
+  }                                                                            \
+  AUTOPAR_RT_EXPORT void autopar_rt_recv_##SUFFIX(int64_t stage, int64_t tag,  \
+                                                  int64_t rank, void *desc) {  \
+    recvTensor(ElemKind::KIND, stage, tag, rank, desc);                        \
   }
 
 AUTOPAR_RT_DEFINE(f32, F32)

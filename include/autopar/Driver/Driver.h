@@ -77,6 +77,10 @@ struct PipelinePort {
   SmallVector<int64_t> stages;
   /// A model input every microbatch reads whole (it has no batch dimension).
   bool whole = false;
+  /// A training stage's input read once per microbatch: the slice of this
+  /// microbatch along dimension 0 (-1: the runtime's current microbatch, or
+  /// whole).
+  int64_t microbatch = -1;
 };
 
 /// One stage of a pipeline: its program, weights and plan are in
@@ -96,6 +100,10 @@ struct PipelineStageManifest {
 /// streamed through them in `microbatches` slices of dimension 0.
 struct PipelineManifest {
   int64_t microbatches = 1;
+  /// `gpipe`: the runtime calls each stage's program once per microbatch
+  /// (inference); `1f1b`: each stage's program is its whole training step
+  /// over the microbatches, boundary tensors sent and received inside it.
+  std::string schedule = "gpipe";
   std::vector<PipelineStageManifest> stages;
   /// Boundary tensors by id: one microbatch's global shape.
   std::vector<TensorSignature> boundaries;

@@ -109,7 +109,16 @@ extern "C" {
    */                                                                          \
   void autopar_rt_swap_grid_axes_##SUFFIX(int64_t inRank, void *in,            \
                                           int64_t outRank, void *out,          \
-                                          int64_t axisA, int64_t axisB);
+                                          int64_t axisA, int64_t axisB);       \
+  /* Pipeline stages: sends the whole buffer to the device of this rank in     \
+   * stage `stage` with message tag `tag` (0..32767), without waiting for the  \
+   * receiver (the runtime keeps a copy until the program returns). */         \
+  void autopar_rt_send_##SUFFIX(int64_t stage, int64_t tag, int64_t rank,      \
+                                void *desc);                                   \
+  /* Fills the buffer with the tensor the device of this rank in stage         \
+   * `stage` sends with `tag`; its byte size must match. */                    \
+  void autopar_rt_recv_##SUFFIX(int64_t stage, int64_t tag, int64_t rank,      \
+                                void *desc);
 
 AUTOPAR_RT_DECLARE(f32)
 AUTOPAR_RT_DECLARE(f64)

@@ -245,6 +245,94 @@ def AutoPlanPass : Pass<"autopar-auto-plan", "mlir::ModuleOp"> {
                            "mlir::autopar::AutoparDialect"];
 }
 
+def BuildStageStepPass : Pass<"autopar-build-stage-step", "mlir::ModuleOp"> {
+  let summary = "a pipeline stage's forward pass over all microbatches, "
+                "boundary tensors sent and received in the program";
+  let description = [{
+    Input contract: the output of `autopar-split-stages` on a module whose
+    @main ends in the scalar loss (`autopar-append-loss`), imported at the
+    size of one microbatch. Output: each stage module's @main is the forward
+    half of that stage's training step over `microbatches` microbatches, for
+    `autopar-differentiate` to complete:
+    - the body is cloned once per microbatch j, each op marked
+      `autopar.microbatch = j` (for `autopar-schedule-microbatches`);
+    - a runtime input becomes one argument per microbatch, marked
+      `autopar.stage_input = {input = i, microbatch = j}` (the runtime reads
+      that slice of the batch), or one argument every microbatch reads,
+      `{input = i}`, for the inputs listed in `whole` (without a batch
+      dimension);
+    - a received boundary tensor b becomes `autopar.recv from s tag t` and a
+      sent one `autopar.send ... to s tag t`, with t = b * microbatches + j;
+    - the stage that holds the loss returns the mean of the microbatches'
+      losses (`{output = 0}`); the other stages return nothing.
+    A trainable weight that two stages read (tied embeddings) is an error:
+    its gradients would have to be summed across the stages.
+
+    Before (`--autopar-build-stage-step="microbatches=2"`), stage 0 of 2:
+    ```mlir
+    func.func @main(%x: tensor<2x4xf32> {autopar.stage_input = {input = 0 : i64}})
+        -> (tensor<2x4xf32> {autopar.stage_output = {boundary = 0 : i64, to = [1]}}) {
+      %w = autopar.weight "w" : tensor<4x4xf32>
+      %y = autopar.matmul %x, %w : ...
+      return %y : tensor<2x4xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @main(%x0: tensor<2x4xf32> {autopar.stage_input = {input = 0 : i64, microbatch = 0 : i64}},
+                    %x1: tensor<2x4xf32> {autopar.stage_input = {input = 0 : i64, microbatch = 1 : i64}}) {
+      %w0 = autopar.weight "w" {autopar.microbatch = 0 : i64} : tensor<4x4xf32>
+      %y0 = autopar.matmul %x0, %w0 {autopar.microbatch = 0 : i64} : ...
+      %s0 = autopar.send %y0 to 1 tag 0 {autopar.microbatch = 0 : i64} : tensor<2x4xf32>
+      ... microbatch 1, tag 1 ...
+      return
+    }
+    ```
+  }];
+  let options = [
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "microbatches per step">,
+    ListOption<"whole", "whole", "int64_t",
+               "runtime inputs every microbatch reads whole">,
+    ListOption<"freeze", "freeze", "std::string",
+               "weights that are not trained (they may be read by several "
+               "stages)">,
+  ];
+  let dependentDialects = ["mlir::autopar::AutoparDialect",
+                           "mlir::func::FuncDialect"];
+}
+
+def ScheduleMicrobatchesPass
+    : Pass<"autopar-schedule-microbatches", "mlir::ModuleOp"> {
+  let summary = "order a pipeline stage's training step by its schedule";
+  let description = [{
+    Input contract: a stage module after `autopar-build-stage-step` and
+    `autopar-differentiate` (ops marked `autopar.microbatch`, the backward
+    ones also `autopar.backward`). Output: the same ops, in the order of
+    `schedule` for stage `stage` of `stages`, with the marks removed:
+    - `1f1b`: `stages - 1 - stage` warm-up forwards, then one forward and one
+      backward in turn, then the remaining backwards. At most
+      `stages - stage` microbatches' activations are alive at once;
+    - `gpipe`: every forward, then every backward.
+    Loads of a weight by several microbatches become one load at the top.
+    Ops of no microbatch (the loss, gradient sums, the optimizer update) go
+    as early as their operands allow, weight stores last. Since every
+    stage's program order follows the same schedule, and sends do not wait,
+    the boundary messages cannot deadlock.
+
+    Before (`stage=1 stages=2`, two microbatches): F0 F1 B1 B0 in program
+    order (as differentiation leaves them). After: F0 B0 F1 B1.
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", /*default=*/"0", "this stage">,
+    Option<"stages", "stages", "int64_t", /*default=*/"1",
+           "stages of the pipeline">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "1f1b or gpipe">,
+  ];
+  let dependentDialects = ["mlir::autopar::AutoparDialect"];
+}
+
 def SplitStagesPass : Pass<"autopar-split-stages", "mlir::ModuleOp"> {
   let summary = "split @main into one program per pipeline stage (MPMD)";
   let description = [{

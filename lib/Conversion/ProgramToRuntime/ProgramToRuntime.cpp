@@ -343,6 +343,33 @@ LowerProgramToRuntimePass::lowerOp(Operation *op, RuntimeCallBuilder &rt,
         assign.erase();
         return success();
       })
+      .Case([&](SendOp send) -> LogicalResult {
+        auto type = cast<RankedTensorType>(send.getInput().getType());
+        if (failed(RuntimeCallBuilder::checkTensorType(op, type, "input")))
+          return failure();
+        Value buffer = rt.toReadOnlyBuffer(b, loc, send.getInput());
+        rt.call(b, loc, "autopar_rt_send", type.getElementType(),
+                {RuntimeCallBuilder::i64Constant(b, loc, send.getStage()),
+                 RuntimeCallBuilder::i64Constant(b, loc, send.getTag()),
+                 buffer});
+        send.replaceAllUsesWith(send.getInput());
+        send.erase();
+        return success();
+      })
+      .Case([&](RecvOp recv) -> LogicalResult {
+        RankedTensorType type = recv.getResult().getType();
+        if (failed(RuntimeCallBuilder::checkTensorType(op, type, "result")))
+          return failure();
+        auto [buffer, unranked] = rt.allocate(b, loc, type);
+        rt.call(b, loc, "autopar_rt_recv", type.getElementType(),
+                {RuntimeCallBuilder::i64Constant(b, loc, recv.getStage()),
+                 RuntimeCallBuilder::i64Constant(b, loc, recv.getTag()),
+                 unranked});
+        recv.replaceAllUsesWith(
+            RuntimeCallBuilder::toTensor(b, loc, type, buffer));
+        recv.erase();
+        return success();
+      })
       .Case([&](shard::AllReduceOp reduce) -> LogicalResult {
         if (failed(checkCollective(op)) ||
             failed(checkSum(op, reduce.getReduction())))

@@ -35,6 +35,12 @@ using namespace mlir::autopar;
 /// compiler writes zeros for it.
 static constexpr llvm::StringLiteral kZeroInitAttrName = "autopar.zero_init";
 
+/// The microbatch of a pipeline stage's op (autopar-build-stage-step); the
+/// ops of its vector-Jacobian product take the same value and are marked
+/// `autopar.backward`, for autopar-schedule-microbatches.
+static constexpr llvm::StringLiteral kMicrobatchAttrName = "autopar.microbatch";
+static constexpr llvm::StringLiteral kBackwardAttrName = "autopar.backward";
+
 namespace {
 
 struct DifferentiatePass
@@ -81,8 +87,14 @@ static llvm::DenseSet<Value> getVaryingValues(func::FuncOp func,
   llvm::DenseSet<Value> varying;
   for (WeightOp w : trainable)
     varying.insert(w.getResult());
+  // A boundary tensor received from an earlier stage depends on that
+  // stage's weights.
+  func.walk([&](RecvOp recv) {
+    if (isa<FloatType>(recv.getType().getElementType()))
+      varying.insert(recv.getResult());
+  });
   func.walk([&](Operation *op) {
-    if (isa<WeightOp>(op))
+    if (isa<WeightOp, RecvOp>(op))
       return;
     if (llvm::any_of(op->getOperands(),
                      [&](Value v) { return varying.contains(v); }))
@@ -97,14 +109,17 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
   MLIRContext *ctx = &getContext();
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  if (ret.getNumOperands() != 1)
+  // A pipeline stage before the last one has no loss: its backward pass is
+  // seeded by the gradients its sends receive back.
+  bool stage = !func.getOps<SendOp>().empty() || !func.getOps<RecvOp>().empty();
+  if (ret.getNumOperands() != 1 && !(stage && ret.getNumOperands() == 0))
     return func.emitError() << "expected @main to return one scalar loss (run "
                                "autopar-append-loss first), got "
                             << ret.getNumOperands() << " results";
-  Value loss = ret.getOperand(0);
-  auto lossType = dyn_cast<RankedTensorType>(loss.getType());
-  if (!lossType || lossType.getNumElements() != 1 ||
-      !isa<FloatType>(lossType.getElementType()))
+  Value loss = ret.getNumOperands() ? ret.getOperand(0) : Value();
+  auto lossType = loss ? dyn_cast<RankedTensorType>(loss.getType()) : nullptr;
+  if (loss && (!lossType || lossType.getNumElements() != 1 ||
+               !isa<FloatType>(lossType.getElementType())))
     return func.emitError() << "expected @main to return a scalar float "
                                "loss, got "
                             << loss.getType();
@@ -141,12 +156,12 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
     if (!seenFrozen.contains(name))
       return func.emitError()
              << "--freeze: the model has no weight named '" << name << "'";
-  if (trainable.empty())
+  if (trainable.empty() && !stage)
     return func.emitError() << "the model has no trainable weight (float "
                                "initializers of rank >= 1 not frozen)";
 
   llvm::DenseSet<Value> varying = getVaryingValues(func, trainable);
-  if (!varying.contains(loss))
+  if (loss && !varying.contains(loss))
     return func.emitError() << "the loss does not depend on any trainable "
                                "weight";
 
@@ -165,12 +180,18 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
     it->second = AddOp::create(b, loc, cast<RankedTensorType>(v.getType()),
                                it->second, g);
   };
-  grads[loss] = ConstantOp::create(
-      b, lossLoc, lossType,
-      DenseElementsAttr::get(lossType,
-                             FloatAttr::get(lossType.getElementType(), 1.0)));
+  // Where the backward pass starts: the seed of the loss, or (a stage
+  // without the loss) the first op built below.
+  Operation *firstBackward = nullptr;
+  if (loss) {
+    grads[loss] = ConstantOp::create(
+        b, lossLoc, lossType,
+        DenseElementsAttr::get(lossType,
+                               FloatAttr::get(lossType.getElementType(), 1.0)));
+    firstBackward = grads[loss].getDefiningOp();
+  }
+  Operation *lastForward = ret->getPrevNode();
 
-  Operation *firstBackward = grads[loss].getDefiningOp();
   for (Operation *op : llvm::reverse(forward)) {
     if (isa<WeightOp>(op))
       continue;
@@ -180,12 +201,16 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
       resultGrads.push_back(grads.lookup(r));
       any |= bool(resultGrads.back());
     }
-    if (!any)
-      continue;
     SmallVector<bool> wanted;
     for (Value v : op->getOperands())
       wanted.push_back(varying.contains(v));
-    if (llvm::none_of(wanted, [](bool w) { return w; }))
+    // A send seeds its operand's gradient (received back from the other
+    // stage); a float receive always answers with its result's gradient.
+    bool seed = isa<SendOp>(op) && wanted[0];
+    bool answer = isa<RecvOp>(op) && varying.contains(op->getResult(0));
+    if (!any && !seed && !answer)
+      continue;
+    if (!answer && llvm::none_of(wanted, [](bool w) { return w; }))
       continue;
     auto rule = dyn_cast<GradientOpInterface>(op);
     if (!rule) {
@@ -197,13 +222,24 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
                   << "' has no gradient rule (it lies between a trainable "
                      "weight and the loss)";
     }
+    Operation *before = ret->getPrevNode();
     SmallVector<Value> operandGrads;
     if (failed(rule.buildGradients(b, resultGrads, wanted, operandGrads)))
       return failure();
     for (auto [i, g] : llvm::enumerate(operandGrads))
       if (g && wanted[i])
         accumulate(op->getOperand(i), g);
+    // The vector-Jacobian product of a microbatch's op belongs to that
+    // microbatch's backward pass.
+    if (Attribute microbatch = op->getAttr(kMicrobatchAttrName))
+      for (Operation *built = before->getNextNode(); built != ret;
+           built = built->getNextNode()) {
+        built->setAttr(kMicrobatchAttrName, microbatch);
+        built->setAttr(kBackwardAttrName, UnitAttr::get(ctx));
+      }
   }
+  if (!firstBackward)
+    firstBackward = lastForward ? lastForward->getNextNode() : &body.front();
 
   // The optimizer: one update per trainable weight name.
   UpdateBuilder ub{b, func.getLoc()};
@@ -274,7 +310,7 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
     }
     AssignOp::create(b, ub.loc, type, param, next);
   }
-  if (updated == 0)
+  if (updated == 0 && !stage)
     return func.emitError() << "no trainable weight reaches the loss";
   numTrainable += updated;
 

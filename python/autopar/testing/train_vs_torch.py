@@ -66,6 +66,7 @@ def prepare(args):
     """Exports the model and the data; returns the PyTorch reference."""
     torch.manual_seed(0)
     model, inputs = model_zoo.MODELS[args.model]()
+    args.batch = inputs[0].shape[0]
     model_zoo.randomize(model)
     model.train()
     with torch.no_grad():
@@ -85,6 +86,14 @@ def prepare(args):
                           input_names=[f"input_{i}"
                                        for i in range(len(inputs))],
                           output_names=["output_0"],
+                          # The batch stays a dimension of its own (shape
+                          # computations instead of constants), so that a
+                          # pipeline can import the model per microbatch;
+                          # compile fixes it with --batch.
+                          dynamic_axes={
+                              **{f"input_{i}": {0: "batch"}
+                                 for i in range(len(inputs))},
+                              "output_0": {0: "batch"}},
                           training=torch.onnx.TrainingMode.TRAINING,
                           do_constant_folding=False)
     for i, x in enumerate(inputs):
@@ -113,13 +122,16 @@ def prepare(args):
 
 
 def run_autopar(args, model_path, data, grid, plan):
-    tag = f"g{grid}-{plan}"
+    tag = f"g{grid}-{plan}".replace(";", "_").replace("=", "")
     out = os.path.join(args.work, tag)
     saved = os.path.join(args.work, f"{tag}.onnx")
+    # A hand configuration: fixed=tp=T;pp=P;dp=D;micro_batch=b (';' for ',').
+    placement = (["--fixed", plan[len("fixed="):].replace(";", ",")]
+                 if plan.startswith("fixed=") else ["--plan", plan])
     compile_cmd = [args.autopar, "compile", model_path, "--mode", "training",
                    "--loss", args.loss, "--optimizer", args.optimizer,
-                   "--lr", repr(args.lr), "--grid", grid, "--plan", plan,
-                   "-o", out]
+                   "--lr", repr(args.lr), "--grid", grid, *placement,
+                   "--batch", str(args.batch), "-o", out]
     if plan == "auto" and args.cluster:
         compile_cmd += ["--cluster", args.cluster]
     train_cmd = [args.autopar, "train", out, "--data", data, "--steps",
@@ -176,7 +188,9 @@ def main():
                         help="cluster description for the auto plans")
     parser.add_argument("--configs", default="",
                         help="GRID:PLAN entries checked against grid 1, "
-                             "comma-separated (2:data,4:tensor,2x2:auto)")
+                             "comma-separated (2:data,4:tensor,2x2:auto); "
+                             "PLAN may be a --fixed configuration written "
+                             "fixed=tp=T;pp=P;dp=D;micro_batch=b")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
@@ -193,7 +207,7 @@ def main():
     print("  losses: autopar " + " ".join(f"{x:.9g}" for x in single_losses))
     print("  losses: torch   " + " ".join(f"{x:.9g}" for x in ref_losses))
     for config in filter(None, args.configs.split(",")):
-        grid, plan = config.split(":")
+        grid, plan = config.split(":", 1)
         losses, weights = run_autopar(args, model_path, data, grid, plan)
         ref = {n: single_weights[n] for n in ref_weights}
         ok, le, wa, wr = compare(args, losses, weights, single_losses, ref)

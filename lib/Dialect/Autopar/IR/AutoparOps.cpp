@@ -1231,3 +1231,24 @@ LogicalResult AssignOp::verify() {
                             "first operand";
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// SendOp and RecvOp
+//===----------------------------------------------------------------------===//
+
+/// A boundary tensor crosses stages as raw bytes of a static shape.
+static LogicalResult verifyBoundaryType(Operation *op, Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return op->emitOpError()
+           << "needs a statically shaped tensor, got " << type;
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyBoundaryType(*this, getInput().getType());
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyBoundaryType(*this, getResult().getType());
+}

@@ -1062,6 +1062,38 @@ static LogicalResult maxPoolRule(MaxPoolOp op, GradBuilder &gb, ValueRange dy,
 }
 
 //===----------------------------------------------------------------------===//
+// Pipeline boundaries
+//===----------------------------------------------------------------------===//
+
+/// The gradient of a sent tensor comes back from the stage it was sent to,
+/// with the same tag (plus the gradient of the op's own result, if used).
+static LogicalResult sendRule(SendOp op, GradBuilder &gb, ValueRange dy,
+                              ArrayRef<bool> wanted,
+                              SmallVectorImpl<Value> &grads) {
+  if (!wanted[0])
+    return success();
+  Value back = RecvOp::create(gb.b, gb.loc, gb.typeOf(op.getInput()),
+                              op.getStage(), op.getTag());
+  grads[0] = dy[0] ? gb.add(back, dy[0]) : back;
+  return success();
+}
+
+/// The gradient of a received tensor goes back to the stage that sent it,
+/// zeros when the tensor does not reach the loss (that stage waits for it).
+static LogicalResult recvRule(RecvOp op, GradBuilder &gb, ValueRange dy,
+                              ArrayRef<bool> wanted,
+                              SmallVectorImpl<Value> &grads) {
+  RankedTensorType type = op.getResult().getType();
+  Value g = dy[0];
+  if (!g)
+    g = ConstantOp::create(
+        gb.b, gb.loc, type,
+        DenseElementsAttr::get(type, gb.b.getZeroAttr(type.getElementType())));
+  SendOp::create(gb.b, gb.loc, type, g, op.getStage(), op.getTag());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
 
@@ -1111,5 +1143,7 @@ void attachGradientModels(MLIRContext &ctx) {
   attach<AveragePoolOp, averagePoolRule>(ctx);
   attach<GlobalAveragePoolOp, globalAveragePoolRule>(ctx);
   attach<MaxPoolOp, maxPoolRule>(ctx);
+  attach<SendOp, sendRule>(ctx);
+  attach<RecvOp, recvRule>(ctx);
 }
 } // namespace mlir::autopar

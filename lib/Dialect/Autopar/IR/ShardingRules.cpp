@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
+#include "llvm/ADT/Sequence.h"
 
 using namespace mlir;
 using namespace mlir::autopar;
@@ -601,6 +602,22 @@ bool ConvOp::isAdditiveOperand(unsigned index) { return index == 2; }
 /// partitioner makes it the weight's).
 LoopShardingRule AssignOp::getShardingRule() {
   return getIdentityRule(*this, {});
+}
+
+/// A boundary tensor stays whole: the sending and the receiving stage are
+/// planned separately, and whole is the one layout both know.
+LoopShardingRule SendOp::getShardingRule() {
+  return getIdentityRule(*this, llvm::to_vector(llvm::seq<int64_t>(
+                                    0, shapeOf(getInput()).size())));
+}
+
+LoopShardingRule RecvOp::getShardingRule() {
+  ArrayRef<int64_t> y = shapeOf(getResult());
+  LoopShardingRule rule =
+      parallelRule(y, llvm::to_vector(llvm::seq<int64_t>(0, y.size())));
+  rule.maps.push_back(
+      AffineMap::getMultiDimIdentityMap(y.size(), getContext()));
+  return rule;
 }
 
 //===----------------------------------------------------------------------===//
