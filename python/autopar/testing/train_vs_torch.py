@@ -172,6 +172,60 @@ def compare(args, losses, weights, ref_losses, ref_weights):
     return ok, loss_err, max_abs, max_rel
 
 
+def write_curve(path, title, curves):
+    """Writes the loss curves {label: [loss per step]} as a standalone SVG
+    (no plotting library needed): one polyline per curve over the steps."""
+    width, height, left, bottom, top, right = 960, 420, 70, 50, 40, 330
+    values = [v for losses in curves.values() for v in losses]
+    lo, hi = min(values), max(values)
+    if hi == lo:
+        hi = lo + 1.0
+    steps = max(len(losses) for losses in curves.values())
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def x(i):
+        return left + plot_w * i / max(steps - 1, 1)
+
+    def y(v):
+        return top + plot_h * (hi - v) / (hi - lo)
+
+    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
+    dashes = ["", "6,4", "2,3", "8,3,2,3", "1,2"]
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
+           f'height="{height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{left}" y="20" font-size="14">{title}</text>',
+           f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" '
+           f'y2="{top + plot_h}" stroke="black"/>',
+           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" '
+           'stroke="black"/>']
+    for k in range(5):
+        v = lo + (hi - lo) * k / 4
+        out.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" '
+                   f'text-anchor="end">{v:.3g}</text>')
+        i = round((steps - 1) * k / 4)
+        out.append(f'<text x="{x(i):.1f}" y="{top + plot_h + 16}" '
+                   f'text-anchor="middle">{i + 1}</text>')
+    out.append(f'<text x="{left + plot_w / 2}" y="{height - 10}" '
+               'text-anchor="middle">step</text>')
+    out.append(f'<text x="16" y="{top + plot_h / 2}" text-anchor="middle" '
+               f'transform="rotate(-90 16 {top + plot_h / 2})">loss</text>')
+    for n, (label, losses) in enumerate(curves.items()):
+        points = " ".join(f"{x(i):.1f},{y(v):.1f}"
+                          for i, v in enumerate(losses))
+        color, dash = colors[n % len(colors)], dashes[n % len(dashes)]
+        out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" '
+                   f'stroke-dasharray="{dash}" points="{points}"/>')
+        ly = top + 14 + 18 * n
+        out.append(f'<line x1="{left + plot_w + 12}" y1="{ly}" '
+                   f'x2="{left + plot_w + 36}" y2="{ly}" stroke="{color}" '
+                   f'stroke-dasharray="{dash}" stroke-width="1.5"/>')
+        out.append(f'<text x="{left + plot_w + 40}" y="{ly + 4}">{label}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--autopar", required=True)
@@ -186,6 +240,9 @@ def main():
     parser.add_argument("--rtol", type=float, default=1e-4)
     parser.add_argument("--cluster", default="",
                         help="cluster description for the auto plans")
+    parser.add_argument("--curve", default="",
+                        help="write the loss curves of PyTorch, grid 1 and "
+                             "every config as this SVG file")
     parser.add_argument("--configs", default="",
                         help="GRID:PLAN entries checked against grid 1, "
                              "comma-separated (2:data,4:tensor,2x2:auto); "
@@ -206,9 +263,12 @@ def main():
           f"weight_rel_err={wr:.3e} {'ok' if ok else 'MISMATCH'}")
     print("  losses: autopar " + " ".join(f"{x:.9g}" for x in single_losses))
     print("  losses: torch   " + " ".join(f"{x:.9g}" for x in ref_losses))
+    curves = {"PyTorch": ref_losses, "autopar, 1 device": single_losses}
     for config in filter(None, args.configs.split(",")):
         grid, plan = config.split(":", 1)
         losses, weights = run_autopar(args, model_path, data, grid, plan)
+        curves[f"autopar, grid {grid} "
+               f"{plan.replace('fixed=', '').replace(';', ',')}"] = losses
         ref = {n: single_weights[n] for n in ref_weights}
         ok, le, wa, wr = compare(args, losses, weights, single_losses, ref)
         failed |= not ok
@@ -216,6 +276,10 @@ def main():
               f"{plan} vs grid 1: loss_rel_err={le:.3e} "
               f"weight_abs_err={wa:.3e} weight_rel_err={wr:.3e} "
               f"{'ok' if ok else 'MISMATCH'}")
+    if args.curve:
+        write_curve(args.curve, f"{args.model}, {args.loss}, "
+                    f"{args.optimizer} (lr {args.lr}), the same batch every "
+                    "step", curves)
     return 1 if failed else 0
 
 
