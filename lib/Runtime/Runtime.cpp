@@ -302,9 +302,9 @@ MPI_Op getHalfSum(ElemKind kind) {
   static MPI_Op bf16Sum = MPI_OP_NULL, f16Sum = MPI_OP_NULL;
   MPI_Op &op = kind == ElemKind::BF16 ? bf16Sum : f16Sum;
   if (op == MPI_OP_NULL) {
-    MPI_User_function *fn =
-        kind == ElemKind::BF16 ? &sumHalfFloats<bf16ToFloat, floatToBf16>
-                               : &sumHalfFloats<f16ToFloat, floatToF16>;
+    MPI_User_function *fn = kind == ElemKind::BF16
+                                ? &sumHalfFloats<bf16ToFloat, floatToBf16>
+                                : &sumHalfFloats<f16ToFloat, floatToF16>;
     checkMpi(MPI_Op_create(fn, /*commute=*/1, &op), "sum", "MPI_Op_create");
   }
   return op;

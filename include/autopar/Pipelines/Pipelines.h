@@ -125,9 +125,10 @@ void buildLowerToLLVMPipeline(OpPassManager &pm,
 
 /// The first part of the lowering, on the device program: with
 /// `options.precision` bf16 or f16, weights and activations take the lower
-/// type (autopar-lower-precision); contractions become pack + mmt4d + unpack with the register tile of `options.isa`, and with
-/// `options.packWeights` their weights take the packed layout (the driver
-/// writes the weight files between this part and the next).
+/// type (autopar-lower-precision); contractions become pack + mmt4d + unpack
+/// with the register tile of `options.isa`, and with `options.packWeights`
+/// their weights take the packed layout (the driver writes the weight files
+/// between this part and the next).
 void buildDataTilingPipeline(OpPassManager &pm,
                              const LowerToLLVMPipelineOptions &options);
 

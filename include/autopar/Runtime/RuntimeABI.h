@@ -1,4 +1,5 @@
-/*===- RuntimeABI.h - C ABI between device programs and the runtime -*- C -*-===*
+/*===- RuntimeABI.h - C ABI between device programs and the runtime -*- C
+ *-*-===*
  *
  * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
  *

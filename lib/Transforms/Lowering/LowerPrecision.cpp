@@ -1,4 +1,5 @@
-//===- LowerPrecision.cpp - bf16/f16 storage of a device program -*- C++ -*-===//
+//===- LowerPrecision.cpp - bf16/f16 storage of a device program -*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -168,19 +169,17 @@ struct LowerPrecisionPass
           if (isa<RankedTensorType>(operand.get().getType()) &&
               getElementTypeOrSelf(operand.get().getType()) == low)
             operand.set(CastOp::create(
-                b, ret.getLoc(),
-                withElementType(operand.get().getType(), f32), operand.get()));
+                b, ret.getLoc(), withElementType(operand.get().getType(), f32),
+                operand.get()));
         continue;
       }
       if (auto weight = dyn_cast<WeightOp>(op)) {
         if (!isF32Tensor(weight.getType()))
           continue;
         weight.getResult().setType(withElementType(weight.getType(), low));
-        if (auto global =
-                weight->getAttrOfType<TypeAttr>(kGlobalTypeAttrName))
-          weight->setAttr(kGlobalTypeAttrName,
-                          TypeAttr::get(withElementType(global.getValue(),
-                                                        low)));
+        if (auto global = weight->getAttrOfType<TypeAttr>(kGlobalTypeAttrName))
+          weight->setAttr(kGlobalTypeAttrName, TypeAttr::get(withElementType(
+                                                   global.getValue(), low)));
         ++numLoweredWeights;
         continue;
       }
@@ -206,9 +205,8 @@ struct LowerPrecisionPass
       for (OpResult result : op.getResults()) {
         if (!isF32Tensor(result.getType()) || result.use_empty())
           continue;
-        auto cast = CastOp::create(b, op.getLoc(),
-                                   withElementType(result.getType(), low),
-                                   result);
+        auto cast = CastOp::create(
+            b, op.getLoc(), withElementType(result.getType(), low), result);
         result.replaceAllUsesExcept(cast.getResult(), cast);
         converted = true;
       }

@@ -619,9 +619,8 @@ void rewriteConvolutionWeightLhs(const Contraction &c, Value packedWeight,
     packedCols = packConvInput(b, loc, conv, g, columns);
   }
   if (!packedWeight)
-    packedWeight =
-        packRhs(b, loc, getStorageSource(c.b), /*transposed=*/true,
-                getWeightTile(c, tile));
+    packedWeight = packRhs(b, loc, getStorageSource(c.b), /*transposed=*/true,
+                           getWeightTile(c, tile));
   Value acc = buildMmt4d(b, loc, packedWeight, packedCols);
 
   // M1 x P1 x m0 x n0 -> (M1 m0) x (P1 n0): channels x padded positions.
@@ -695,8 +694,8 @@ void rewriteConvolution(const Contraction &c, Value packedRhs,
 
   Value packedLhs = packConvInput(b, loc, conv, g, tile);
   if (!packedRhs)
-    packedRhs = packRhs(b, loc, getStorageSource(c.b), /*transposed=*/true,
-                        tile);
+    packedRhs =
+        packRhs(b, loc, getStorageSource(c.b), /*transposed=*/true, tile);
   Value acc = buildMmt4d(b, loc, packedLhs, packedRhs);
 
   // Loops: n, m, out...; the accumulator is [row tiles, N1, m0, n0].
