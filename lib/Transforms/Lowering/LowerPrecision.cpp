@@ -184,11 +184,22 @@ struct LowerPrecisionPass
         continue;
       }
       if (movesDataOnly(&op)) {
+        // f32 operands (constants) are converted in.
+        b.setInsertionPoint(&op);
+        for (OpOperand &operand : op.getOpOperands())
+          if (isF32Tensor(operand.get().getType()))
+            operand.set(CastOp::create(
+                b, op.getLoc(), withElementType(operand.get().getType(), low),
+                operand.get()));
         for (OpResult result : op.getResults())
           if (isF32Tensor(result.getType()))
             result.setType(withElementType(result.getType(), low));
         continue;
       }
+      // Constants stay f32 for the ops computing with them (rounding them
+      // would only lose digits); ops moving data convert them in.
+      if (isa<ConstantOp>(op))
+        continue;
       // Computes in f32: lower-type operands are converted in, f32 results
       // rounded out.
       bool converted = false;
