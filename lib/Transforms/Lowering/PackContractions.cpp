@@ -256,9 +256,36 @@ Value createGemmEpilogue(OpBuilder &b, Location loc, Value acc,
   return generic.getResult(0);
 }
 
+/// The packed left operand of a register tile in f32: bf16/f16 tiles are
+/// extended once per call (M x K conversions against M x N x K products), so
+/// that the tile's rows broadcast f32 scalars straight from memory; the right
+/// operand (the weight, read as vectors) keeps the lower type and is extended
+/// in registers.
+Value extendPackedLhs(OpBuilder &b, Location loc, Value packed) {
+  auto type = cast<RankedTensorType>(packed.getType());
+  if (type.getElementType().isF32())
+    return packed;
+  Type f32 = b.getF32Type();
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), f32);
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{packed},
+             ValueRange{init}, ArrayRef<AffineMap>{identity, identity},
+             iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::ExtFOp::create(nb, nloc, f32, args[0]).getResult());
+             })
+      .getResult(0);
+}
+
 /// `linalg.mmt4d` of the packed operands (M1 x K1 x m0 x k0 and
 /// N1 x K1 x n0 x k0) into a zero-filled M1 x N1 x m0 x n0 accumulator.
 Value buildMmt4d(OpBuilder &b, Location loc, Value packedLhs, Value packedRhs) {
+  packedLhs = extendPackedLhs(b, loc, packedLhs);
   auto lhsType = cast<RankedTensorType>(packedLhs.getType());
   auto rhsType = cast<RankedTensorType>(packedRhs.getType());
   // f32 accumulation, also of bf16/f16 operands.
@@ -767,6 +794,7 @@ void rewriteBatchedMatmul(MatMulOp op, ContractionTile tile) {
                                {1, 2}, {tile.m0, tile.k0}, {});
   Value packedRhs = createPack(b, loc, rhs, {batch, n1, k1, tile.n0, tile.k0},
                                {2, 1}, {tile.n0, tile.k0}, {0, 2, 1});
+  packedLhs = extendPackedLhs(b, loc, packedLhs);
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
   Value accEmpty =
       tensor::EmptyOp::create(b, loc, {batch, m1, n1, tile.m0, tile.n0}, f32);
