@@ -174,8 +174,7 @@ struct TileContractionsPass
         if (size != 1)
           longDim = longDim ? -1 : static_cast<int64_t>(i);
       if (source && longDim && *longDim >= 0 &&
-          *longDim + 2 == rhsType.getRank() &&
-          rhsType.getShape().back() == 1 &&
+          *longDim + 2 == rhsType.getRank() && rhsType.getShape().back() == 1 &&
           source.getRank() >= rhsType.getRank() &&
           source.getShape().back() == 1 && !read.getMask() &&
           read.getPermutationMap().isMinorIdentity() &&
