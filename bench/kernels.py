@@ -216,11 +216,13 @@ def main():
         shapes = MATMUL_SHAPES[:2] + MATMUL_SHAPES[4:5] if args.quick else MATMUL_SHAPES
         print()
         print("GFLOP/s at one thread. bf16: `compile --precision bf16` (bf16 weight"
-              " and activation, f32 accumulation), by wall time.")
+              " and activation, f32 accumulation); bf16 / f32 by CPU time, which"
+              " other jobs on the machine do not inflate as they do wall time.")
         print("| matmul M x N x K | autopar 1 thread | autopar 1 thread, by CPU time |"
               " OpenBLAS 1 thread | oneDNN 1 thread | autopar / OpenBLAS |"
-              " autopar bf16 1 thread | bf16 / f32 |")
-        print("|---|---|---|---|---|---|---|---|")
+              " autopar bf16 1 thread | autopar bf16 1 thread, by CPU time |"
+              " bf16 / f32, CPU |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for m, n, k in shapes:
             name = "mm_%d_%d_%d" % (m, n, k)
             try:
@@ -232,19 +234,20 @@ def main():
                                             "replicated", 1, inputs)
                 gflops = 2.0 * m * n * k / seconds / 1e9
                 cpu_gflops = 2.0 * m * n * k / cpu / 1e9
-                bf16_seconds, _ = autopar_step(args.autopar, model, work,
-                                               name + "-bf16", 1, "replicated", 1,
-                                               inputs, precision="bf16")
+                bf16_seconds, bf16_cpu = autopar_step(
+                    args.autopar, model, work, name + "-bf16", 1, "replicated", 1,
+                    inputs, precision="bf16")
                 bf16_gflops = 2.0 * m * n * k / bf16_seconds / 1e9
+                bf16_cpu_gflops = 2.0 * m * n * k / bf16_cpu / 1e9
                 text = run([ref, str(m), str(n), str(k), "7"], env=one)
                 lib = dict(line.split() for line in text.strip().splitlines())
                 blas, dnnl = float(lib["openblas"]), float(lib["onednn"])
-                print("| %dx%dx%d | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %.2f |" % (
-                    m, n, k, gflops, cpu_gflops, blas, dnnl, gflops / blas,
-                    bf16_gflops, bf16_gflops / gflops))
+                print("| %dx%dx%d | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |"
+                      % (m, n, k, gflops, cpu_gflops, blas, dnnl, gflops / blas,
+                         bf16_gflops, bf16_cpu_gflops, bf16_cpu_gflops / cpu_gflops))
             except Exception as error:  # noqa: BLE001 - reported, exit 1
                 failures.append("%s: %s" % (name, error))
-                print("| %dx%dx%d | FAILED | | | | | | |" % (m, n, k))
+                print("| %dx%dx%d | FAILED | | | | | | | |" % (m, n, k))
             sys.stdout.flush()
 
         print()
@@ -264,9 +267,11 @@ def main():
                 except Exception as error:  # noqa: BLE001 - reported, exit 1
                     failures.append("export %s: %s" % (name, error))
         print("Step time in ms at one thread, 1 rank (median of warm repeats):"
-              " the f32 program against `compile --precision bf16`.")
-        print("| model | GFLOP | autopar f32 | autopar bf16 | f32 / bf16 |")
-        print("|---|---|---|---|---|")
+              " the f32 program against `compile --precision bf16`; CPU: process"
+              " CPU time per step.")
+        print("| model | GFLOP | autopar f32 | autopar bf16 | autopar f32, CPU |"
+              " autopar bf16, CPU | f32 / bf16, CPU |")
+        print("|---|---|---|---|---|---|---|")
         for label, model, inputs, flops, _ in models:
             cells = {}
             for precision in ("f32", "bf16"):
@@ -275,14 +280,14 @@ def main():
                         args.autopar, model, work,
                         "%s-precision-%s" % (os.path.basename(os.path.dirname(model))
                                              or "m", precision),
-                        1, "replicated", 1, inputs, precision=precision)[0]
+                        1, "replicated", 1, inputs, precision=precision)
                 except Exception as error:  # noqa: BLE001
                     failures.append("%s, %s: %s" % (label, precision, error))
-            print("| %s | %.2f | %s | %s | %s |" % (
+            print("| %s | %.2f | %s | %s | %s | %s | %s |" % (
                 label, flops / 1e9,
-                *("%.2f" % (cells[p] * 1e3) if p in cells else "FAILED"
-                  for p in ("f32", "bf16")),
-                "%.2f" % (cells["f32"] / cells["bf16"])
+                *("%.2f" % (cells[p][w] * 1e3) if p in cells else "FAILED"
+                  for w in (0, 1) for p in ("f32", "bf16")),
+                "%.2f" % (cells["f32"][1] / cells["bf16"][1])
                 if len(cells) == 2 else "-"))
             sys.stdout.flush()
         if not args.only_precision:

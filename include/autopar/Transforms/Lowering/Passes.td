@@ -36,14 +36,20 @@ def LowerPrecisionPass
       swap_grid_axes) and the `shard` collectives move the lower type: a
       split contraction's all-reduce sums bf16 or f16 values (the runtime
       accumulates each pairwise sum in f32);
+    - `autopar.constant`s stay f32 for the ops computing with them (an op
+      moving data converts them in);
     - every other op computes in f32: its lower-type operands are converted
       by `autopar.cast` and its f32 results rounded back. After lowering
       these casts fuse into the elementwise loops next to them, so
       normalizations, softmax and reductions compute internally in f32 and
       read and write the lower type;
     - contractions (matmul, gemm, conv) see `autopar.cast`s of lower-type
-      operands: `autopar-pack-contractions` packs the lower-type sources and
-      emits `linalg.mmt4d` with lower-type operands and an f32 accumulator.
+      operands: `autopar-pack-contractions` packs the lower-type sources
+      (weights stay packed in the lower type), extends the packed left
+      operand to f32 once per call, and emits `linalg.mmt4d` with the
+      lower-type right operand and an f32 accumulator;
+      `autopar-tile-contractions` reads its register tile as one vector and
+      extends it in registers.
 
     Before:
     ```mlir
@@ -77,7 +83,8 @@ def LowerPrecisionPass
 
 def PackContractionsPass
     : Pass<"autopar-pack-contractions", "mlir::ModuleOp"> {
-  let summary = "data-tile f32 matmuls, gemms and convolutions into mmt4d";
+  let summary = "data-tile f32 matmuls, gemms and convolutions into mmt4d "
+                "(also those of bf16/f16 operands converted to f32)";
   let description = [{
     Input contract: a device program (after `autopar-partition`, before
     `autopar-lower-program-to-runtime`) with static types. Each f32
