@@ -4,7 +4,11 @@
 Prints the CPU model, then
 - per matmul shape: GFLOP/s of autopar (one MatMul with a weight, compiled at
   --grid 1, run with 1 thread: pack of the activation, mmt4d, unpack) against
-  OpenBLAS and oneDNN (bench/gemm_ref.c, 1 thread), measured in this run;
+  OpenBLAS and oneDNN (bench/gemm_ref.c, 1 thread), measured in this run, and
+  the same matmul compiled with `--precision bf16` (bf16 weight and
+  activation, f32 accumulation);
+- per model at one thread: step time of the f32 and the bf16 program
+  (`compile --precision bf16`);
 - per model (the MLP 4 x (1024 -> 4096 -> 1024) at batch 64, GPT-2 small at
   128 tokens, resnet18, mobilenet_v2 and a ViT-S/16 at 224x224, exported by
   the model zoo): step time of autopar (1 rank with the default threads, 1
@@ -12,7 +16,7 @@ Prints the CPU model, then
   (onnxruntime-node) with 1 and 2 intra-op threads.
 
     /usr/bin/python3 bench/kernels.py [--autopar build/bin/autopar]
-        [--ort-modules DIR] [--quick]
+        [--ort-modules DIR] [--quick] [--only-precision]
 
 --ort-modules: a folder whose node_modules holds onnxruntime-node@1.30.0
 (`ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0`); without
@@ -88,9 +92,11 @@ def write_input(path, shape):
         f.write(tensor.SerializeToString())
 
 
-def autopar_step(autopar, model, work, name, grid, plan, threads, input_dir):
+def autopar_step(autopar, model, work, name, grid, plan, threads, input_dir,
+                 precision="f32"):
     out = os.path.join(work, name)
-    run([autopar, "compile", model, "--grid", str(grid), "--plan", plan, "-o", out])
+    run([autopar, "compile", model, "--grid", str(grid), "--plan", plan,
+         "--precision", precision, "-o", out])
     cmd = [autopar, "run", out, "--inputs", input_dir, "--outputs",
            os.path.join(work, name + "-out"), "--profile"]
     if threads:
@@ -194,6 +200,8 @@ def main():
                         help="fewer shapes, a smaller MLP and no zoo models")
     parser.add_argument("--model-cache", default=os.path.join(ROOT, "build", "models"),
                         help="where the model zoo exports the benchmark models")
+    parser.add_argument("--only-precision", action="store_true",
+                        help="only the matmul table and the f32/bf16 model table")
     args = parser.parse_args()
     failures = []
     print("cpu: %s" % cpu_model())
@@ -207,9 +215,14 @@ def main():
         one = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         shapes = MATMUL_SHAPES[:2] + MATMUL_SHAPES[4:5] if args.quick else MATMUL_SHAPES
         print()
+        print("GFLOP/s at one thread. bf16: `compile --precision bf16` (bf16 weight"
+              " and activation, f32 accumulation); bf16 / f32 by CPU time, which"
+              " other jobs on the machine do not inflate as they do wall time.")
         print("| matmul M x N x K | autopar 1 thread | autopar 1 thread, by CPU time |"
-              " OpenBLAS 1 thread | oneDNN 1 thread | autopar / OpenBLAS |")
-        print("|---|---|---|---|---|---|")
+              " OpenBLAS 1 thread | oneDNN 1 thread | autopar / OpenBLAS |"
+              " autopar bf16 1 thread | autopar bf16 1 thread, by CPU time |"
+              " bf16 / f32, CPU |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for m, n, k in shapes:
             name = "mm_%d_%d_%d" % (m, n, k)
             try:
@@ -221,72 +234,112 @@ def main():
                                             "replicated", 1, inputs)
                 gflops = 2.0 * m * n * k / seconds / 1e9
                 cpu_gflops = 2.0 * m * n * k / cpu / 1e9
+                bf16_seconds, bf16_cpu = autopar_step(
+                    args.autopar, model, work, name + "-bf16", 1, "replicated", 1,
+                    inputs, precision="bf16")
+                bf16_gflops = 2.0 * m * n * k / bf16_seconds / 1e9
+                bf16_cpu_gflops = 2.0 * m * n * k / bf16_cpu / 1e9
                 text = run([ref, str(m), str(n), str(k), "7"], env=one)
                 lib = dict(line.split() for line in text.strip().splitlines())
                 blas, dnnl = float(lib["openblas"]), float(lib["onednn"])
-                print("| %dx%dx%d | %.1f | %.1f | %.1f | %.1f | %.2f |" % (
-                    m, n, k, gflops, cpu_gflops, blas, dnnl, gflops / blas))
+                print("| %dx%dx%d | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |"
+                      % (m, n, k, gflops, cpu_gflops, blas, dnnl, gflops / blas,
+                         bf16_gflops, bf16_cpu_gflops, bf16_cpu_gflops / cpu_gflops))
             except Exception as error:  # noqa: BLE001 - reported, exit 1
                 failures.append("%s: %s" % (name, error))
-                print("| %dx%dx%d | FAILED | | | | |" % (m, n, k))
+                print("| %dx%dx%d | FAILED | | | | | | | |" % (m, n, k))
             sys.stdout.flush()
 
         print()
         models = [mlp_case(work, args.quick)]
-        if not args.quick:
+        if args.only_precision and not args.quick:
+            # The model zoo's test-size models (cached by the lit tests).
+            for name, label in [("gpt2_block", "GPT-2 block (zoo test size)"),
+                                ("resnet18", "resnet18 (zoo test size)")]:
+                try:
+                    models.append(zoo_case(args.model_cache, name, label))
+                except Exception as error:  # noqa: BLE001 - reported, exit 1
+                    failures.append("export %s: %s" % (name, error))
+        if not args.quick and not args.only_precision:
             for name, label in BENCH_MODELS:
                 try:
                     models.append(zoo_case(args.model_cache, name, label))
                 except Exception as error:  # noqa: BLE001 - reported, exit 1
                     failures.append("export %s: %s" % (name, error))
-        print("Step time in ms (median of warm repeats; autopar: `run --profile`'s"
-              " step_time_s, ONNX Runtime: ort_step.js). Ratios > 1: autopar faster."
-              " The CPU columns are process CPU time per step at one thread (autopar:"
-              " cpu_time_s; ORT: process.cpuUsage()), which other jobs on the machine"
-              " do not inflate as they do wall time.")
-        print("| model | GFLOP | autopar 1 rank | autopar 1 rank, 1 thread | "
-              "autopar 2 ranks (tensor), 1 thread each | ORT 1 thread | ORT 2 threads | "
-              "ORT 2 threads / autopar 1 rank | ORT 1 thread / autopar 1 thread | "
-              "autopar 1 thread, CPU | ORT 1 thread, CPU | ORT / autopar, CPU |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-        for label, model, inputs, flops, two_rank_plan in models:
+        print("Step time in ms at one thread, 1 rank (median of warm repeats):"
+              " the f32 program against `compile --precision bf16`; CPU: process"
+              " CPU time per step.")
+        print("| model | GFLOP | autopar f32 | autopar bf16 | autopar f32, CPU |"
+              " autopar bf16, CPU | f32 / bf16, CPU |")
+        print("|---|---|---|---|---|---|---|")
+        for label, model, inputs, flops, _ in models:
             cells = {}
-            configs = [("default", 1, "replicated", 0), ("one", 1, "replicated", 1)]
-            if two_rank_plan:
-                configs.append(("two", 2, two_rank_plan, 1))
-            for key, grid, plan, threads in configs:
+            for precision in ("f32", "bf16"):
                 try:
-                    cells[key] = autopar_step(
+                    cells[precision] = autopar_step(
                         args.autopar, model, work,
-                        "%s-%d-%s-%d" % (os.path.basename(os.path.dirname(model)) or "m",
-                                         grid, plan, threads),
-                        grid, plan, threads, inputs)
+                        "%s-precision-%s" % (os.path.basename(os.path.dirname(model))
+                                             or "m", precision),
+                        1, "replicated", 1, inputs, precision=precision)
                 except Exception as error:  # noqa: BLE001
-                    failures.append("%s, %s: %s" % (label, key, error))
-            if args.ort_modules:
-                for threads in (1, 2):
-                    try:
-                        cells["ort%d" % threads] = ort_step(args.ort_modules, model,
-                                                            threads, 10)
-                    except Exception as error:  # noqa: BLE001
-                        failures.append("%s, ORT %d: %s" % (label, threads, error))
-
-            def ms(key, which=0):
-                if key == "two" and not two_rank_plan:
-                    return "not run"
-                if key.startswith("ort") and not args.ort_modules:
-                    return "not measured"
-                return "%.2f" % (cells[key][which] * 1e3) if key in cells else "FAILED"
-
-            def ratio(num, den, which=0):
-                if num in cells and den in cells:
-                    return "%.2f" % (cells[num][which] / cells[den][which])
-                return "-"
-            print("| %s | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                label, flops / 1e9, ms("default"), ms("one"), ms("two"), ms("ort1"),
-                ms("ort2"), ratio("ort2", "default"), ratio("ort1", "one"),
-                ms("one", 1), ms("ort1", 1), ratio("ort1", "one", 1)))
+                    failures.append("%s, %s: %s" % (label, precision, error))
+            print("| %s | %.2f | %s | %s | %s | %s | %s |" % (
+                label, flops / 1e9,
+                *("%.2f" % (cells[p][w] * 1e3) if p in cells else "FAILED"
+                  for w in (0, 1) for p in ("f32", "bf16")),
+                "%.2f" % (cells["f32"][1] / cells["bf16"][1])
+                if len(cells) == 2 else "-"))
             sys.stdout.flush()
+        if not args.only_precision:
+            print()
+            print("Step time in ms (median of warm repeats; autopar: `run --profile`'s"
+                  " step_time_s, ONNX Runtime: ort_step.js). Ratios > 1: autopar faster."
+                  " The CPU columns are process CPU time per step at one thread (autopar:"
+                  " cpu_time_s; ORT: process.cpuUsage()), which other jobs on the machine"
+                  " do not inflate as they do wall time.")
+            print("| model | GFLOP | autopar 1 rank | autopar 1 rank, 1 thread | "
+                  "autopar 2 ranks (tensor), 1 thread each | ORT 1 thread | ORT 2 threads | "
+                  "ORT 2 threads / autopar 1 rank | ORT 1 thread / autopar 1 thread | "
+                  "autopar 1 thread, CPU | ORT 1 thread, CPU | ORT / autopar, CPU |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+            for label, model, inputs, flops, two_rank_plan in models:
+                cells = {}
+                configs = [("default", 1, "replicated", 0), ("one", 1, "replicated", 1)]
+                if two_rank_plan:
+                    configs.append(("two", 2, two_rank_plan, 1))
+                for key, grid, plan, threads in configs:
+                    try:
+                        cells[key] = autopar_step(
+                            args.autopar, model, work,
+                            "%s-%d-%s-%d" % (os.path.basename(os.path.dirname(model)) or "m",
+                                             grid, plan, threads),
+                            grid, plan, threads, inputs)
+                    except Exception as error:  # noqa: BLE001
+                        failures.append("%s, %s: %s" % (label, key, error))
+                if args.ort_modules:
+                    for threads in (1, 2):
+                        try:
+                            cells["ort%d" % threads] = ort_step(args.ort_modules, model,
+                                                                threads, 10)
+                        except Exception as error:  # noqa: BLE001
+                            failures.append("%s, ORT %d: %s" % (label, threads, error))
+
+                def ms(key, which=0):
+                    if key == "two" and not two_rank_plan:
+                        return "not run"
+                    if key.startswith("ort") and not args.ort_modules:
+                        return "not measured"
+                    return "%.2f" % (cells[key][which] * 1e3) if key in cells else "FAILED"
+
+                def ratio(num, den, which=0):
+                    if num in cells and den in cells:
+                        return "%.2f" % (cells[num][which] / cells[den][which])
+                    return "-"
+                print("| %s | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    label, flops / 1e9, ms("default"), ms("one"), ms("two"), ms("ort1"),
+                    ms("ort2"), ratio("ort2", "default"), ratio("ort1", "one"),
+                    ms("one", 1), ms("ort1", 1), ratio("ort1", "one", 1)))
+                sys.stdout.flush()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if failures:

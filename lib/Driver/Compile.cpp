@@ -18,6 +18,7 @@
 #include "autopar/Pipelines/Pipelines.h"
 #include "autopar/Target/Target.h"
 #include "autopar/Transforms/Lowering/PackedWeights.h"
+#include "autopar/Transforms/Lowering/Precision.h"
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/PlanReport.h"
 #include "autopar/Transforms/Planning/StageSplit.h"
@@ -83,18 +84,42 @@ static LogicalResult runLowerStage(MLIRContext &ctx, ModuleOp module) {
 /// The lowering in two parts around the writing of the weight files: data
 /// tiling gives the weights of contractions their packed layout, which
 /// writeWeightShards then writes.
-static LogicalResult runDataTilingStage(MLIRContext &ctx, ModuleOp module) {
+static LogicalResult runDataTilingStage(MLIRContext &ctx, ModuleOp module,
+                                        StringRef precision) {
   return runStage(ctx, module, "data tiling", [&](OpPassManager &pm) {
     LowerToLLVMPipelineOptions options;
     options.packWeights = true;
+    options.precision = precision.str();
     buildDataTilingPipeline(pm, options);
   });
 }
 
-static LogicalResult runLowerDataTiledStage(MLIRContext &ctx, ModuleOp module) {
+static LogicalResult runLowerDataTiledStage(MLIRContext &ctx, ModuleOp module,
+                                            StringRef precision) {
   return runStage(ctx, module, "lowering", [&](OpPassManager &pm) {
-    buildLowerDataTiledPipeline(pm, LowerToLLVMPipelineOptions());
+    LowerToLLVMPipelineOptions options;
+    options.precision = precision.str();
+    buildLowerDataTiledPipeline(pm, options);
   });
+}
+
+/// The plan search's options for a compile: the storage precision, so that
+/// the plan's memory and communication figures use its element size.
+static PlanSearchOptions getPlanSearchOptions(const CompileOptions &options) {
+  PlanSearchOptions search;
+  if (std::optional<StoragePrecision> precision =
+          parseStoragePrecision(options.precision))
+    switch (*precision) {
+    case StoragePrecision::F32:
+      break;
+    case StoragePrecision::BF16:
+      search.precision = PlanPrecision::BF16;
+      break;
+    case StoragePrecision::F16:
+      search.precision = PlanPrecision::F16;
+      break;
+    }
+  return search;
 }
 
 /// Returns the `func.func @main` of `module` or emits an error.
@@ -355,6 +380,13 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
       op.emitError() << "weight '" << name << "' is not in the model";
       return failure();
     }
+    // Weights stored in bf16/f16 (autopar-lower-precision) are converted
+    // from the model's f32 data.
+    Type storedElement = globalType.getElementType();
+    bool lowered = (storedElement.isBF16() || storedElement.isF16()) &&
+                   stored->dtype == DType::F32;
+    if (lowered)
+      globalType = globalType.clone(Float32Type::get(&ctx));
     FailureOr<DType> dtype =
         getDTypeFromElementType(globalType.getElementType());
     if (failed(dtype) || *dtype != stored->dtype ||
@@ -380,6 +412,12 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
                            << " bytes, expected "
                            << globalType.getNumElements() * elementSize;
       return failure();
+    }
+    std::vector<char> converted;
+    if (lowered) {
+      convertWeightPrecision(*data, storedElement, converted);
+      data = ArrayRef<char>(converted);
+      elementSize = 2;
     }
     FailureOr<SmallVector<int64_t>> localShape = getLocalShape(
         globalType.getShape(), sharding, grid, [&] { return op.emitError(); });
@@ -949,7 +987,8 @@ static FailureOr<Manifest> compilePipeline(
                   (request.fixed ? plan : std::string("of the plan file")) +
                   ": planning");
     if (failed(planModule(ctx, *stage, stageGrid, plan, stageCluster,
-                          PlanMode::Inference, /*quiet=*/true, metadata)))
+                          PlanMode::Inference, /*quiet=*/true, metadata,
+                          getPlanSearchOptions(options))))
       return failure();
     std::string planSha, error;
     if (failed(writePlanFiles(*stage, metadata, stageDir, planSha, error))) {
@@ -978,13 +1017,13 @@ static FailureOr<Manifest> compilePipeline(
     stageManifest.numDevices = entry.numRanks;
     if (failed(runPartitionStage(ctx, *stage)) ||
         failed(writeModule(ctx, *stage, stageDir + "/program.mlir")) ||
-        failed(runDataTilingStage(ctx, *stage)) ||
+        failed(runDataTilingStage(ctx, *stage, options.precision)) ||
         failed(writeWeightShards(ctx, *stage, *micro, stageGrid, stageDir,
                                  stageManifest)) ||
         (options.training &&
          failed(writeTrainingDescription(ctx, *stage, stageManifest, options,
                                          stageDir))) ||
-        failed(runLowerDataTiledStage(ctx, *stage)))
+        failed(runLowerDataTiledStage(ctx, *stage, options.precision)))
       return failure();
     SmallString<256> programSo(stageDir);
     llvm::sys::path::append(programSo, "program.so");
@@ -1081,6 +1120,19 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   FailureOr<SmallVector<int64_t>> grid = parseGridOption(ctx, options.grid);
   if (failed(grid) || failed(checkPlanArgument(ctx, options.plan)))
     return failure();
+  std::optional<StoragePrecision> precision =
+      parseStoragePrecision(options.precision);
+  if (!precision) {
+    emitDriverError(ctx) << "unknown --precision '" << options.precision
+                         << "': expected f32, bf16 or f16";
+    return failure();
+  }
+  if (*precision != StoragePrecision::F32 && options.training) {
+    emitDriverError(ctx) << "--precision " << options.precision
+                         << " is for inference; training steps compute and "
+                            "store in the model's f32";
+    return failure();
+  }
   if (options.outDir.empty()) {
     emitDriverError(ctx) << "no output directory (-o OUTDIR)";
     return failure();
@@ -1210,7 +1262,8 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   PlanMetadata metadata;
   metadata.modelSha256 = model.sha256;
   if (failed(planModule(ctx, *module, *grid, plan, *cluster,
-                        PlanMode::Inference, options.quiet, metadata)))
+                        PlanMode::Inference, options.quiet, metadata,
+                        getPlanSearchOptions(options))))
     return failure();
   if (options.training) {
     metadata.mode = "training";
@@ -1244,7 +1297,7 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   SmallString<256> programMlir(options.outDir);
   llvm::sys::path::append(programMlir, "program.mlir");
   if (failed(writeModule(ctx, *module, programMlir)) ||
-      failed(runDataTilingStage(ctx, *module)))
+      failed(runDataTilingStage(ctx, *module, options.precision)))
     return failure();
   progress.step("writing the weight shards of " + Twine(manifest.numDevices) +
                 " devices");
@@ -1258,7 +1311,7 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
 
   // Native code.
   progress.step("lowering the device program");
-  if (failed(runLowerDataTiledStage(ctx, *module)))
+  if (failed(runLowerDataTiledStage(ctx, *module, options.precision)))
     return failure();
   progress.step("generating native code");
   SmallString<256> programSo(options.outDir);
@@ -1306,6 +1359,14 @@ int driver::compileCommand(int argc, char **argv) {
                      "an inference pipeline, one program per stage)"),
       llvm::cl::value_desc("config"), llvm::cl::cat(category));
 
+  static llvm::cl::opt<std::string> precision(
+      "precision",
+      llvm::cl::desc("f32 (default), bf16 or f16: the type weights and "
+                     "activations are stored and moved in (contractions "
+                     "accumulate and other ops compute in f32; inputs and "
+                     "outputs stay f32)"),
+      llvm::cl::value_desc("type"), llvm::cl::init("f32"),
+      llvm::cl::cat(category));
   static llvm::cl::opt<std::string> mode(
       "mode",
       llvm::cl::desc("inference (default) or training: the program is one "
@@ -1435,6 +1496,7 @@ int driver::compileCommand(int argc, char **argv) {
   options.fixed = fixed;
   options.training = training;
   options.modelPath = model;
+  options.precision = precision;
   FailureOr<Manifest> manifest = compileModel(ctx, *imported, options);
   if (failed(manifest))
     return kErrorExitCode;

@@ -129,6 +129,35 @@ FailureOr<Comparison> mlir::autopar::compareTensors(MLIRContext &ctx,
   return result;
 }
 
+Tolerance mlir::autopar::getPrecisionTolerance(StringRef precision,
+                                               double outputScale) {
+  // 8 units of roundoff of the storage type (2^-8 for bf16's 8-bit
+  // significand, 2^-11 for f16's 11 bits), relative to each element and, for
+  // the absolute part, to the output's scale (its largest magnitude).
+  double roundoffs = 8;
+  double unit = precision == "bf16"  ? std::ldexp(1.0, -8)
+                : precision == "f16" ? std::ldexp(1.0, -11)
+                                     : 0;
+  if (unit == 0)
+    return getDefaultTolerance(DType::F32);
+  double rtol = roundoffs * unit;
+  return {rtol, rtol * outputScale};
+}
+
+/// The largest magnitude of a float tensor's finite elements (0 for other
+/// tensors).
+static double getOutputScale(const HostTensor &tensor) {
+  if (tensor.dtype != DType::F32 && tensor.dtype != DType::F64)
+    return 0;
+  double scale = 0;
+  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
+    double value = std::fabs(getElement(tensor, i));
+    if (std::isfinite(value))
+      scale = std::max(scale, value);
+  }
+  return scale;
+}
+
 //===----------------------------------------------------------------------===//
 // Random inputs
 //===----------------------------------------------------------------------===//
@@ -287,6 +316,15 @@ int driver::verifyCommand(int argc, char **argv) {
                      "compile: tp=T,pp=P,dp=D,micro_batch=b (pp > 1: a "
                      "pipeline, one program per stage)"),
       llvm::cl::value_desc("config"), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> precision(
+      "precision",
+      llvm::cl::desc("f32 (default), bf16 or f16: the precision of the "
+                     "partitioned program, compared with the f32 "
+                     "single-device program; bf16/f16 float outputs default "
+                     "to rtol = 8 units of roundoff and atol = rtol times the "
+                     "output's largest magnitude"),
+      llvm::cl::value_desc("type"), llvm::cl::init("f32"),
+      llvm::cl::cat(category));
   static llvm::cl::opt<std::string> timeout(
       "timeout",
       llvm::cl::desc("seconds before each job is killed (default: 300)"),
@@ -297,7 +335,8 @@ int driver::verifyCommand(int argc, char **argv) {
           argc, argv, "verify",
           "compare a partitioned model with the single-device run\n\n"
           "  autopar verify MODEL.onnx --grid SHAPE [--plan P] [--inputs DIR] "
-          "[--seed N] [--rtol R] [--atol A] [--timeout S] [--cluster FILE] "
+          "[--seed N] [--rtol R] [--atol A] [--precision f32|bf16|f16] "
+          "[--timeout S] [--cluster FILE] "
           "[--input-shape NAME=8x128] [--batch N] [--hostfile FILE]\n\n"
           "Prints the plan, one line per output, then 'max_abs_err=... "
           "max_rel_err=...'. An element matches when |a - b| <= atol + rtol * "
@@ -380,6 +419,7 @@ int driver::verifyCommand(int argc, char **argv) {
   partitionedOptions.quiet = true;
   partitionedOptions.outDir = partitionedDir.str().str();
   partitionedOptions.inputShapes = *inputShapes;
+  partitionedOptions.precision = precision;
   // The compiles' own stages are not reported: one line per step here.
   singleOptions.quiet = true;
   ProgressLog progress;
@@ -425,9 +465,16 @@ int driver::verifyCommand(int argc, char **argv) {
   bool allOk = true;
   Comparison total;
   for (auto [index, sig] : llvm::enumerate(partitioned->outputs)) {
-    FailureOr<Comparison> comparison = compareTensors(
-        ctx, "output '" + sig.name + "'", (*actual)[index], (*expected)[index],
-        getTolerance(sig.dtype, rtolOverride, atolOverride));
+    Tolerance tolerance = getTolerance(sig.dtype, rtolOverride, atolOverride);
+    if (precision != "f32" && sig.dtype == DType::F32) {
+      Tolerance scaled =
+          getPrecisionTolerance(precision, getOutputScale((*expected)[index]));
+      tolerance.rtol = rtolOverride.value_or(scaled.rtol);
+      tolerance.atol = atolOverride.value_or(scaled.atol);
+    }
+    FailureOr<Comparison> comparison =
+        compareTensors(ctx, "output '" + sig.name + "'", (*actual)[index],
+                       (*expected)[index], tolerance);
     if (failed(comparison))
       return kVerifyErrorExitCode;
     printComparison("output", sig.name, *comparison);

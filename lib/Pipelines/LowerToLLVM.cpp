@@ -30,6 +30,7 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -44,6 +45,11 @@ using namespace mlir::autopar;
 
 void mlir::autopar::buildDataTilingPipeline(
     OpPassManager &pm, const LowerToLLVMPipelineOptions &options) {
+  // Weights and activations in bf16/f16 (a no-op for f32), before the data
+  // tiling packs the lower-type operands of contractions.
+  LowerPrecisionPassOptions lowerPrecision;
+  lowerPrecision.precision = options.precision;
+  pm.addPass(createLowerPrecisionPass(lowerPrecision));
   PackContractionsPassOptions pack;
   pack.isa = options.isa;
   pack.packWeights = options.packWeights;
@@ -102,6 +108,15 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // bf16 conversions (autopar-lower-precision) as integer operations: the
+  // rounding of f32 -> bf16 then needs no library call (Debian's libgcc 12
+  // has no __truncsfbf2) and vectorizes on every ISA. f16 conversions stay
+  // LLVM's (F16C instructions, or libgcc's __truncsfhf2/__extendhfsf2).
+  if (options.precision == "bf16") {
+    arith::ArithExpandOpsPassOptions expand;
+    expand.includeBf16 = true;
+    pm.addPass(arith::createArithExpandOpsPass(expand));
+  }
   // Buffers are allocated and freed through the runtime
   // (_mlir_memref_to_llvm_alloc/free), which counts the live bytes. Before
   // scf-to-cf: memref.alloca_scope inside OpenMP regions must still have

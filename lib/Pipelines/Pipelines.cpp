@@ -49,6 +49,7 @@ void mlir::autopar::buildAutoparPipeline(
   LowerToLLVMPipelineOptions lower;
   lower.isa = options.isa;
   lower.packWeights = false;
+  lower.precision = options.precision;
   buildLowerToLLVMPipeline(pm, lower);
 }
 

@@ -209,7 +209,106 @@ void *allocateCounted(size_t size, size_t alignment) {
 // Element types and memrefs
 //===----------------------------------------------------------------------===//
 
-enum class ElemKind { F32, F64, I64, I32, I8, U8, I1 };
+enum class ElemKind { F32, F64, BF16, F16, I64, I32, I8, U8, I1 };
+
+//===----------------------------------------------------------------------===//
+// bf16 and f16: 2-byte floats stored by programs compiled with --precision
+//===----------------------------------------------------------------------===//
+
+float bf16ToFloat(uint16_t bits) {
+  uint32_t word = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &word, sizeof(value));
+  return value;
+}
+
+/// Rounds to nearest even (NaNs stay quiet NaNs).
+uint16_t floatToBf16(float value) {
+  uint32_t word;
+  std::memcpy(&word, &value, sizeof(word));
+  if ((word & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((word >> 16) | 0x40);
+  word += 0x7fffu + ((word >> 16) & 1);
+  return static_cast<uint16_t>(word >> 16);
+}
+
+float f16ToFloat(uint16_t bits) {
+  uint32_t sign = uint32_t(bits & 0x8000) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1f;
+  uint32_t mantissa = bits & 0x3ff;
+  uint32_t word;
+  if (exponent == 0x1f) {
+    word = sign | 0x7f800000u | (mantissa << 13);
+  } else if (exponent != 0) {
+    word = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    word = sign;
+  } else {
+    // Subnormal: normalize.
+    exponent = 113;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      --exponent;
+    }
+    word = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
+  }
+  float value;
+  std::memcpy(&value, &word, sizeof(value));
+  return value;
+}
+
+/// Rounds to nearest even; overflow gives infinity.
+uint16_t floatToF16(float value) {
+  uint32_t word;
+  std::memcpy(&word, &value, sizeof(word));
+  uint16_t sign = static_cast<uint16_t>((word >> 16) & 0x8000);
+  uint32_t absolute = word & 0x7fffffffu;
+  if (absolute > 0x7f800000u)
+    return sign | 0x7e00;
+  if (absolute >= 0x47800000u) // >= 65536: beyond the largest half
+    return sign | 0x7c00;
+  if (absolute < 0x38800000u) { // below the smallest normal half (2^-14)
+    if (absolute < 0x33000000u) // below half the smallest subnormal
+      return sign;
+    uint32_t exponent = absolute >> 23;
+    uint32_t mantissa = (absolute & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126 - exponent; // 14..24
+    uint32_t half = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1);
+    uint32_t midpoint = 1u << (shift - 1);
+    if (rest > midpoint || (rest == midpoint && (half & 1)))
+      ++half;
+    return sign | static_cast<uint16_t>(half);
+  }
+  uint32_t rounded = absolute + 0xfffu + ((absolute >> 13) & 1);
+  if (rounded >= 0x47800000u)
+    return sign | 0x7c00;
+  return sign | static_cast<uint16_t>((rounded - 0x38000000u) >> 13);
+}
+
+/// MPI_User_function summing 2-byte floats: each pairwise sum is computed in
+/// f32 and rounded once.
+template <float (*toFloat)(uint16_t), uint16_t (*fromFloat)(float)>
+void sumHalfFloats(void *in, void *inout, int *len, MPI_Datatype *) {
+  const auto *a = static_cast<const uint16_t *>(in);
+  auto *b = static_cast<uint16_t *>(inout);
+  for (int i = 0; i < *len; ++i)
+    b[i] = fromFloat(toFloat(a[i]) + toFloat(b[i]));
+}
+
+/// The MPI sum of `kind` (BF16 or F16), created on first use (after
+/// MPI_Init).
+MPI_Op getHalfSum(ElemKind kind) {
+  static MPI_Op bf16Sum = MPI_OP_NULL, f16Sum = MPI_OP_NULL;
+  MPI_Op &op = kind == ElemKind::BF16 ? bf16Sum : f16Sum;
+  if (op == MPI_OP_NULL) {
+    MPI_User_function *fn = kind == ElemKind::BF16
+                                ? &sumHalfFloats<bf16ToFloat, floatToBf16>
+                                : &sumHalfFloats<f16ToFloat, floatToF16>;
+    checkMpi(MPI_Op_create(fn, /*commute=*/1, &op), "sum", "MPI_Op_create");
+  }
+  return op;
+}
 
 struct ElemInfo {
   const char *name;
@@ -224,6 +323,10 @@ ElemInfo elemInfo(ElemKind kind) {
     return {"f32", 4, MPI_FLOAT, MPI_SUM};
   case ElemKind::F64:
     return {"f64", 8, MPI_DOUBLE, MPI_SUM};
+  case ElemKind::BF16:
+    return {"bf16", 2, MPI_UINT16_T, getHalfSum(kind)};
+  case ElemKind::F16:
+    return {"f16", 2, MPI_UINT16_T, getHalfSum(kind)};
   case ElemKind::I64:
     return {"i64", 8, MPI_INT64_T, MPI_SUM};
   case ElemKind::I32:
@@ -1479,6 +1582,8 @@ void autopar::runtime::finalizeRuntime() {
 
 AUTOPAR_RT_DEFINE(f32, F32)
 AUTOPAR_RT_DEFINE(f64, F64)
+AUTOPAR_RT_DEFINE(bf16, BF16)
+AUTOPAR_RT_DEFINE(f16, F16)
 AUTOPAR_RT_DEFINE(i64, I64)
 AUTOPAR_RT_DEFINE(i32, I32)
 AUTOPAR_RT_DEFINE(i8, I8)

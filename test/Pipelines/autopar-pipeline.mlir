@@ -6,6 +6,22 @@
 // OpenMP work-sharing loop.
 // RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor isa=generic" | FileCheck %s --check-prefix=OMP
 // RUN: not autopar-opt %s --autopar-pipeline="isa=avx9" 2>&1 | FileCheck %s --check-prefix=BADISA
+// In bf16 (f16) the weights and the all-reduce move the lower type, the graph
+// input and output stay f32.
+// RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor precision=bf16" | FileCheck %s --check-prefix=BF16
+// RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor precision=f16" | FileCheck %s --check-prefix=F16
+// RUN: not autopar-opt %s --autopar-pipeline="precision=f8" 2>&1 | FileCheck %s --check-prefix=BADPRECISION
+
+// BF16-NOT: autopar.
+// BF16-DAG: llvm.func @autopar_rt_resident_weight_bf16(i64, i64, !llvm.ptr)
+// BF16-DAG: llvm.func @autopar_rt_all_reduce_bf16(
+// BF16-DAG: llvm.func @autopar_rt_read_input_f32(
+// BF16-DAG: llvm.func @autopar_rt_write_output_f32(
+// BF16: llvm.func @autopar_main()
+// BF16: llvm.call @autopar_rt_all_reduce_bf16
+// F16-DAG: llvm.func @autopar_rt_all_reduce_f16(
+// F16-DAG: llvm.func @autopar_rt_read_input_f32(
+// BADPRECISION: autopar-lower-precision: unknown precision 'f8' (expected f32, bf16 or f16)
 
 // CHECK-NOT: autopar.
 // CHECK-NOT: shard.

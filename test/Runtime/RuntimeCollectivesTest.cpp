@@ -20,6 +20,7 @@
 #include <mpi.h>
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -192,7 +193,43 @@ template <typename T> struct Tensor {
     static constexpr auto swapGridAxes = &autopar_rt_swap_grid_axes_##SUFFIX;  \
   };
 
+// bf16 and f16 are stored as their bits; their values are quarters of
+// magnitude at most 1, so that sums over up to 8 devices are exact.
+uint16_t toBf16(float value) {
+  uint32_t word;
+  std::memcpy(&word, &value, sizeof(word));
+  return static_cast<uint16_t>(word >> 16); // exact for these values
+}
+float fromBf16(uint16_t bits) {
+  uint32_t word = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &word, sizeof(value));
+  return value;
+}
+uint16_t toF16(float value) {
+  uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  if (value == 0)
+    return sign;
+  int exponent;
+  float mantissa = std::frexp(std::fabs(value), &exponent); // [0.5, 1)
+  auto fraction = static_cast<uint16_t>((2 * mantissa - 1) * 1024);
+  return sign | static_cast<uint16_t>((exponent + 14) << 10) | fraction;
+}
+float fromF16(uint16_t bits) {
+  int exponent = (bits >> 10) & 0x1f;
+  int fraction = bits & 0x3ff;
+  float magnitude = exponent == 0 && fraction == 0
+                        ? 0.0f
+                        : std::ldexp(1.0f + static_cast<float>(fraction) / 1024,
+                                     exponent - 15);
+  return (bits & 0x8000) ? -magnitude : magnitude;
+}
+
 DEFINE_DTYPE(f32, float, (r * 37 + i * 5) % 101 - 50, a + b)
+DEFINE_DTYPE(bf16, uint16_t, toBf16(((r * 3 + i) % 9 - 4) * 0.25f),
+             toBf16(fromBf16(a) + fromBf16(b)))
+DEFINE_DTYPE(f16, uint16_t, toF16(((r * 5 + i) % 9 - 4) * 0.25f),
+             toF16(fromF16(a) + fromF16(b)))
 DEFINE_DTYPE(f64, double, (r * 1000 + i) * 0.25, a + b)
 DEFINE_DTYPE(i64, int64_t, ((r + 1) << 40) + i * 3 - 7, a + b)
 DEFINE_DTYPE(i32, int32_t, r * 100000 + i * 7 - 1000, a + b)
@@ -499,6 +536,8 @@ int main(int argc, char **argv) {
     checker.allOps<DType_f64>(axes, {4, 8});
     checker.allOps<DType_i32>(axes, {4, 8});
     checker.allOps<DType_i8>(axes, {4, 8});
+    checker.allOps<DType_bf16>(axes, {4, 8});
+    checker.allOps<DType_f16>(axes, {4, 8});
   }
 
   // Point to point: every ordered pair of equally sized axes (2x2: 0/1;

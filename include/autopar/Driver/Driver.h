@@ -183,6 +183,10 @@ struct CompileOptions {
   std::optional<TrainingStepOptions> training;
   /// The model's path, recorded in `training.json` for `train --save`.
   std::string modelPath;
+  /// `f32`, `bf16` or `f16`: the type weights and activations are stored
+  /// and moved in (the lowering pipeline's `precision`); the plan search
+  /// prices the same type.
+  std::string precision = "f32";
 };
 
 /// Compiles the imported `model` into `options.outDir`: plan files, the
@@ -320,6 +324,13 @@ struct Tolerance {
   double atol = 0;
 };
 Tolerance getDefaultTolerance(DType dtype);
+
+/// The default tolerance of an f32 output of a program compiled with
+/// `--precision` `precision` (bf16 or f16) against the f32 program: rtol is
+/// 8 units of roundoff of the storage type (bf16 2^-5, f16 2^-8) and atol is
+/// rtol times `outputScale`, the output's largest magnitude (documented in
+/// docs/user-guide.md). f32 gives getDefaultTolerance(F32).
+Tolerance getPrecisionTolerance(StringRef precision, double outputScale);
 
 /// Compares `actual` against `expected` elementwise; fails (with an error on
 /// `ctx` naming `what`) when dtype or shape differ.

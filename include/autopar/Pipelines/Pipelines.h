@@ -71,6 +71,13 @@ struct LowerToLLVMPipelineOptions
                      "packed (the compiler driver does); otherwise they are "
                      "packed on every call"),
       llvm::cl::init(false)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("element type weights and activations are stored and "
+                     "moved in: f32, bf16 or f16 (compute and contraction "
+                     "accumulators stay f32; graph inputs and outputs keep "
+                     "the model's f32)"),
+      llvm::cl::init("f32")};
 };
 
 /// Options of the whole pipeline: the options of every stage.
@@ -88,6 +95,11 @@ struct AutoparPipelineOptions
       llvm::cl::desc("vector ISA the kernels are generated for: auto (the "
                      "host CPU), avx512, avx2 or generic"),
       llvm::cl::init("auto")};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("element type weights and activations are stored and "
+                     "moved in: f32, bf16 or f16"),
+      llvm::cl::init("f32")};
 };
 
 /// Adds the grid, then annotates every value with a sharding
@@ -111,10 +123,12 @@ void buildPartitionPipeline(OpPassManager &pm,
 void buildLowerToLLVMPipeline(OpPassManager &pm,
                               const LowerToLLVMPipelineOptions &options);
 
-/// The first part of the lowering, on the device program: contractions become
-/// pack + mmt4d + unpack with the register tile of `options.isa`, and with
-/// `options.packWeights` their weights take the packed layout (the driver
-/// writes the weight files between this part and the next).
+/// The first part of the lowering, on the device program: with
+/// `options.precision` bf16 or f16, weights and activations take the lower
+/// type (autopar-lower-precision); contractions become pack + mmt4d + unpack
+/// with the register tile of `options.isa`, and with `options.packWeights`
+/// their weights take the packed layout (the driver writes the weight files
+/// between this part and the next).
 void buildDataTilingPipeline(OpPassManager &pm,
                              const LowerToLLVMPipelineOptions &options);
 

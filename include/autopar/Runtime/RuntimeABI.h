@@ -1,4 +1,5 @@
-/*===- RuntimeABI.h - C ABI between device programs and the runtime -*- C -*-===*
+/*===- RuntimeABI.h - C ABI between device programs and the runtime -*- C
+ *-*-===*
  *
  * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
  *
@@ -21,9 +22,12 @@
  * job with a message otherwise.
  *
  * Element types: each entry point exists once per element type, with the
- * suffix `_f32`, `_f64`, `_i64`, `_i32`, `_i8`, `_u8` (MLIR's `ui8`, ONNX's
- * UINT8) or `_i1` (i1 is stored one byte per element, as LLVM lays out i1 in
- * memory).
+ * suffix `_f32`, `_f64`, `_bf16`, `_f16`, `_i64`, `_i32`, `_i8`, `_u8` (MLIR's
+ * `ui8`, ONNX's UINT8) or `_i1` (i1 is stored one byte per element, as LLVM
+ * lays out i1 in memory). bf16 and f16 (2 bytes, weights and activations of
+ * programs compiled with `--precision`) are summed by the reducing
+ * collectives with a user-defined MPI operation: each pairwise sum is
+ * computed in f32 and rounded to nearest even once.
  *
  * Grid axes: a list of grid axes [a0, a1, ...] (major first) is passed as one
  * int64_t whose hexadecimal digits are (axis + 1), most significant digit
@@ -122,6 +126,8 @@ extern "C" {
 
 AUTOPAR_RT_DECLARE(f32)
 AUTOPAR_RT_DECLARE(f64)
+AUTOPAR_RT_DECLARE(bf16)
+AUTOPAR_RT_DECLARE(f16)
 AUTOPAR_RT_DECLARE(i64)
 AUTOPAR_RT_DECLARE(i32)
 AUTOPAR_RT_DECLARE(i8)

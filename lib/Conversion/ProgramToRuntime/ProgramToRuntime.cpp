@@ -56,11 +56,16 @@ SmallVector<std::string> mlir::autopar::getProgramWeightOrder(func::FuncOp func)
   return order;
 }
 
-/// The ABI suffix of `elementType` (`f32`, `f64`, `i64`, `i32`, `i8`, `i1`),
-/// or an empty string when the runtime has no entry points for it.
+/// The ABI suffix of `elementType` (`f32`, `f64`, `bf16`, `f16`, `i64`, `i32`,
+/// `i8`, `i1`), or an empty string when the runtime has no entry points for
+/// it.
 static StringRef getTypeSuffix(Type elementType) {
   if (elementType.isF32())
     return "f32";
+  if (elementType.isBF16())
+    return "bf16";
+  if (elementType.isF16())
+    return "f16";
   if (elementType.isF64())
     return "f64";
   if (elementType.isSignlessInteger(64))
@@ -142,7 +147,7 @@ public:
       return op->emitOpError()
              << what << " has unsupported element type "
              << tensorType.getElementType()
-             << " (expected f32, f64, i64, i32, i8, ui8 or i1)";
+             << " (expected f32, f64, bf16, f16, i64, i32, i8, ui8 or i1)";
     return success();
   }
 

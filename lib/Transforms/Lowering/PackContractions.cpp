@@ -101,6 +101,20 @@ std::pair<int64_t, int64_t> getRhsKN(RankedTensorType type, bool transposed) {
   return {k, type.getDimSize(0)};
 }
 
+/// The bf16 or f16 value that `value` converts to f32 (autopar-lower-precision
+/// stores weights and activations in the lower type), or `value` itself: the
+/// packs read the stored type and `linalg.mmt4d` takes lower-type operands
+/// with an f32 accumulator.
+Value getStorageSource(Value value) {
+  auto cast = value.getDefiningOp<CastOp>();
+  if (!cast || !cast.getType().getElementType().isF32())
+    return value;
+  Type source = cast.getInput().getType().getElementType();
+  if (!source.isBF16() && !source.isF16())
+    return value;
+  return cast.getInput();
+}
+
 bool isStaticF32(Value value, int64_t minRank, int64_t maxRank) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return type && type.hasStaticShape() && type.getElementType().isF32() &&
@@ -242,12 +256,40 @@ Value createGemmEpilogue(OpBuilder &b, Location loc, Value acc,
   return generic.getResult(0);
 }
 
+/// The packed left operand of a register tile in f32: bf16/f16 tiles are
+/// extended once per call (M x K conversions against M x N x K products), so
+/// that the tile's rows broadcast f32 scalars straight from memory; the right
+/// operand (the weight, read as vectors) keeps the lower type and is extended
+/// in registers.
+Value extendPackedLhs(OpBuilder &b, Location loc, Value packed) {
+  auto type = cast<RankedTensorType>(packed.getType());
+  if (type.getElementType().isF32())
+    return packed;
+  Type f32 = b.getF32Type();
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), f32);
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{packed},
+             ValueRange{init}, ArrayRef<AffineMap>{identity, identity},
+             iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::ExtFOp::create(nb, nloc, f32, args[0]).getResult());
+             })
+      .getResult(0);
+}
+
 /// `linalg.mmt4d` of the packed operands (M1 x K1 x m0 x k0 and
 /// N1 x K1 x n0 x k0) into a zero-filled M1 x N1 x m0 x n0 accumulator.
 Value buildMmt4d(OpBuilder &b, Location loc, Value packedLhs, Value packedRhs) {
+  packedLhs = extendPackedLhs(b, loc, packedLhs);
   auto lhsType = cast<RankedTensorType>(packedLhs.getType());
   auto rhsType = cast<RankedTensorType>(packedRhs.getType());
-  Type f32 = lhsType.getElementType();
+  // f32 accumulation, also of bf16/f16 operands.
+  Type f32 = b.getF32Type();
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
   Value accEmpty =
       tensor::EmptyOp::create(b, loc,
@@ -286,7 +328,7 @@ void rewriteContraction(const Contraction &c, Value packedRhs,
   auto aType = cast<RankedTensorType>(c.a.getType());
 
   // Batch dimensions of A fold into the rows.
-  Value a = c.a;
+  Value a = getStorageSource(c.a);
   if (aType.getRank() > 2) {
     SmallVector<ReassociationIndices> reassociation(2);
     for (int64_t i = 0; i + 1 < aType.getRank(); ++i)
@@ -301,7 +343,7 @@ void rewriteContraction(const Contraction &c, Value packedRhs,
       b, loc, a, {ceilDiv(m, tile.m0), ceilDiv(k, tile.k0), tile.m0, tile.k0},
       {0, 1}, {tile.m0, tile.k0}, {});
   if (!packedRhs)
-    packedRhs = packRhs(b, loc, c.b, c.transposedB, tile);
+    packedRhs = packRhs(b, loc, getStorageSource(c.b), c.transposedB, tile);
   Value result = buildPackedProduct(b, loc, packedLhs, packedRhs, m, n, tile);
   if (isa<GemmOp>(c.op) && (c.bias || c.alpha != 1.0))
     result = createGemmEpilogue(b, loc, result, c);
@@ -440,7 +482,7 @@ Value collapseGroups(OpBuilder &b, Location loc, Value value,
 Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
                     const ConvGeometry &g, ContractionTile tile) {
   MLIRContext *ctx = b.getContext();
-  Value x = conv.getInput();
+  Value x = getStorageSource(conv.getInput());
   int64_t m0 = tile.m0, s = g.spatial;
   auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
 
@@ -584,27 +626,28 @@ void rewriteConvolutionWeightLhs(const Contraction &c, Value packedWeight,
     SmallVector<ReassociationIndices> reassociation = {{0, 1}, {}};
     for (int64_t i = 0; i < s; ++i)
       reassociation[1].push_back(2 + i);
-    Value flat =
-        tensor::CollapseShapeOp::create(b, loc, conv.getInput(), reassociation);
+    Value input = getStorageSource(conv.getInput());
+    Type stored = cast<RankedTensorType>(input.getType()).getElementType();
+    Value flat = tensor::CollapseShapeOp::create(b, loc, input, reassociation);
     int64_t positions = cast<RankedTensorType>(flat.getType()).getDimSize(1);
     flat = padWithZeros(b, loc, flat, {0, 0}, {0, g.rowTiles * n0 - positions});
     Value rows = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({g.channels, g.rowTiles, n0}, f32), flat,
-        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+        b, loc, RankedTensorType::get({g.channels, g.rowTiles, n0}, stored),
+        flat, SmallVector<ReassociationIndices>{{0}, {1, 2}});
     Value init =
-        tensor::EmptyOp::create(b, loc, {g.rowTiles, g.channels, n0}, f32);
+        tensor::EmptyOp::create(b, loc, {g.rowTiles, g.channels, n0}, stored);
     Value transposed =
         linalg::TransposeOp::create(b, loc, rows, init, {1, 0, 2})
             .getResult()[0];
     packedCols = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({g.rowTiles, g.channels, n0, 1}, f32),
+        b, loc, RankedTensorType::get({g.rowTiles, g.channels, n0, 1}, stored),
         transposed, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
   } else {
     packedCols = packConvInput(b, loc, conv, g, columns);
   }
   if (!packedWeight)
-    packedWeight =
-        packRhs(b, loc, c.b, /*transposed=*/true, getWeightTile(c, tile));
+    packedWeight = packRhs(b, loc, getStorageSource(c.b), /*transposed=*/true,
+                           getWeightTile(c, tile));
   Value acc = buildMmt4d(b, loc, packedWeight, packedCols);
 
   // M1 x P1 x m0 x n0 -> (M1 m0) x (P1 n0): channels x padded positions.
@@ -678,7 +721,8 @@ void rewriteConvolution(const Contraction &c, Value packedRhs,
 
   Value packedLhs = packConvInput(b, loc, conv, g, tile);
   if (!packedRhs)
-    packedRhs = packRhs(b, loc, c.b, /*transposed=*/true, tile);
+    packedRhs =
+        packRhs(b, loc, getStorageSource(c.b), /*transposed=*/true, tile);
   Value acc = buildMmt4d(b, loc, packedLhs, packedRhs);
 
   // Loops: n, m, out...; the accumulator is [row tiles, N1, m0, n0].
@@ -738,8 +782,8 @@ void rewriteBatchedMatmul(MatMulOp op, ContractionTile tile) {
   Location loc = op.getLoc();
   auto resultType = cast<RankedTensorType>(op.getType());
   Type f32 = resultType.getElementType();
-  Value a = collapseBatch(b, loc, op.getA());
-  Value rhs = collapseBatch(b, loc, op.getB());
+  Value a = collapseBatch(b, loc, getStorageSource(op.getA()));
+  Value rhs = collapseBatch(b, loc, getStorageSource(op.getB()));
   auto aType = cast<RankedTensorType>(a.getType());
   auto bType = cast<RankedTensorType>(rhs.getType());
   int64_t batch = aType.getDimSize(0), m = aType.getDimSize(1),
@@ -750,6 +794,7 @@ void rewriteBatchedMatmul(MatMulOp op, ContractionTile tile) {
                                {1, 2}, {tile.m0, tile.k0}, {});
   Value packedRhs = createPack(b, loc, rhs, {batch, n1, k1, tile.n0, tile.k0},
                                {2, 1}, {tile.n0, tile.k0}, {0, 2, 1});
+  packedLhs = extendPackedLhs(b, loc, packedLhs);
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
   Value accEmpty =
       tensor::EmptyOp::create(b, loc, {batch, m1, n1, tile.m0, tile.n0}, f32);
@@ -776,6 +821,23 @@ void rewriteBatchedMatmul(MatMulOp op, ContractionTile tile) {
   }
   op.getResult().replaceAllUsesWith(result);
   op.erase();
+}
+
+/// The uses of `weight`'s value by ops other than conversions to f32: those
+/// of the conversion's result when the weight is stored in bf16 or f16
+/// (autopar-lower-precision).
+SmallVector<OpOperand *> getContractionUses(WeightOp weight) {
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : weight.getResult().getUses()) {
+    auto cast = dyn_cast<CastOp>(use.getOwner());
+    if (cast && getStorageSource(cast.getResult()) == weight.getResult()) {
+      for (OpOperand &castUse : cast.getResult().getUses())
+        uses.push_back(&castUse);
+      continue;
+    }
+    uses.push_back(&use);
+  }
+  return uses;
 }
 
 struct PackContractionsPass
@@ -828,9 +890,9 @@ struct PackContractionsPass
         std::optional<bool> transposed, lhs;
         bool packable = true;
         for (WeightOp op : ops)
-          for (OpOperand &use : op.getResult().getUses()) {
-            auto it = contractions.find(use.getOwner());
-            if (it == contractions.end() || use.getOperandNumber() != 1 ||
+          for (OpOperand *use : getContractionUses(op)) {
+            auto it = contractions.find(use->getOwner());
+            if (it == contractions.end() || use->getOperandNumber() != 1 ||
                 (transposed && *transposed != it->second.transposedB) ||
                 (lhs && *lhs != it->second.weightIsLhs)) {
               packable = false;
@@ -869,8 +931,8 @@ struct PackContractionsPass
             packed->setAttr(kPackedTransposedAttrName, b.getUnitAttr());
           packedWeights[name] = packed.getResult();
           ++numPackedWeights;
-          for (OpOperand &use : op.getResult().getUses())
-            contractions.find(use.getOwner())->second.b = packed.getResult();
+          for (OpOperand *use : getContractionUses(op))
+            contractions.find(use->getOwner())->second.b = packed.getResult();
         }
       }
     }
@@ -894,7 +956,12 @@ struct PackContractionsPass
         rewriteContraction(c, packedRhs, tile);
       ++numContractions;
     }
-    // The unpacked weight ops have no uses left.
+    // The unpacked weight ops have no uses left (but conversions to f32 of
+    // lower-precision weights, dead now).
+    getOperation().walk([&](CastOp op) {
+      if (op.getResult().use_empty() && op.getInput().getDefiningOp<WeightOp>())
+        op.erase();
+    });
     getOperation().walk([&](WeightOp op) {
       if (op.getResult().use_empty() && !op->hasAttr(kPackedTilesAttrName) &&
           packedWeights.count(op.getName()))

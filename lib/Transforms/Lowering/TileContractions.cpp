@@ -16,6 +16,7 @@
 #include "VectorCleanup.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -145,6 +146,79 @@ struct TileContractionsPass
       rewriter.replaceOp(*tile, vectorized->replacements);
       ++numTiled;
     }
+    // A register tile of an f32 left operand and a bf16/f16 right operand
+    // (autopar-pack-contractions extends the packed left operand of
+    // lower-precision contractions once per call): the right operand's
+    // vector is extended to f32 in registers, as vector.contract takes one
+    // operand element type.
+    func.walk([&](vector::ContractionOp contract) {
+      auto lhsType = cast<VectorType>(contract.getLhs().getType());
+      auto rhsType = cast<VectorType>(contract.getRhs().getType());
+      if (lhsType.getElementType() == rhsType.getElementType() ||
+          !lhsType.getElementType().isF32())
+        return;
+      rewriter.setInsertionPoint(contract);
+      Location loc = contract.getLoc();
+      Type f32 = lhsType.getElementType();
+      Value rhs = contract.getRhs();
+      // An n0 x 1 tile of the packed right operand (k0 = 1) is n0
+      // contiguous elements: read them as one 1-D vector along the n0
+      // dimension (the 2-D read unrolls into n0 one-element loads, which
+      // LLVM does not merge through the extension), extend, reshape.
+      auto read = rhs.getDefiningOp<vector::TransferReadOp>();
+      auto source =
+          read ? dyn_cast<RankedTensorType>(read.getBase().getType()) : nullptr;
+      // The one dimension of the tile longer than 1 (n0), when the last is 1.
+      std::optional<int64_t> longDim;
+      for (auto [i, size] : llvm::enumerate(rhsType.getShape()))
+        if (size != 1)
+          longDim = longDim ? -1 : static_cast<int64_t>(i);
+      if (source && longDim && *longDim >= 0 &&
+          *longDim + 2 == rhsType.getRank() && rhsType.getShape().back() == 1 &&
+          source.getRank() >= rhsType.getRank() &&
+          source.getShape().back() == 1 && !read.getMask() &&
+          read.getPermutationMap().isMinorIdentity() &&
+          llvm::all_of(read.getInBoundsValues(), [](bool b) { return b; })) {
+        int64_t rank = source.getRank();
+        auto flatType = VectorType::get({rhsType.getDimSize(*longDim)},
+                                        rhsType.getElementType());
+        // Read from the whole packed operand when the read is of a tile
+        // slice (its last two dimensions whole), so that collapsing them is
+        // a view of contiguous memory, not a copy of the slice.
+        Value base = read.getBase();
+        SmallVector<Value> indices(read.getIndices());
+        if (auto slice = base.getDefiningOp<tensor::ExtractSliceOp>()) {
+          RankedTensorType whole = slice.getSourceType();
+          if (whole.getRank() == rank && slice.hasUnitStride() &&
+              whole.getShape().take_back(2) == source.getShape().take_back(2)) {
+            for (auto [index, offset] :
+                 llvm::zip(indices, slice.getMixedOffsets()))
+              index = arith::AddIOp::create(
+                  rewriter, loc, index,
+                  getValueOrCreateConstantIndexOp(rewriter, loc, offset));
+            base = slice.getSource();
+          }
+        }
+        SmallVector<ReassociationIndices> reassociation;
+        for (int64_t i = 0; i + 2 < rank; ++i)
+          reassociation.push_back({i});
+        reassociation.push_back({rank - 2, rank - 1});
+        Value collapsed =
+            tensor::CollapseShapeOp::create(rewriter, loc, base, reassociation);
+        indices.pop_back();
+        Value flat = vector::TransferReadOp::create(
+            rewriter, loc, flatType, collapsed, indices, read.getPadding(),
+            ArrayRef<bool>{true});
+        Value extended =
+            arith::ExtFOp::create(rewriter, loc, flatType.clone(f32), flat);
+        rhs = vector::ShapeCastOp::create(rewriter, loc, rhsType.clone(f32),
+                                          extended);
+      } else {
+        rhs = arith::ExtFOp::create(rewriter, loc, rhsType.clone(f32), rhs);
+      }
+      rewriter.modifyOpInPlace(contract,
+                               [&] { contract.getRhsMutable().assign(rhs); });
+    });
 
     // Reading through slices folds into the transfers; the accumulator's
     // read and write leave the reduction loop (it is carried in registers

@@ -63,20 +63,40 @@ std::string mlir::autopar::formatShardingText(ShardingAttr s) {
   return out;
 }
 
-static int64_t elementBytes(Value v) {
+/// The bytes of one element of `v`; float elements take `floatBytes` when
+/// it is set (the plan's precision, `meta.extra["precision"]`).
+static int64_t elementBytes(Value v, std::optional<int64_t> floatBytes) {
   Type t = cast<RankedTensorType>(v.getType()).getElementType();
+  if (floatBytes && isa<FloatType>(t))
+    return *floatBytes;
   return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+}
+
+/// The element size of the precision the plan was priced with, if any.
+static std::optional<int64_t> getPrecisionBytes(const PlanMetadata &meta) {
+  auto it = meta.extra.find("precision");
+  if (it == meta.extra.end())
+    return std::nullopt;
+  std::optional<StringRef> name = it->second.getAsString();
+  if (!name)
+    return std::nullopt;
+  if (*name == "f32")
+    return 4;
+  if (*name == "bf16" || *name == "f16")
+    return 2;
+  return std::nullopt;
 }
 
 static json::Array reshardJson(Value v, ShardingAttr from, ShardingAttr to,
                                ArrayRef<int64_t> gridShape,
+                               std::optional<int64_t> floatBytes,
                                int64_t &totalBytes) {
   json::Array steps;
   ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
-  for (const ReshardStep &step :
-       planCheapestReshard(from, to, shape, elementBytes(v), gridShape)) {
-    int64_t bytes =
-        getReshardStepBytes(step, shape, elementBytes(v), gridShape);
+  for (const ReshardStep &step : planCheapestReshard(
+           from, to, shape, elementBytes(v, floatBytes), gridShape)) {
+    int64_t bytes = getReshardStepBytes(step, shape,
+                                        elementBytes(v, floatBytes), gridShape);
     totalBytes += bytes;
     json::Object o{{"kind", stringifyReshardKind(step.kind)},
                    {"axes", axesJson(step.axes)},
@@ -99,6 +119,7 @@ json::Value mlir::autopar::buildPlanJson(ModuleOp annotated,
   json::Object values;
   json::Array ops;
   int64_t totalBytes = 0;
+  std::optional<int64_t> floatBytes = getPrecisionBytes(meta);
   auto func = annotated.lookupSymbol<func::FuncOp>("main");
   auto record = [&](Value v) {
     if (ShardingAttr s = getSharding(v)) {
@@ -121,11 +142,11 @@ json::Value mlir::autopar::buildPlanJson(ModuleOp annotated,
           ShardingAttr have = getSharding(v);
           if (!want || !have)
             continue;
-          outputs.push_back(
-              json::Object{{"value", getOnnxValueName(v)},
-                           {"sharding", formatShardingText(want)},
-                           {"collectives", reshardJson(v, have, want, gridShape,
-                                                       totalBytes)}});
+          outputs.push_back(json::Object{
+              {"value", getOnnxValueName(v)},
+              {"sharding", formatShardingText(want)},
+              {"collectives",
+               reshardJson(v, have, want, gridShape, floatBytes, totalBytes)}});
         }
         ops.push_back(json::Object{{"node", "<outputs>"},
                                    {"op", "return"},
@@ -146,8 +167,8 @@ json::Value mlir::autopar::buildPlanJson(ModuleOp annotated,
         operands.push_back(
             json::Object{{"value", getOnnxValueName(v)},
                          {"sharding", formatShardingText(want)},
-                         {"collectives",
-                          reshardJson(v, have, want, gridShape, totalBytes)}});
+                         {"collectives", reshardJson(v, have, want, gridShape,
+                                                     floatBytes, totalBytes)}});
       }
       json::Array loops;
       for (const SmallVector<int64_t> &axes : plan->loops)

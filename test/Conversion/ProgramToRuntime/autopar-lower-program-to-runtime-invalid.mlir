@@ -9,9 +9,9 @@ module {
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0 has unsupported element type 'f16' (expected f32, f64, i64, i32, i8, ui8 or i1)}}
-func.func @main(%x: tensor<4xf16>) -> tensor<4xf16> {
-  return %x : tensor<4xf16>
+// expected-error @+1 {{'func.func' op argument #0 has unsupported element type 'i16' (expected f32, f64, bf16, f16, i64, i32, i8, ui8 or i1)}}
+func.func @main(%x: tensor<4xi16>) -> tensor<4xi16> {
+  return %x : tensor<4xi16>
 }
 
 // -----
@@ -63,8 +63,8 @@ func.func @main() {
 
 shard.grid @grid(shape = 2x2)
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %c = arith.constant dense<1.0> : tensor<4xf16>
-  // expected-error @+1 {{'autopar.swap_grid_axes' op input has unsupported element type 'f16' (expected f32, f64, i64, i32, i8, ui8 or i1)}}
-  %s = autopar.swap_grid_axes %c on @grid grid_axes = [0, 1] : tensor<4xf16>
+  %c = arith.constant dense<1> : tensor<4xi16>
+  // expected-error @+1 {{'autopar.swap_grid_axes' op input has unsupported element type 'i16' (expected f32, f64, bf16, f16, i64, i32, i8, ui8 or i1)}}
+  %s = autopar.swap_grid_axes %c on @grid grid_axes = [0, 1] : tensor<4xi16>
   return %x : tensor<4xf32>
 }

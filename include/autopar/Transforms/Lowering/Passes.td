@@ -14,9 +14,77 @@
 
 include "mlir/Pass/PassBase.td"
 
+def LowerPrecisionPass
+    : Pass<"autopar-lower-precision", "mlir::ModuleOp"> {
+  let summary = "store weights and activations of a device program in bf16 "
+                "or f16, computing in f32";
+  let description = [{
+    Input contract: a device program (after `autopar-partition`, before
+    `autopar-pack-contractions`). With `precision` `bf16` or `f16`, every f32
+    tensor of `@main` between its arguments and its results is stored in the
+    lower type (`f32` leaves the program unchanged):
+
+    - `autopar.weight` ops take the lower element type (also in
+      `autopar.global_type`): the compiler driver converts the weight data
+      (round to nearest even) when it writes the per-rank files
+      (`convertWeightPrecision`);
+    - graph inputs and outputs keep their f32 type at the program boundary:
+      an `autopar.cast` converts them at entry and exit, so the `.pb` files
+      are unchanged;
+    - ops that only move data (transpose, reshape, expand, concat, split,
+      slice, gather, gather_elements, scatter_*, pad, to_partial,
+      swap_grid_axes) and the `shard` collectives move the lower type: a
+      split contraction's all-reduce sums bf16 or f16 values (the runtime
+      accumulates each pairwise sum in f32);
+    - `autopar.constant`s stay f32 for the ops computing with them (an op
+      moving data converts them in);
+    - every other op computes in f32: its lower-type operands are converted
+      by `autopar.cast` and its f32 results rounded back. After lowering
+      these casts fuse into the elementwise loops next to them, so
+      normalizations, softmax and reductions compute internally in f32 and
+      read and write the lower type;
+    - contractions (matmul, gemm, conv) see `autopar.cast`s of lower-type
+      operands: `autopar-pack-contractions` packs the lower-type sources
+      (weights stay packed in the lower type), extends the packed left
+      operand to f32 once per call, and emits `linalg.mmt4d` with the
+      lower-type right operand and an f32 accumulator;
+      `autopar-tile-contractions` reads its register tile as one vector and
+      extends it in registers.
+
+    Before:
+    ```mlir
+    %w = autopar.weight "w" : tensor<8x4xf32>
+    %y = autopar.matmul %x, %w : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+    ```
+    After (`precision=bf16`):
+    ```mlir
+    %x16 = autopar.cast %x : (tensor<2x8xf32>) -> tensor<2x8xbf16>
+    %w = autopar.weight "w" : tensor<8x4xbf16>
+    %a = autopar.cast %x16 : (tensor<2x8xbf16>) -> tensor<2x8xf32>
+    %b = autopar.cast %w : (tensor<8x4xbf16>) -> tensor<8x4xf32>
+    %y = autopar.matmul %a, %b : (...) -> tensor<2x4xf32>
+    %y16 = autopar.cast %y : (tensor<2x4xf32>) -> tensor<2x4xbf16>
+    %out = autopar.cast %y16 : (tensor<2x4xbf16>) -> tensor<2x4xf32>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
+           "element type weights and activations are stored in: f32, bf16 "
+           "or f16">
+  ];
+  let statistics = [
+    Statistic<"numLoweredWeights", "lowered-weights",
+              "weights stored in the lower type">,
+    Statistic<"numComputeOps", "compute-ops",
+              "ops computing in f32 between conversions">
+  ];
+  let dependentDialects = ["mlir::autopar::AutoparDialect"];
+}
+
 def PackContractionsPass
     : Pass<"autopar-pack-contractions", "mlir::ModuleOp"> {
-  let summary = "data-tile f32 matmuls, gemms and convolutions into mmt4d";
+  let summary = "data-tile f32 matmuls, gemms and convolutions into mmt4d "
+                "(also those of bf16/f16 operands converted to f32)";
   let description = [{
     Input contract: a device program (after `autopar-partition`, before
     `autopar-lower-program-to-runtime`) with static types. Each f32
