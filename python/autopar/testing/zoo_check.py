@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -114,10 +115,11 @@ def run_verify(args, model_dir: str, plan, grid: str):
             cluster = args.cluster_2d if "x" in grid else args.cluster_1d
             cmd += ["--cluster", cluster]
     start = time.time()
+    cpu_start = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True,
-                              timeout=args.timeout * 3 + 60)
+                              timeout=args.timeout * 2)
         out, rc = proc.stdout, proc.returncode
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) \
@@ -125,6 +127,9 @@ def run_verify(args, model_dir: str, plan, grid: str):
         out += "\nzoo_check: error: timed out"
         rc = 124
     seconds = time.time() - start
+    cpu_end = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu_end.ru_utime - cpu_start.ru_utime) + (
+        cpu_end.ru_stime - cpu_start.ru_stime)
     ref_err, part_err = None, None
     for line in out.splitlines():
         m = ERROR_RE.search(line)
@@ -136,6 +141,7 @@ def run_verify(args, model_dir: str, plan, grid: str):
         elif line.startswith("max_abs_err="):
             part_err = value
     result = {"ok": rc == 0, "rc": rc, "seconds": round(seconds, 1),
+              "cpu_seconds": round(cpu, 1),
               "ref_err": ref_err, "part_err": part_err}
     if rc != 0:
         result["error"] = first_error(out)
@@ -180,7 +186,8 @@ def main() -> int:
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--timeout", type=int, default=600,
-                        help="seconds per job of one verify (default 600)")
+                        help="seconds per job of one verify; a whole verify is "
+                        "stopped after twice this (default 600)")
     parser.add_argument("--cluster-1d", default=os.path.join(
         ROOT, "test", "Driver", "Inputs", "cluster-compute-bound-1d.json"))
     parser.add_argument("--cluster-2d", default=os.path.join(
@@ -259,6 +266,10 @@ def main() -> int:
     runs = sum(len(r["configs"]) for r in results.values())
     print(f"zoo_check: {len(names)} models, {runs} runs, {failures} "
           "failed", flush=True)
+    cpu = sum(c.get("cpu_seconds", 0) for r in results.values()
+              for c in r["configs"].values())
+    print(f"zoo_check: {cpu:.0f} s of CPU time in autopar verify",
+          file=sys.stderr, flush=True)
     return 1 if failures else 0
 
 
