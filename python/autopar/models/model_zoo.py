@@ -14,8 +14,8 @@ test-data layout:
     <cache>/<name>/test_data_set_0/input_<i>.pb, output_<i>.pb
 
 where the outputs are PyTorch's own. Batch sizes divide 1, 2 and 4 devices.
-A model is only re-exported when this script changes (a stamp file holds the
-script's hash), so test runs reuse the cache.
+A model is only re-exported when what it depends on changes (its stamp file
+holds model_hash()), so test runs reuse the cache.
 
 Models (`gpt2_124m`, GPT-2 small's size, only on request): mlp, gpt2_block (a GPT-2 decoder block: pre-LayerNorm causal
 self-attention and a GELU MLP), tiny_gpt (token and position embeddings, two
@@ -23,6 +23,15 @@ blocks, final LayerNorm, LM head), resnet18 and mobilenet_v2 (torchvision, at
 64x64 with 10 classes), vit (a small torchvision VisionTransformer), lstm
 and gru (two-layer bidirectional recurrent sequence models with a linear
 head per step).
+
+The zoo (ZOO; python/autopar/testing/zoo_check.py checks it, docs/models.md
+has the table): every torchvision 0.14 classification model with at most
+about 100M parameters (TORCHVISION, with its input size and batch; the
+others are in TORCHVISION_EXCLUDED with the reason), a UNet, the LSTM and
+GRU models, a BERT-like encoder (nn.TransformerEncoder) and a detection
+head (FPN, class and box heads, no NMS). `--zoo` exports all of it. Each
+model's stamp is a digest of its builder, the module's classes and the
+export code, so editing one model re-exports only that one.
 
 Uses Debian's python3-torch and python3-torchvision: run it with
 /usr/bin/python3, which sees Debian's packages.

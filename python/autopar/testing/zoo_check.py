@@ -239,6 +239,9 @@ def main() -> int:
             failures += 1
             print(f"{name} | export failed: {row['export_error']}",
                   flush=True)
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump(results, f, indent=1)
             continue
         params, nodes, ops = model_stats(os.path.join(model_dir,
                                                       "model.onnx"))
@@ -260,9 +263,10 @@ def main() -> int:
             r = row["configs"][title]
             if not r["ok"]:
                 print(f"  {title}: {r['error']}", flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+        if args.json:
+            # After every model, so that a long run's results survive it.
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
     runs = sum(len(r["configs"]) for r in results.values())
     print(f"zoo_check: {len(names)} models, {runs} runs, {failures} "
           "failed", flush=True)
