@@ -100,6 +100,8 @@ static void outlineLoopNests(llvm::Module &module) {
     llvm::SmallVector<llvm::SmallVector<llvm::BasicBlock *>> regions;
     for (llvm::Loop *loop : loopInfo.getTopLevelLoops())
       regions.emplace_back(loop->getBlocks().begin(), loop->getBlocks().end());
+    // Built once (O(function size)): extraction does not invalidate it.
+    llvm::CodeExtractorAnalysisCache cache(*function);
     unsigned outlined = 0;
     for (llvm::ArrayRef<llvm::BasicBlock *> region : regions) {
       llvm::CodeExtractor extractor(region, &domTree, /*AggregateArgs=*/false,
@@ -109,7 +111,6 @@ static void outlineLoopNests(llvm::Module &module) {
                                     /*AllocationBlock=*/nullptr, "nest");
       if (!extractor.isEligible())
         continue;
-      llvm::CodeExtractorAnalysisCache cache(*function);
       if (llvm::Function *nest = extractor.extractCodeRegion(cache)) {
         nest->addFnAttr(llvm::Attribute::NoInline);
         ++outlined;
