@@ -9,7 +9,9 @@
 #   regression  lit tests of the dialect, importer, passes, runtime (test/)
 #   unit        Catch2 unit tests and MPI tests, through ctest
 #   end-to-end  lit tests of the `autopar` tool (test/Driver): verify on 1, 2,
-#               4 and 2x2 grids for every plan, reference outputs, errors
+#               4 and 2x2 grids for every plan, reference outputs, errors, the
+#               model zoo's CI representatives (with --all: the whole zoo,
+#               real-models-zoo-all.test, hours on 2 cores)
 #   python      pytest tests of the `autopar` Python package (test/Python),
 #               imported from the build tree; a skipped test is a failure
 #   sweep       (--all only) `autopar verify` of the bundled MLP on more grids

@@ -14,8 +14,8 @@ test-data layout:
     <cache>/<name>/test_data_set_0/input_<i>.pb, output_<i>.pb
 
 where the outputs are PyTorch's own. Batch sizes divide 1, 2 and 4 devices.
-A model is only re-exported when this script changes (a stamp file holds the
-script's hash), so test runs reuse the cache.
+A model is only re-exported when what it depends on changes (its stamp file
+holds model_hash()), so test runs reuse the cache.
 
 Models (`gpt2_124m`, GPT-2 small's size, only on request): mlp, gpt2_block (a GPT-2 decoder block: pre-LayerNorm causal
 self-attention and a GELU MLP), tiny_gpt (token and position embeddings, two
@@ -23,6 +23,15 @@ blocks, final LayerNorm, LM head), resnet18 and mobilenet_v2 (torchvision, at
 64x64 with 10 classes), vit (a small torchvision VisionTransformer), lstm
 and gru (two-layer bidirectional recurrent sequence models with a linear
 head per step).
+
+The zoo (ZOO; python/autopar/testing/zoo_check.py checks it, docs/models.md
+has the table): every torchvision 0.14 classification model with at most
+about 100M parameters (TORCHVISION, with its input size and batch; the
+others are in TORCHVISION_EXCLUDED with the reason), a UNet, the LSTM and
+GRU models, a BERT-like encoder (nn.TransformerEncoder) and a detection
+head (FPN, class and box heads, no NMS). `--zoo` exports all of it. Each
+model's stamp is a digest of its builder, the module's classes and the
+export code, so editing one model re-exports only that one.
 
 Uses Debian's python3-torch and python3-torchvision: run it with
 /usr/bin/python3, which sees Debian's packages.
@@ -204,6 +213,260 @@ def build_vit_s16_224():
     return model, (torch.randn(1, 3, 224, 224),)
 
 
+# ===--------------------------------------------------------------------=== #
+# The zoo (python/autopar/testing/zoo_check.py, docs/models.md)
+# ===--------------------------------------------------------------------=== #
+
+class UNet(torch.nn.Module):
+    """A two-level UNet: conv blocks, max-pool downsampling, one upsampling
+    by ConvTranspose and one by bilinear Resize, skip connections by Concat,
+    a 1x1 convolution to per-pixel class scores."""
+
+    @staticmethod
+    def block(cin: int, cout: int) -> torch.nn.Module:
+        return torch.nn.Sequential(
+            torch.nn.Conv2d(cin, cout, 3, padding=1),
+            torch.nn.BatchNorm2d(cout), torch.nn.ReLU(),
+            torch.nn.Conv2d(cout, cout, 3, padding=1),
+            torch.nn.BatchNorm2d(cout), torch.nn.ReLU())
+
+    def __init__(self, channels: int = 3, classes: int = 4, width: int = 16):
+        super().__init__()
+        w = width
+        self.enc1 = self.block(channels, w)
+        self.enc2 = self.block(w, 2 * w)
+        self.mid = self.block(2 * w, 4 * w)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.up2 = torch.nn.ConvTranspose2d(4 * w, 2 * w, 2, stride=2)
+        self.dec2 = self.block(4 * w, 2 * w)
+        self.up1 = torch.nn.Upsample(scale_factor=2, mode="bilinear",
+                                     align_corners=False)
+        self.dec1 = self.block(3 * w, w)
+        self.head = torch.nn.Conv2d(w, classes, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(self.pool(e1))
+        m = self.mid(self.pool(e2))
+        d2 = self.dec2(torch.cat([self.up2(m), e2], dim=1))
+        d1 = self.dec1(torch.cat([self.up1(d2), e1], dim=1))
+        return self.head(d1)
+
+
+class BertEncoder(torch.nn.Module):
+    """A BERT-like encoder: token, position and segment-free embeddings,
+    LayerNorm, nn.TransformerEncoder (post-LN, GELU), a tanh pooler over the
+    first token and a classifier."""
+
+    def __init__(self, vocab: int, dim: int, heads: int, seq: int,
+                 layers: int, classes: int):
+        super().__init__()
+        self.tok = torch.nn.Embedding(vocab, dim)
+        self.pos = torch.nn.Embedding(seq, dim)
+        self.ln = torch.nn.LayerNorm(dim)
+        layer = torch.nn.TransformerEncoderLayer(
+            dim, heads, dim_feedforward=4 * dim, dropout=0.1,
+            activation="gelu", batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, layers,
+                                                   enable_nested_tensor=False)
+        self.pooler = torch.nn.Linear(dim, dim)
+        self.classifier = torch.nn.Linear(dim, classes)
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        positions = torch.arange(t, dtype=torch.long).unsqueeze(0)
+        x = self.ln(self.tok(idx) + self.pos(positions))
+        x = self.encoder(x)
+        pooled = torch.tanh(self.pooler(x[:, 0]))
+        return self.classifier(pooled)
+
+
+class DetectionHead(torch.nn.Module):
+    """A single-stage detector without NMS: a three-stage strided conv
+    backbone, an FPN (1x1 laterals, nearest 2x upsampling and Add top-down,
+    3x3 smoothing), and shared class and box conv heads on every level whose
+    outputs are flattened to [batch, anchors, classes] and [batch, anchors,
+    4] and concatenated over the levels."""
+
+    def __init__(self, classes: int = 5, anchors: int = 3, width: int = 32):
+        super().__init__()
+
+        def stage(cin, cout):
+            return torch.nn.Sequential(
+                torch.nn.Conv2d(cin, cout, 3, stride=2, padding=1),
+                torch.nn.BatchNorm2d(cout), torch.nn.ReLU(),
+                torch.nn.Conv2d(cout, cout, 3, padding=1),
+                torch.nn.BatchNorm2d(cout), torch.nn.ReLU())
+
+        self.stem = stage(3, 16)
+        self.c3 = stage(16, 32)
+        self.c4 = stage(32, 64)
+        self.c5 = stage(64, 128)
+        self.lat = torch.nn.ModuleList(
+            [torch.nn.Conv2d(c, width, 1) for c in (32, 64, 128)])
+        self.smooth = torch.nn.ModuleList(
+            [torch.nn.Conv2d(width, width, 3, padding=1) for _ in range(3)])
+        self.tower = torch.nn.Sequential(
+            torch.nn.Conv2d(width, width, 3, padding=1), torch.nn.ReLU())
+        self.cls = torch.nn.Conv2d(width, anchors * classes, 3, padding=1)
+        self.box = torch.nn.Conv2d(width, anchors * 4, 3, padding=1)
+        self.classes = classes
+
+    def forward(self, x):
+        c3 = self.c3(self.stem(x))
+        c4 = self.c4(c3)
+        c5 = self.c5(c4)
+        p5 = self.lat[2](c5)
+        p4 = self.lat[1](c4) + torch.nn.functional.interpolate(
+            p5, scale_factor=2.0, mode="nearest")
+        p3 = self.lat[0](c3) + torch.nn.functional.interpolate(
+            p4, scale_factor=2.0, mode="nearest")
+        scores, boxes = [], []
+        for level, p in enumerate((p3, p4, p5)):
+            f = self.tower(self.smooth[level](p))
+            b = f.shape[0]
+            scores.append(self.cls(f).permute(0, 2, 3, 1).reshape(
+                b, -1, self.classes))
+            boxes.append(self.box(f).permute(0, 2, 3, 1).reshape(b, -1, 4))
+        return torch.cat(scores, dim=1), torch.cat(boxes, dim=1)
+
+
+def build_unet():
+    return UNet(), (torch.randn(4, 3, 32, 32),)
+
+
+def build_bert():
+    model = BertEncoder(vocab=256, dim=64, heads=4, seq=16, layers=2,
+                        classes=3)
+    return model, (torch.randint(0, 256, (4, 16), dtype=torch.long),)
+
+
+def build_detection():
+    return DetectionHead(), (torch.randn(4, 3, 64, 64),)
+
+
+def torchvision_builder(name: str, size: int, batch: int):
+    """A builder of torchvision model `name` (1000 classes, random weights)
+    on a batch of `batch` RGB images of `size` x `size`."""
+
+    def build():
+        import torchvision
+        model = torchvision.models.get_model(name, weights=None)
+        return model, (torch.randn(batch, 3, size, size),)
+
+    build.__name__ = f"build_tv_{name}"
+    return build
+
+
+# Every torchvision 0.14 classification model with at most about 100M
+# parameters (1000 classes, as published): name -> (input size, batch).
+# 64x64 where the architecture accepts it; inception_v3 needs at least 75;
+# the ViTs (a fixed position-embedding grid) and MaxViT (windows of 7 on a
+# 1/32 feature map) need 224, and so does AlexNet (its adaptive average
+# pooling to 6x6 exports only when the 6x6 divides its input: 195 to 226).
+TORCHVISION = {
+    "alexnet": (224, 4),
+    "convnext_tiny": (64, 4),
+    "convnext_small": (64, 4),
+    "convnext_base": (64, 4),
+    "densenet121": (64, 4),
+    "densenet161": (64, 4),
+    "densenet169": (64, 4),
+    "densenet201": (64, 4),
+    "efficientnet_b0": (64, 4),
+    "efficientnet_b1": (64, 4),
+    "efficientnet_b2": (64, 4),
+    "efficientnet_b3": (64, 4),
+    "efficientnet_b4": (64, 4),
+    "efficientnet_b5": (64, 4),
+    "efficientnet_b6": (64, 4),
+    "efficientnet_b7": (64, 4),
+    "efficientnet_v2_s": (64, 4),
+    "efficientnet_v2_m": (64, 4),
+    "googlenet": (64, 4),
+    "inception_v3": (75, 4),
+    "maxvit_t": (224, 4),
+    "mnasnet0_5": (64, 4),
+    "mnasnet0_75": (64, 4),
+    "mnasnet1_0": (64, 4),
+    "mnasnet1_3": (64, 4),
+    "mobilenet_v2": (64, 4),
+    "mobilenet_v3_large": (64, 4),
+    "mobilenet_v3_small": (64, 4),
+    "regnet_x_400mf": (64, 4),
+    "regnet_x_800mf": (64, 4),
+    "regnet_x_1_6gf": (64, 4),
+    "regnet_x_3_2gf": (64, 4),
+    "regnet_x_8gf": (64, 4),
+    "regnet_x_16gf": (64, 4),
+    "regnet_y_400mf": (64, 4),
+    "regnet_y_800mf": (64, 4),
+    "regnet_y_1_6gf": (64, 4),
+    "regnet_y_3_2gf": (64, 4),
+    "regnet_y_8gf": (64, 4),
+    "regnet_y_16gf": (64, 4),
+    "resnet18": (64, 4),
+    "resnet34": (64, 4),
+    "resnet50": (64, 4),
+    "resnet101": (64, 4),
+    "resnet152": (64, 4),
+    "resnext50_32x4d": (64, 4),
+    "resnext101_32x8d": (64, 4),
+    "resnext101_64x4d": (64, 4),
+    "shufflenet_v2_x0_5": (64, 4),
+    "shufflenet_v2_x1_0": (64, 4),
+    "shufflenet_v2_x1_5": (64, 4),
+    "shufflenet_v2_x2_0": (64, 4),
+    "squeezenet1_0": (64, 4),
+    "squeezenet1_1": (64, 4),
+    "swin_t": (64, 4),
+    "swin_s": (64, 4),
+    "swin_b": (64, 4),
+    "vit_b_16": (224, 4),
+    "vit_b_32": (224, 4),
+    "wide_resnet50_2": (64, 4),
+}
+
+# The torchvision classification models left out of the zoo, with the reason.
+SWIN_V2_EXPORT = ("torch.onnx 1.13 cannot export aten::zero (opset 17): "
+                  "shifted_window_attention_v2 zeroes the key bias in place "
+                  "(qkv_bias[length:2 * length].zero_())")
+TORCHVISION_EXCLUDED = {
+    "swin_v2_t": SWIN_V2_EXPORT,
+    "swin_v2_s": SWIN_V2_EXPORT,
+    "swin_v2_b": SWIN_V2_EXPORT,
+    "convnext_large": "198M parameters",
+    "efficientnet_v2_l": "119M parameters",
+    "regnet_x_32gf": "108M parameters",
+    "regnet_y_32gf": "145M parameters",
+    "regnet_y_128gf": "645M parameters",
+    "vgg11": "133M parameters",
+    "vgg11_bn": "133M parameters",
+    "vgg13": "133M parameters",
+    "vgg13_bn": "133M parameters",
+    "vgg16": "138M parameters",
+    "vgg16_bn": "138M parameters",
+    "vgg19": "144M parameters",
+    "vgg19_bn": "144M parameters",
+    "vit_h_14": "632M parameters",
+    "vit_l_16": "304M parameters",
+    "vit_l_32": "307M parameters",
+    "wide_resnet101_2": "127M parameters",
+}
+
+# The zoo: name -> builder. One representative per family runs in CI
+# (CI_ZOO); `scripts/test.sh --all` runs all of them.
+ZOO = {
+    **{f"tv_{name}": torchvision_builder(name, size, batch)
+       for name, (size, batch) in TORCHVISION.items()},
+    "unet": build_unet,
+    "lstm": build_lstm,
+    "gru": build_gru,
+    "bert": build_bert,
+    "detection": build_detection,
+}
+
+
 MODELS = {
     "mlp": build_mlp,
     "gpt2_block": build_gpt2_block,
@@ -235,9 +498,27 @@ def write_tensor(path: str, array, name: str) -> None:
         f.write(tensor.SerializeToString())
 
 
-def script_hash() -> str:
-    with open(os.path.abspath(__file__), "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+def builder_of(name: str):
+    """The builder of model `name` (core, large or zoo), or None."""
+    return {**ZOO, **MODELS, **LARGE_MODELS}.get(name)
+
+
+def model_hash(name: str) -> str:
+    """A digest of what model `name`'s export depends on: its builder (with
+    the arguments a torchvision builder closes over), the module classes,
+    the export code and the PyTorch version. Editing one model or the zoo
+    tables re-exports only the models that changed."""
+    import inspect
+    builder = builder_of(name)
+    parts = [name, torch.__version__, inspect.getsource(builder),
+             repr([c.cell_contents for c in builder.__closure__ or ()])]
+    module = sys.modules[__name__]
+    for _, obj in sorted(vars(module).items()):
+        if inspect.isclass(obj) and obj.__module__ == module.__name__:
+            parts.append(inspect.getsource(obj))
+    for fn in (randomize, export, write_tensor):
+        parts.append(inspect.getsource(fn))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def randomize(model: torch.nn.Module) -> None:
@@ -264,11 +545,11 @@ def export(name: str, cache: str) -> str:
     out = os.path.join(cache, name)
     stamp = os.path.join(out, "stamp")
     os.makedirs(cache, exist_ok=True)
-    digest = script_hash()
+    digest = model_hash(name)
     if os.path.exists(stamp) and open(stamp).read().strip() == digest:
         return out
     torch.manual_seed(0)
-    model, inputs = {**MODELS, **LARGE_MODELS}[name]()
+    model, inputs = builder_of(name)()
     randomize(model)
     model.eval()
     with torch.no_grad():
@@ -314,16 +595,20 @@ def main() -> int:
                              "(default: build/models)")
     parser.add_argument("--models", default=",".join(MODELS),
                         help="comma-separated model names (default: all)")
+    parser.add_argument("--zoo", action="store_true",
+                        help="export every model of the zoo (ZOO) instead")
     parser.add_argument("--list", action="store_true",
                         help="print the model names and exit")
     args = parser.parse_args()
     if args.list:
-        print("\n".join(list(MODELS) + list(LARGE_MODELS)))
+        print("\n".join(dict.fromkeys(
+            list(MODELS) + list(LARGE_MODELS) + list(ZOO))))
         return 0
-    for name in args.models.split(","):
-        if name not in MODELS and name not in LARGE_MODELS:
-            print(f"model_zoo: error: unknown model '{name}' (known: "
-                  f"{', '.join(MODELS)})", file=sys.stderr)
+    names = list(ZOO) if args.zoo else args.models.split(",")
+    for name in names:
+        if builder_of(name) is None:
+            print(f"model_zoo: error: unknown model '{name}' (see --list)",
+                  file=sys.stderr)
             return 2
         print(export(name, args.cache))
     return 0

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+# ===- zoo_check.py - the model zoo against PyTorch, partitioned ----------=== #
+#
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
+# ===---------------------------------------------------------------------=== #
+"""Checks the model zoo: PyTorch's outputs at grid 1, partitioned runs.
+
+For every model of the zoo (python/autopar/models/model_zoo.py, ZOO) it
+exports the model (cached in --cache), then runs
+
+    autopar verify MODEL --grid 1 --inputs DATA --atol 1e-4 --rtol 1e-3
+
+which compares the single-device run with PyTorch's own outputs, and the
+partitioned configurations (default: the data and auto plans on 2 and 2x2
+devices), each compared with the single-device run and, again, with
+PyTorch's outputs. It prints one row per model (parameters, ONNX ops, the
+largest error against PyTorch, the result of every configuration) and exits
+with 1 when any run fails (2 on bad usage).
+
+    /usr/bin/python3 python/autopar/testing/zoo_check.py \\
+        --autopar build/bin/autopar --cache build/models --ci
+    /usr/bin/python3 python/autopar/testing/zoo_check.py \\
+        --autopar build/bin/autopar --models tv_resnet50,unet --configs 1
+
+The tolerances are the zoo's (atol 1e-4, rtol 1e-3, --atol/--rtol); the auto
+plans search with the compute-bound cluster descriptions of the tests
+(slow compute, fast links: the planner splits what it can).
+"""
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "models"))
+
+import model_zoo  # noqa: E402
+
+# One representative per family, cheap enough for CI on 2 cores (about 250
+# CPU seconds with CI_CONFIGS). The recurrent family's CI run is
+# real-models.test's LSTM on 2 devices (an LSTM verify costs 30-45 CPU s).
+CI_ZOO = [
+    "tv_resnet18",            # residual CNN
+    "tv_mobilenet_v3_small",  # depthwise, HardSwish, squeeze-excitation
+    "tv_squeezenet1_1",       # concat of branches, ceil-mode pooling
+    "unet",                   # ConvTranspose, Resize, skip Concat
+    "bert",                   # nn.TransformerEncoder
+    "detection",              # FPN, two outputs
+]
+
+DEFAULT_CONFIGS = "1,data:2,data:2x2,auto:2,auto:2x2"
+# CI's configurations: PyTorch at grid 1 and both plans on the 2-D grid.
+CI_CONFIGS = "1,data:2x2,auto:2x2"
+
+ERROR_RE = re.compile(r"max_abs_err=([0-9.eE+-]+|nan|inf)")
+
+
+def parse_configs(text: str):
+    """'1,data:2,auto:2x2' -> [(None, '1'), ('data', '2'), ('auto', '2x2')]."""
+    configs = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if ":" in item:
+            plan, grid = item.split(":", 1)
+        else:
+            plan, grid = None, item
+        if not re.fullmatch(r"[0-9]+(x[0-9]+)*", grid) or (
+                plan is not None and not plan):
+            raise ValueError(f"bad configuration '{item}' (want GRID or "
+                             "PLAN:GRID, e.g. 1 or data:2x2)")
+        configs.append((plan, grid))
+    return configs
+
+
+def model_stats(path: str):
+    """(parameters, ONNX nodes, sorted op types) of the model at `path`."""
+    import onnx
+    model = onnx.load(path)
+    params = 0
+    for init in model.graph.initializer:
+        n = 1
+        for d in init.dims:
+            n *= d
+        params += n
+    ops = sorted({node.op_type for node in model.graph.node})
+    return params, len(model.graph.node), ops
+
+
+def first_error(text: str) -> str:
+    """The first line of autopar's output that looks like a diagnostic."""
+    for line in text.splitlines():
+        if "error" in line.lower() or "mismatch" in line.lower():
+            return line.strip()[:300]
+    lines = [l for l in text.splitlines() if l.strip()]
+    return lines[-1].strip()[:300] if lines else "(no output)"
+
+
+def run_verify(args, model_dir: str, plan, grid: str):
+    """Runs one `autopar verify`; returns a result dict."""
+    cmd = [args.autopar, "verify", os.path.join(model_dir, "model.onnx"),
+           "--grid", grid, "--inputs",
+           os.path.join(model_dir, "test_data_set_0"),
+           "--atol", str(args.atol), "--rtol", str(args.rtol),
+           "--timeout", str(args.timeout)]
+    if plan is not None:
+        cmd += ["--plan", plan]
+        if plan == "auto":
+            cluster = args.cluster_2d if "x" in grid else args.cluster_1d
+            cmd += ["--cluster", cluster]
+    start = time.time()
+    cpu_start = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              timeout=args.timeout * 2)
+        out, rc = proc.stdout, proc.returncode
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) \
+            else (e.stdout or "")
+        out += "\nzoo_check: error: timed out"
+        rc = 124
+    seconds = time.time() - start
+    cpu_end = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu_end.ru_utime - cpu_start.ru_utime) + (
+        cpu_end.ru_stime - cpu_start.ru_stime)
+    ref_err, part_err = None, None
+    for line in out.splitlines():
+        m = ERROR_RE.search(line)
+        if not m:
+            continue
+        value = float(m.group(1))
+        if line.startswith("reference "):
+            ref_err = value if ref_err is None else max(ref_err, value)
+        elif line.startswith("max_abs_err="):
+            part_err = value
+    result = {"ok": rc == 0, "rc": rc, "seconds": round(seconds, 1),
+              "cpu_seconds": round(cpu, 1),
+              "ref_err": ref_err, "part_err": part_err}
+    if rc != 0:
+        result["error"] = first_error(out)
+        if args.log_dir:
+            os.makedirs(args.log_dir, exist_ok=True)
+            name = os.path.basename(model_dir)
+            tag = f"{plan or 'grid'}-{grid}"
+            with open(os.path.join(args.log_dir, f"{name}-{tag}.log"),
+                      "w") as f:
+                f.write(" ".join(cmd) + "\n" + out)
+    return result
+
+
+def fmt(value) -> str:
+    return "-" if value is None else f"{value:.1e}"
+
+
+def cell(result) -> str:
+    if result is None:
+        return "-"
+    if not result["ok"]:
+        return "FAIL"
+    err = result["part_err"] if result["part_err"] is not None else \
+        result["ref_err"]
+    return f"ok {fmt(err)}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--autopar", default=os.path.join(
+        ROOT, "build", "bin", "autopar"), help="the autopar tool")
+    parser.add_argument("--cache", default=os.path.join(
+        ROOT, "build", "models"), help="directory of the exported models")
+    parser.add_argument("--models", help="comma-separated zoo models "
+                        "(default: the whole zoo)")
+    parser.add_argument("--ci", action="store_true",
+                        help="only the CI representatives (one per family)")
+    parser.add_argument("--configs",
+                        help="comma-separated GRID or PLAN:GRID (default: "
+                             f"{DEFAULT_CONFIGS}; with --ci: {CI_CONFIGS}); "
+                             "grid 1 is the PyTorch comparison")
+    parser.add_argument("--atol", type=float, default=1e-4)
+    parser.add_argument("--rtol", type=float, default=1e-3)
+    parser.add_argument("--timeout", type=int, default=600,
+                        help="seconds per job of one verify; a whole verify is "
+                        "stopped after twice this (default 600)")
+    parser.add_argument("--cluster-1d", default=os.path.join(
+        ROOT, "test", "Driver", "Inputs", "cluster-compute-bound-1d.json"))
+    parser.add_argument("--cluster-2d", default=os.path.join(
+        ROOT, "test", "Driver", "Inputs", "cluster-compute-bound-2d.json"))
+    parser.add_argument("--json", help="write the results to this file")
+    parser.add_argument("--log-dir", help="keep the output of failing runs "
+                        "here")
+    parser.add_argument("--list", action="store_true",
+                        help="print the zoo (CI models marked) and exit")
+    args = parser.parse_args()
+
+    if args.list:
+        for name in model_zoo.ZOO:
+            print(name + (" (ci)" if name in CI_ZOO else ""))
+        return 0
+    try:
+        configs = parse_configs(args.configs or (
+            CI_CONFIGS if args.ci else DEFAULT_CONFIGS))
+    except ValueError as e:
+        print(f"zoo_check: error: {e}", file=sys.stderr)
+        return 2
+    if args.models:
+        names = [n.strip() for n in args.models.split(",") if n.strip()]
+    elif args.ci:
+        names = CI_ZOO
+    else:
+        names = list(model_zoo.ZOO)
+    unknown = [n for n in names if n not in model_zoo.ZOO]
+    if unknown:
+        print(f"zoo_check: error: not in the zoo: {', '.join(unknown)} "
+              "(see --list)", file=sys.stderr)
+        return 2
+    if not os.access(args.autopar, os.X_OK):
+        print(f"zoo_check: error: no autopar tool at '{args.autopar}'",
+              file=sys.stderr)
+        return 2
+
+    titles = [("grid " + g) if p is None else f"{p} {g}" for p, g in configs]
+    header = ["model", "params", "ops", "err vs torch"] + titles
+    print(" | ".join(header), flush=True)
+    results = {}
+    failures = 0
+    for name in names:
+        row = {"configs": {}}
+        results[name] = row
+        try:
+            model_dir = model_zoo.export(name, args.cache)
+        except Exception as e:  # pylint: disable=broad-except
+            row["export_error"] = f"{type(e).__name__}: {e}"[:300]
+            failures += 1
+            print(f"{name} | export failed: {row['export_error']}",
+                  flush=True)
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump(results, f, indent=1)
+            continue
+        params, nodes, ops = model_stats(os.path.join(model_dir,
+                                                      "model.onnx"))
+        row.update({"params": params, "nodes": nodes, "op_types": ops})
+        worst = None
+        for (plan, grid), title in zip(configs, titles):
+            result = run_verify(args, model_dir, plan, grid)
+            row["configs"][title] = result
+            if not result["ok"]:
+                failures += 1
+            if result["ref_err"] is not None:
+                worst = result["ref_err"] if worst is None else max(
+                    worst, result["ref_err"])
+        row["ref_err"] = worst
+        cells = [name, f"{params / 1e6:.1f}M", str(nodes), fmt(worst)]
+        cells += [cell(row["configs"][t]) for t in titles]
+        print(" | ".join(cells), flush=True)
+        for title in titles:
+            r = row["configs"][title]
+            if not r["ok"]:
+                print(f"  {title}: {r['error']}", flush=True)
+        if args.json:
+            # After every model, so that a long run's results survive it.
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
+    runs = sum(len(r["configs"]) for r in results.values())
+    print(f"zoo_check: {len(names)} models, {runs} runs, {failures} "
+          "failed", flush=True)
+    cpu = sum(c.get("cpu_seconds", 0) for r in results.values()
+              for c in r["configs"].values())
+    print(f"zoo_check: {cpu:.0f} s of CPU time in autopar verify",
+          file=sys.stderr, flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
