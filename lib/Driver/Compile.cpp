@@ -1184,9 +1184,13 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
         return failure();
       }
       if (fixed->schedule != "1f1b" && fixed->schedule != "gpipe") {
-        emitDriverError(ctx) << "--fixed: an inference pipeline runs the "
-                                "gpipe schedule, not "
-                             << fixed->schedule;
+        emitDriverError(ctx)
+            << (options.training
+                    ? "--fixed: training pipelines run the 1f1b or gpipe "
+                      "schedule, not "
+                    : "--fixed: an inference pipeline runs the gpipe "
+                      "schedule, not ")
+            << fixed->schedule;
         return failure();
       }
       PipelineRequest request;
