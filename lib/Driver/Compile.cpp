@@ -17,6 +17,7 @@
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Pipelines/Pipelines.h"
 #include "autopar/Target/Target.h"
+#include "autopar/Transforms/Autodiff/Markers.h"
 #include "autopar/Transforms/Lowering/PackedWeights.h"
 #include "autopar/Transforms/Lowering/Precision.h"
 #include "autopar/Transforms/Passes.h"
@@ -362,7 +363,7 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
     // Optimizer state made by autopar-differentiate starts at zero.
     std::vector<char> zeros;
     WeightStore::Weight zeroWeight;
-    if (!stored && op->hasAttr("autopar.zero_init")) {
+    if (!stored && op->hasAttr(kZeroInitAttrName)) {
       FailureOr<DType> zeroType =
           getDTypeFromElementType(globalType.getElementType());
       if (failed(zeroType)) {
@@ -572,7 +573,7 @@ static LogicalResult writeTrainingDescription(MLIRContext &ctx, ModuleOp module,
                   {"partial",
                    llvm::json::Array(sharding ? sharding.getPartial()
                                               : ArrayRef<int64_t>())},
-                  {"state", weight->hasAttr("autopar.zero_init")}});
+                  {"state", weight->hasAttr(kZeroInitAttrName)}});
               return WalkResult::advance();
             });
   if (walk.wasInterrupted())

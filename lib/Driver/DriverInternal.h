@@ -213,6 +213,14 @@ launchRunnerApps(MLIRContext &ctx, ArrayRef<RunnerApp> apps, StringRef runDir,
                  StringRef hostfile = "",
                  llvm::function_ref<void(StringRef)> onLine = nullptr);
 
+/// The runner arguments that start stage `stage` of a pipeline compiled into
+/// `outDir` (absolute): its program, sub-grid and weights, and its place
+/// among the stages. `run` adds the microbatch count and the stage's ports,
+/// `train` the stage's microbatch input slices and its state directory.
+std::vector<std::string> getStageRunnerArgs(StringRef outDir,
+                                            const PipelineManifest &pipeline,
+                                            size_t stage);
+
 /// Parses the value of a numeric option (`--timeout`, `--seed`): a
 /// non-negative integer. Prints an error naming `option` on failure. Numeric
 /// options are read as strings so that every error has autopar's form.

@@ -491,6 +491,18 @@ driver::launchRunnerApps(MLIRContext &ctx, ArrayRef<RunnerApp> apps,
   return out;
 }
 
+std::vector<std::string>
+driver::getStageRunnerArgs(StringRef outDir, const PipelineManifest &pipeline,
+                           size_t stage) {
+  assert(stage < pipeline.stages.size() && "stage out of range");
+  std::string dir = joinPath(outDir, "stage" + Twine(stage));
+  return {"--program", joinPath(dir, "program.so"),
+          "--grid",    formatGridShape(pipeline.stages[stage].grid),
+          "--weights", joinPath(dir, "weights"),
+          "--stage",   std::to_string(stage),
+          "--stages",  std::to_string(pipeline.stages.size())};
+}
+
 /// The runner arguments of a single (SPMD) program compiled into `outDir`.
 static std::vector<std::string> programArgs(StringRef outDir,
                                             const Manifest &manifest,
@@ -539,15 +551,11 @@ LogicalResult mlir::autopar::runCompiledFiles(MLIRContext &ctx,
     // from and outputs go.
     const PipelineManifest &pipeline = *manifest.pipeline;
     for (auto [s, stage] : llvm::enumerate(pipeline.stages)) {
-      std::string dir = joinPath(absOutDir, "stage" + Twine(s));
       RunnerApp app;
       app.ranks = stage.numRanks;
-      app.args = {"--program",      joinPath(dir, "program.so"),
-                  "--grid",         formatGridShape(stage.grid),
-                  "--weights",      joinPath(dir, "weights"),
-                  "--stage",        std::to_string(s),
-                  "--stages",       std::to_string(pipeline.stages.size()),
-                  "--microbatches", std::to_string(pipeline.microbatches)};
+      app.args = getStageRunnerArgs(absOutDir, pipeline, s);
+      app.args.insert(app.args.end(), {"--microbatches",
+                                       std::to_string(pipeline.microbatches)});
       auto stageList = [](ArrayRef<int64_t> stages) {
         std::string text;
         for (int64_t peer : stages)

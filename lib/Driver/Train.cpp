@@ -209,27 +209,22 @@ static void placeBlock(const char *src, ArrayRef<int64_t> localShape,
   }
 }
 
-/// The runner apps of a training pipeline: stage s runs `OUTDIR/stage<s>`'s
-/// step over every microbatch on its ranks, reading microbatch j of input i
-/// from its slice of `inDir/input_<i>.bin`; the last stage writes the loss.
-/// `common` holds the options every stage shares (`--steps`, ...; the
-/// single-program options before it are skipped).
+/// The MPMD apps of a training pipeline compiled into `outDir`: each stage
+/// reads its microbatch slices of the inputs in `inDir` (the whole batch),
+/// writes its outputs (the loss) into `resultDir` and, with `stateDir`, its
+/// trained state into `stateDir/stage<s>`; `options` (steps, profile,
+/// threads) go to every stage.
 static std::vector<RunnerApp> getPipelineApps(const Manifest &manifest,
                                               StringRef outDir, StringRef inDir,
                                               StringRef resultDir,
                                               StringRef stateDir,
-                                              ArrayRef<std::string> args) {
+                                              ArrayRef<std::string> options) {
   const PipelineManifest &pipeline = *manifest.pipeline;
   std::vector<RunnerApp> apps;
   for (auto [s, stage] : llvm::enumerate(pipeline.stages)) {
-    std::string dir = joinPath(outDir, "stage" + std::to_string(s));
     RunnerApp app;
     app.ranks = stage.numRanks;
-    app.args = {"--program", joinPath(dir, "program.so"),
-                "--grid",    formatGridShape(stage.grid),
-                "--weights", joinPath(dir, "weights"),
-                "--stage",   std::to_string(s),
-                "--stages",  std::to_string(pipeline.stages.size())};
+    app.args = getStageRunnerArgs(outDir, pipeline, s);
     for (const PipelinePort &port : stage.inputs) {
       const TensorSignature &sig = manifest.inputs[port.index];
       int64_t bytes = getDTypeSize(sig.dtype);
@@ -247,18 +242,11 @@ static std::vector<RunnerApp> getPipelineApps(const Manifest &manifest,
     }
     if (!stage.outputs.empty())
       app.args.insert(app.args.end(), {"--outputs", resultDir.str()});
-    // The options after the program's own (--program, --grid, --weights,
-    // --inputs, --outputs: 10 entries); --save-state per stage.
-    for (size_t i = 10; i < args.size(); ++i) {
-      if (args[i] == "--save-state" && i + 1 < args.size()) {
-        app.args.insert(
-            app.args.end(),
-            {"--save-state", joinPath(stateDir, "stage" + std::to_string(s))});
-        ++i;
-        continue;
-      }
-      app.args.push_back(args[i]);
-    }
+    if (!stateDir.empty())
+      app.args.insert(
+          app.args.end(),
+          {"--save-state", joinPath(stateDir, "stage" + std::to_string(s))});
+    app.args.insert(app.args.end(), options.begin(), options.end());
     apps.push_back(std::move(app));
   }
   return apps;
@@ -475,19 +463,21 @@ int driver::trainCommand(int argc, char **argv) {
             tensor.data)))
       return kErrorExitCode;
 
+  // The options of every program of the job.
+  std::vector<std::string> options = {"--steps", std::to_string(*stepCount)};
+  if (profile)
+    options.push_back("--profile");
+  if (threadCount)
+    options.insert(options.end(), {"--threads", std::to_string(threadCount)});
   std::vector<std::string> args = {
       "--program", joinPath(absOutDir, "program.so"),
       "--grid",    formatGridShape(manifest->grid),
       "--weights", joinPath(absOutDir, "weights"),
       "--inputs",  inDir,
-      "--outputs", resultDir,
-      "--steps",   std::to_string(*stepCount)};
+      "--outputs", resultDir};
   if (!save.empty())
     args.insert(args.end(), {"--save-state", stateDir});
-  if (profile)
-    args.push_back("--profile");
-  if (threadCount)
-    args.insert(args.end(), {"--threads", std::to_string(threadCount)});
+  args.insert(args.end(), options.begin(), options.end());
   std::string err;
   progress.step("train: starting " + Twine(*stepCount) + " steps on " +
                 Twine(manifest->numDevices) +
@@ -505,11 +495,12 @@ int driver::trainCommand(int argc, char **argv) {
   };
   FailureOr<std::string> out =
       manifest->pipeline
-          ? launchRunnerApps(ctx,
-                             getPipelineApps(*manifest, absOutDir, inDir,
-                                             resultDir, stateDir, args),
-                             runDir.get(), static_cast<unsigned>(*seconds),
-                             &err, /*hostfile=*/"", printStep)
+          ? launchRunnerApps(
+                ctx,
+                getPipelineApps(*manifest, absOutDir, inDir, resultDir,
+                                save.empty() ? "" : stateDir, options),
+                runDir.get(), static_cast<unsigned>(*seconds), &err,
+                /*hostfile=*/"", printStep)
           : launchRunner(ctx, args, manifest->numDevices, runDir.get(),
                          static_cast<unsigned>(*seconds), &err,
                          /*hostfile=*/"", printStep);

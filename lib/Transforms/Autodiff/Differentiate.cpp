@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "autopar/Transforms/Autodiff/Markers.h"
 #include "autopar/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,16 +31,6 @@ namespace mlir::autopar {
 
 using namespace mlir;
 using namespace mlir::autopar;
-
-/// Marks a weight the differentiation created (optimizer state): the
-/// compiler writes zeros for it.
-static constexpr llvm::StringLiteral kZeroInitAttrName = "autopar.zero_init";
-
-/// The microbatch of a pipeline stage's op (autopar-build-stage-step); the
-/// ops of its vector-Jacobian product take the same value and are marked
-/// `autopar.backward`, for autopar-schedule-microbatches.
-static constexpr llvm::StringLiteral kMicrobatchAttrName = "autopar.microbatch";
-static constexpr llvm::StringLiteral kBackwardAttrName = "autopar.backward";
 
 namespace {
 

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "autopar/Transforms/Autodiff/Markers.h"
 #include "autopar/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,9 +30,6 @@ namespace mlir::autopar {
 
 using namespace mlir;
 using namespace mlir::autopar;
-
-static constexpr llvm::StringLiteral kMicrobatchAttrName = "autopar.microbatch";
-static constexpr llvm::StringLiteral kBackwardAttrName = "autopar.backward";
 
 namespace {
 struct ScheduleMicrobatchesPass

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "autopar/Transforms/Autodiff/Markers.h"
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/StageSplit.h"
 
@@ -29,9 +30,6 @@ namespace mlir::autopar {
 
 using namespace mlir;
 using namespace mlir::autopar;
-
-/// The microbatch an op of a stage step belongs to.
-static constexpr llvm::StringLiteral kMicrobatchAttrName = "autopar.microbatch";
 
 namespace {
 

@@ -1,0 +1,36 @@
+//===- Markers.h - Attributes the training passes leave on ops --*- C++ -*-===//
+//
+// Part of the autopar project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The discardable attributes by which the training passes
+// (autopar-build-stage-step, autopar-differentiate,
+// autopar-schedule-microbatches) and the driver that packages their output
+// talk to each other. Each name is spelled here only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AUTOPAR_TRANSFORMS_AUTODIFF_MARKERS_H
+#define AUTOPAR_TRANSFORMS_AUTODIFF_MARKERS_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::autopar {
+
+/// On an `autopar.weight` the differentiation created (an optimizer state):
+/// the compiler writes zeros for it instead of reading an initializer.
+inline constexpr llvm::StringLiteral kZeroInitAttrName = "autopar.zero_init";
+
+/// On every op of a stage step's microbatch clone: the microbatch index
+/// (an i64), so that the scheduler can order the clones.
+inline constexpr llvm::StringLiteral kMicrobatchAttrName = "autopar.microbatch";
+
+/// On every op the differentiation created for the backward pass of a
+/// microbatch (unit attribute).
+inline constexpr llvm::StringLiteral kBackwardAttrName = "autopar.backward";
+
+} // namespace mlir::autopar
+
+#endif // AUTOPAR_TRANSFORMS_AUTODIFF_MARKERS_H
