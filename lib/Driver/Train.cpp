@@ -307,39 +307,154 @@ static LogicalResult collectTrainedWeights(
 
 /// Assembles the trained initializers from every rank's saved shards in
 /// `stateDir` (a pipeline: `stateDir/stage<s>` with each stage's own
-/// description) and writes the updated model to `savePath`.
-static LogicalResult saveTrainedModel(MLIRContext &ctx, StringRef outDir,
-                                      const Manifest &manifest,
-                                      const TrainingDescription &description,
-                                      StringRef stateDir, StringRef savePath) {
-  if (description.model.empty()) {
+/// description) into `updated`.
+static LogicalResult collectAllTrainedWeights(
+    MLIRContext &ctx, StringRef outDir, const Manifest &manifest,
+    const TrainingDescription &description, StringRef stateDir,
+    std::map<std::string, HostTensor> &updated) {
+  if (!manifest.pipeline)
+    return collectTrainedWeights(ctx, manifest.grid, manifest.numDevices,
+                                 description, stateDir, updated);
+  for (auto [s, stage] : llvm::enumerate(manifest.pipeline->stages)) {
+    std::string stageName = "stage" + std::to_string(s);
+    FailureOr<TrainingDescription> stageDescription =
+        readTrainingDescription(ctx, joinPath(outDir, stageName));
+    if (failed(stageDescription) ||
+        failed(collectTrainedWeights(ctx, stage.grid, stage.numRanks,
+                                     *stageDescription,
+                                     joinPath(stateDir, stageName), updated)))
+      return failure();
+  }
+  return success();
+}
+
+FailureOr<std::vector<HostTensor>>
+mlir::autopar::readTrainingData(MLIRContext &ctx, StringRef outDir,
+                                const Manifest &manifest, StringRef dataDir) {
+  FailureOr<TrainingDescription> description =
+      readTrainingDescription(ctx, outDir);
+  if (failed(description))
+    return failure();
+  return readTrainingInputs(ctx, manifest, *description, dataDir);
+}
+
+FailureOr<std::string> mlir::autopar::getTrainedModelSource(MLIRContext &ctx,
+                                                            StringRef outDir) {
+  FailureOr<TrainingDescription> description =
+      readTrainingDescription(ctx, outDir);
+  if (failed(description))
+    return failure();
+  if (description->model.empty()) {
     emitDriverError(ctx) << "training.json names no model to write back";
     return failure();
   }
-  std::map<std::string, HostTensor> updated;
-  if (!manifest.pipeline) {
-    if (failed(collectTrainedWeights(ctx, manifest.grid, manifest.numDevices,
-                                     description, stateDir, updated)))
-      return failure();
-  } else {
-    for (auto [s, stage] : llvm::enumerate(manifest.pipeline->stages)) {
-      std::string stageName = "stage" + std::to_string(s);
-      FailureOr<TrainingDescription> stageDescription =
-          readTrainingDescription(ctx, joinPath(outDir, stageName));
-      if (failed(stageDescription) ||
-          failed(collectTrainedWeights(ctx, stage.grid, stage.numRanks,
-                                       *stageDescription,
-                                       joinPath(stateDir, stageName), updated)))
-        return failure();
-    }
-  }
-  std::string error;
-  if (failed(writeModelWithInitializers(description.model, savePath, updated,
-                                        error))) {
-    emitDriverError(ctx) << "--save: " << error;
+  return description->model;
+}
+
+FailureOr<TrainingRun> mlir::autopar::runTraining(
+    MLIRContext &ctx, StringRef outDir, const Manifest &manifest,
+    ArrayRef<HostTensor> inputs, const TrainingRunOptions &options) {
+  FailureOr<TrainingDescription> description =
+      readTrainingDescription(ctx, outDir);
+  if (failed(description))
+    return failure();
+  if (inputs.size() != manifest.inputs.size()) {
+    emitDriverError(ctx) << "got " << inputs.size()
+                         << " inputs, the training step has "
+                         << manifest.inputs.size();
     return failure();
   }
-  return success();
+  SmallString<256> absOutDir(outDir);
+  llvm::sys::fs::make_absolute(absOutDir);
+  TempDirectory runDir;
+  if (failed(runDir.create(ctx, "autopar-train")))
+    return failure();
+  std::string inDir = joinPath(runDir.get(), "in");
+  std::string resultDir = joinPath(runDir.get(), "out");
+  // The ranks save their state here (a pipeline's stages under
+  // stateDir/stage<s>).
+  std::string stateDir =
+      options.collectWeights ? joinPath(runDir.get(), "state") : "";
+  std::vector<std::string> dirs = {inDir, resultDir};
+  if (manifest.pipeline && options.collectWeights)
+    dirs.push_back(stateDir);
+  for (const std::string &dir : dirs)
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+      emitDriverError(ctx) << "cannot create '" << dir << "': " << ec.message();
+      return failure();
+    }
+  for (auto [index, tensor] : llvm::enumerate(inputs))
+    if (failed(writeFileBytes(
+            ctx, joinPath(inDir, "input_" + std::to_string(index) + ".bin"),
+            tensor.data)))
+      return failure();
+
+  // The options of every program of the job.
+  std::vector<std::string> common = {"--steps", std::to_string(options.steps)};
+  if (options.profile)
+    common.push_back("--profile");
+  if (options.threads)
+    common.insert(common.end(), {"--threads", std::to_string(options.threads)});
+  TrainingRun run;
+  auto onLine = [&](StringRef line) {
+    StringRef text = line.trim();
+    if (!text.starts_with("step "))
+      return;
+    double loss;
+    StringRef value = text.substr(text.find("loss=") + 5);
+    if (text.contains("loss=") && !value.getAsDouble(loss))
+      run.losses.push_back(loss);
+    if (options.onStep)
+      options.onStep(text);
+  };
+  std::string err;
+  FailureOr<std::string> out;
+  if (manifest.pipeline) {
+    out = launchRunnerApps(ctx,
+                           getPipelineApps(manifest, absOutDir, inDir,
+                                           resultDir, stateDir, common),
+                           runDir.get(), options.timeoutSeconds, &err,
+                           /*hostfile=*/"", onLine);
+  } else {
+    std::vector<std::string> args = {
+        "--program", joinPath(absOutDir, "program.so"),
+        "--grid",    formatGridShape(manifest.grid),
+        "--weights", joinPath(absOutDir, "weights"),
+        "--inputs",  inDir,
+        "--outputs", resultDir};
+    if (options.collectWeights)
+      args.insert(args.end(), {"--save-state", stateDir});
+    args.insert(args.end(), common.begin(), common.end());
+    out = launchRunner(ctx, args, manifest.numDevices, runDir.get(),
+                       options.timeoutSeconds, &err, /*hostfile=*/"", onLine);
+  }
+  if (failed(out))
+    return failure();
+  llvm::errs() << err;
+  SmallVector<StringRef> lines;
+  StringRef(*out).split(lines, '\n');
+  for (StringRef line : lines) {
+    StringRef text = line.trim();
+    double value;
+    unsigned long long bytes;
+    if (text.consume_front("autopar-runtime: step_time_s=") &&
+        !text.getAsDouble(value)) {
+      run.measured.stepTimeSeconds = value;
+    } else if (text.consume_front("autopar-runtime: peak_memory_bytes=") &&
+               !text.getAsInteger(10, bytes)) {
+      run.measured.peakMemoryBytes = static_cast<int64_t>(bytes);
+    }
+  }
+  if (run.losses.size() != options.steps) {
+    emitDriverError(ctx) << "the job reported " << run.losses.size() << " of "
+                         << options.steps << " steps";
+    return failure();
+  }
+  if (options.collectWeights &&
+      failed(collectAllTrainedWeights(ctx, outDir, manifest, *description,
+                                      stateDir, run.weights)))
+    return failure();
+  return run;
 }
 
 int driver::trainCommand(int argc, char **argv) {
@@ -427,116 +542,50 @@ int driver::trainCommand(int argc, char **argv) {
   FailureOr<Manifest> manifest = readManifest(ctx, outDir);
   if (failed(manifest))
     return kErrorExitCode;
-  FailureOr<TrainingDescription> description =
-      readTrainingDescription(ctx, outDir);
-  if (failed(description))
-    return kErrorExitCode;
-  if (!save.empty() && llvm::sys::fs::is_directory(save)) {
-    printError("--save '" + save + "' is a directory");
-    return kErrorExitCode;
+  FailureOr<std::string> source;
+  if (!save.empty()) {
+    if (llvm::sys::fs::is_directory(save)) {
+      printError("--save '" + save + "' is a directory");
+      return kErrorExitCode;
+    }
+    source = getTrainedModelSource(ctx, outDir);
+    if (failed(source))
+      return kErrorExitCode;
   }
   FailureOr<std::vector<HostTensor>> inputs =
-      readTrainingInputs(ctx, *manifest, *description, data);
+      readTrainingData(ctx, outDir, *manifest, data);
   if (failed(inputs))
     return kErrorExitCode;
 
-  SmallString<256> absOutDir(outDir);
-  llvm::sys::fs::make_absolute(absOutDir);
-  TempDirectory runDir;
-  if (failed(runDir.create(ctx, "autopar-train")))
-    return kErrorExitCode;
-  std::string inDir = joinPath(runDir.get(), "in");
-  std::string resultDir = joinPath(runDir.get(), "out");
-  std::string stateDir = joinPath(runDir.get(), "state");
-  // A pipeline's stages save their state under stateDir/stage<s>.
-  std::vector<std::string> dirs = {inDir, resultDir};
-  if (manifest->pipeline && !save.empty())
-    dirs.push_back(stateDir);
-  for (const std::string &dir : dirs)
-    if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-      printError("cannot create '" + dir + "': " + ec.message());
-      return kErrorExitCode;
-    }
-  for (auto [index, tensor] : llvm::enumerate(*inputs))
-    if (failed(writeFileBytes(
-            ctx, joinPath(inDir, "input_" + std::to_string(index) + ".bin"),
-            tensor.data)))
-      return kErrorExitCode;
-
-  // The options of every program of the job.
-  std::vector<std::string> options = {"--steps", std::to_string(*stepCount)};
-  if (profile)
-    options.push_back("--profile");
-  if (threadCount)
-    options.insert(options.end(), {"--threads", std::to_string(threadCount)});
-  std::vector<std::string> args = {
-      "--program", joinPath(absOutDir, "program.so"),
-      "--grid",    formatGridShape(manifest->grid),
-      "--weights", joinPath(absOutDir, "weights"),
-      "--inputs",  inDir,
-      "--outputs", resultDir};
-  if (!save.empty())
-    args.insert(args.end(), {"--save-state", stateDir});
-  args.insert(args.end(), options.begin(), options.end());
-  std::string err;
+  TrainingRunOptions options;
+  options.steps = *stepCount;
+  options.timeoutSeconds = static_cast<unsigned>(*seconds);
+  options.threads = static_cast<unsigned>(threadCount);
+  options.profile = profile;
+  options.collectWeights = !save.empty();
+  // Each step's line as the job prints it.
+  options.onStep = [](StringRef line) {
+    llvm::outs() << line << "\n";
+    llvm::outs().flush();
+  };
   progress.step("train: starting " + Twine(*stepCount) + " steps on " +
                 Twine(manifest->numDevices) +
                 (manifest->numDevices == 1 ? " device" : " devices") +
                 " (each rank loads its weight shards first)");
-  // Each step's line as the job prints it.
-  int64_t printedSteps = 0;
-  auto printStep = [&](StringRef line) {
-    StringRef text = line.trim();
-    if (!text.starts_with("step "))
-      return;
-    llvm::outs() << text << "\n";
-    llvm::outs().flush();
-    ++printedSteps;
-  };
-  FailureOr<std::string> out =
-      manifest->pipeline
-          ? launchRunnerApps(
-                ctx,
-                getPipelineApps(*manifest, absOutDir, inDir, resultDir,
-                                save.empty() ? "" : stateDir, options),
-                runDir.get(), static_cast<unsigned>(*seconds), &err,
-                /*hostfile=*/"", printStep)
-          : launchRunner(ctx, args, manifest->numDevices, runDir.get(),
-                         static_cast<unsigned>(*seconds), &err,
-                         /*hostfile=*/"", printStep);
-  if (failed(out))
+  FailureOr<TrainingRun> run =
+      runTraining(ctx, outDir, *manifest, *inputs, options);
+  if (failed(run))
     return kErrorExitCode;
-  ProfileMeasurement measured;
-  SmallVector<StringRef> lines;
-  StringRef(*out).split(lines, '\n');
-  for (StringRef line : lines) {
-    StringRef text = line.trim();
-    double value;
-    unsigned long long bytes;
-    if (text.starts_with("step ")) {
-      continue;
-    } else if (text.consume_front("autopar-runtime: step_time_s=") &&
-               !text.getAsDouble(value)) {
-      measured.stepTimeSeconds = value;
-    } else if (text.consume_front("autopar-runtime: peak_memory_bytes=") &&
-               !text.getAsInteger(10, bytes)) {
-      measured.peakMemoryBytes = static_cast<int64_t>(bytes);
-    }
-  }
-  llvm::errs() << err;
-  if (printedSteps != static_cast<int64_t>(*stepCount)) {
-    printError("the job reported " + std::to_string(printedSteps) + " of " +
-               std::to_string(*stepCount) + " steps");
-    return kErrorExitCode;
-  }
   if (profile)
-    printPredictionComparison(outDir, measured);
+    printPredictionComparison(outDir, run->measured);
   if (!save.empty()) {
-    progress.step("train: assembling the trained model from the ranks' "
-                  "shards");
-    if (failed(saveTrainedModel(ctx, outDir, *manifest, *description, stateDir,
-                                save)))
+    progress.step("train: writing the trained model");
+    std::string error;
+    if (failed(
+            writeModelWithInitializers(*source, save, run->weights, error))) {
+      printError("--save: " + error);
       return kErrorExitCode;
+    }
     llvm::outs() << "saved the trained model to '" << save << "'\n";
   }
   return 0;

@@ -24,8 +24,10 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/JSON.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -309,6 +311,55 @@ LogicalResult runCompiledFiles(MLIRContext &ctx, StringRef outDir,
 FailureOr<std::vector<HostTensor>>
 runCompiledProgram(MLIRContext &ctx, StringRef outDir, const Manifest &manifest,
                    ArrayRef<HostTensor> inputs, const RunOptions &options);
+
+/// How `runTraining` runs a training step compiled with `--mode training`.
+struct TrainingRunOptions {
+  /// Steps, each on the same batch.
+  uint64_t steps = 1;
+  /// Seconds before the job is killed.
+  unsigned timeoutSeconds = 600;
+  /// Threads per rank; 0: the runtime's default.
+  unsigned threads = 0;
+  /// Measure the step time and peak memory (`TrainingRun::measured`).
+  bool profile = false;
+  /// Assemble the trained initializers from the ranks' shards
+  /// (`TrainingRun::weights`).
+  bool collectWeights = false;
+  /// Called with each `step K loss=V` line as the job prints it.
+  llvm::function_ref<void(StringRef)> onStep = nullptr;
+};
+
+/// What a training job produced.
+struct TrainingRun {
+  /// The loss of each step's forward pass, in step order.
+  std::vector<double> losses;
+  ProfileMeasurement measured;
+  /// The trained initializers by name (with `collectWeights`).
+  std::map<std::string, HostTensor> weights;
+};
+
+/// Reads a training step's runtime inputs from `dataDir`: the model's inputs
+/// `input_<i>.pb` and, for the mse and cross_entropy losses, the step's last
+/// input (target or labels) from `target.pb`; checks them against the
+/// manifest of the step compiled into `outDir`.
+FailureOr<std::vector<HostTensor>> readTrainingData(MLIRContext &ctx,
+                                                    StringRef outDir,
+                                                    const Manifest &manifest,
+                                                    StringRef dataDir);
+
+/// Runs `options.steps` steps of the training step compiled into `outDir`
+/// (one program, or a pipeline's stages as one MPMD job) on `inputs` (the
+/// whole batch), keeping the weights and optimizer state on the ranks
+/// between steps.
+FailureOr<TrainingRun> runTraining(MLIRContext &ctx, StringRef outDir,
+                                   const Manifest &manifest,
+                                   ArrayRef<HostTensor> inputs,
+                                   const TrainingRunOptions &options);
+
+/// The path of the model a training step was compiled from (`--save` writes
+/// a copy of it with the trained initializers).
+FailureOr<std::string> getTrainedModelSource(MLIRContext &ctx,
+                                             StringRef outDir);
 
 /// Comparison of one tensor against a reference.
 struct Comparison {
