@@ -991,6 +991,10 @@ static FailureOr<Manifest> compilePipeline(
                           PlanMode::Inference, /*quiet=*/true, metadata,
                           getPlanSearchOptions(options))))
       return failure();
+    // A training stage's program is its whole step, planned as one program
+    // (its ops include the backward pass and the update).
+    if (options.training)
+      metadata.mode = "training";
     std::string planSha, error;
     if (failed(writePlanFiles(*stage, metadata, stageDir, planSha, error))) {
       emitDriverError(ctx) << "cannot write the plan files: " << error;
@@ -1372,35 +1376,7 @@ int driver::compileCommand(int argc, char **argv) {
                      "outputs stay f32)"),
       llvm::cl::value_desc("type"), llvm::cl::init("f32"),
       llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> mode(
-      "mode",
-      llvm::cl::desc("inference (default) or training: the program is one "
-                     "training step that `autopar train` runs"),
-      llvm::cl::value_desc("mode"), llvm::cl::init("inference"),
-      llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> loss(
-      "loss",
-      llvm::cl::desc("training loss: cross_entropy (int64 labels), mse "
-                     "(float target) or output (the model's scalar output)"),
-      llvm::cl::value_desc("loss"), llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> optimizer(
-      "optimizer", llvm::cl::desc("training optimizer: sgd (default) or adam"),
-      llvm::cl::value_desc("name"), llvm::cl::init("sgd"),
-      llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> lr(
-      "lr", llvm::cl::desc("learning rate (default 0.01)"),
-      llvm::cl::value_desc("x"), llvm::cl::init("0.01"),
-      llvm::cl::cat(category));
-  static llvm::cl::opt<std::string> weightDecay(
-      "weight-decay",
-      llvm::cl::desc("weight decay: sgd adds it to the gradient, adam "
-                     "becomes AdamW (default 0)"),
-      llvm::cl::value_desc("x"), llvm::cl::init("0"), llvm::cl::cat(category));
-  static llvm::cl::list<std::string> freeze(
-      "freeze",
-      llvm::cl::desc("float initializers not to train (comma-separated)"),
-      llvm::cl::value_desc("name,..."), llvm::cl::CommaSeparated,
-      llvm::cl::ZeroOrMore, llvm::cl::cat(category));
+  static TrainingFlags trainingFlags(category);
 
   if (std::optional<int> exit = parseCommandLine(
           argc, argv, "compile",
@@ -1428,38 +1404,11 @@ int driver::compileCommand(int argc, char **argv) {
     return kErrorExitCode;
   }
 
-  std::optional<TrainingStepOptions> training;
-  if (mode == "training") {
-    training.emplace();
-    if (loss.empty()) {
-      printError("--mode training needs --loss cross_entropy, mse or output");
-      return kErrorExitCode;
-    }
-    training->loss = loss;
-    training->optimizer = optimizer;
-    FailureOr<double> rate = parseToleranceOption("lr", lr);
-    FailureOr<double> decay =
-        parseToleranceOption("weight-decay", weightDecay);
-    if (failed(rate) || failed(decay))
-      return kErrorExitCode;
-    if (*rate <= 0) {
-      printError("--lr must be positive, got '" + lr + "'");
-      return kErrorExitCode;
-    }
-    training->learningRate = *rate;
-    training->weightDecay = *decay;
-    training->freeze.assign(freeze.begin(), freeze.end());
-  } else if (mode != "inference") {
-    printError("unknown --mode '" + mode +
-               "', expected inference or training");
+  FailureOr<std::optional<TrainingStepOptions>> trainingOptions =
+      trainingFlags.get();
+  if (failed(trainingOptions))
     return kErrorExitCode;
-  } else if (!loss.empty() || optimizer.getNumOccurrences() ||
-             lr.getNumOccurrences() || weightDecay.getNumOccurrences() ||
-             !freeze.empty()) {
-    printError("--loss, --optimizer, --lr, --weight-decay and --freeze need "
-               "--mode training");
-    return kErrorExitCode;
-  }
+  std::optional<TrainingStepOptions> training = std::move(*trainingOptions);
 
   DriverContext context;
   MLIRContext &ctx = context.get();

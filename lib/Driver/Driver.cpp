@@ -198,6 +198,72 @@ InFlightDiagnostic driver::emitDriverError(MLIRContext &ctx) {
 // Files and shared checks
 //===----------------------------------------------------------------------===//
 
+driver::TrainingFlags::TrainingFlags(llvm::cl::OptionCategory &category)
+    : mode("mode",
+           llvm::cl::desc("inference (default) or training: the program is "
+                          "one training step (forward, backward, update)"),
+           llvm::cl::value_desc("mode"), llvm::cl::init("inference"),
+           llvm::cl::cat(category)),
+      loss("loss",
+           llvm::cl::desc("training loss: cross_entropy (int64 labels), mse "
+                          "(float target) or output (the model's scalar "
+                          "output)"),
+           llvm::cl::value_desc("loss"), llvm::cl::cat(category)),
+      optimizer("optimizer",
+                llvm::cl::desc("training optimizer: sgd (default) or adam"),
+                llvm::cl::value_desc("name"), llvm::cl::init("sgd"),
+                llvm::cl::cat(category)),
+      lr("lr", llvm::cl::desc("learning rate (default 0.01)"),
+         llvm::cl::value_desc("x"), llvm::cl::init("0.01"),
+         llvm::cl::cat(category)),
+      weightDecay("weight-decay",
+                  llvm::cl::desc("weight decay: sgd adds it to the gradient, "
+                                 "adam becomes AdamW (default 0)"),
+                  llvm::cl::value_desc("x"), llvm::cl::init("0"),
+                  llvm::cl::cat(category)),
+      freeze("freeze",
+             llvm::cl::desc("float initializers not to train "
+                            "(comma-separated)"),
+             llvm::cl::value_desc("name,..."), llvm::cl::CommaSeparated,
+             llvm::cl::ZeroOrMore, llvm::cl::cat(category)) {}
+
+FailureOr<std::optional<TrainingStepOptions>>
+driver::TrainingFlags::get() const {
+  if (mode == "inference") {
+    if (!loss.empty() || optimizer.getNumOccurrences() ||
+        lr.getNumOccurrences() || weightDecay.getNumOccurrences() ||
+        !freeze.empty()) {
+      printError("--loss, --optimizer, --lr, --weight-decay and --freeze "
+                 "need --mode training");
+      return failure();
+    }
+    return std::optional<TrainingStepOptions>();
+  }
+  if (mode != "training") {
+    printError("unknown --mode '" + mode + "', expected inference or training");
+    return failure();
+  }
+  TrainingStepOptions training;
+  if (loss.empty()) {
+    printError("--mode training needs --loss cross_entropy, mse or output");
+    return failure();
+  }
+  training.loss = loss;
+  training.optimizer = optimizer;
+  FailureOr<double> rate = parseToleranceOption("lr", lr);
+  FailureOr<double> decay = parseToleranceOption("weight-decay", weightDecay);
+  if (failed(rate) || failed(decay))
+    return failure();
+  if (*rate <= 0) {
+    printError("--lr must be positive, got '" + lr + "'");
+    return failure();
+  }
+  training.learningRate = *rate;
+  training.weightDecay = *decay;
+  training.freeze.assign(freeze.begin(), freeze.end());
+  return std::optional<TrainingStepOptions>(std::move(training));
+}
+
 FailureOr<InputShapes> driver::ModelPlanOptions::getInputShapes() const {
   InputShapes shapes;
   std::string error;

@@ -102,6 +102,23 @@ struct ModelPlanOptions {
   FailureOr<InputShapes> getInputShapes() const;
 };
 
+/// The training flags `compile` and `verify` share: `--mode`, `--loss`,
+/// `--optimizer`, `--lr`, `--weight-decay` and `--freeze`.
+struct TrainingFlags {
+  explicit TrainingFlags(llvm::cl::OptionCategory &category);
+  llvm::cl::opt<std::string> mode;
+  llvm::cl::opt<std::string> loss;
+  llvm::cl::opt<std::string> optimizer;
+  llvm::cl::opt<std::string> lr;
+  llvm::cl::opt<std::string> weightDecay;
+  llvm::cl::list<std::string> freeze;
+
+  /// The training step asked for (nullopt: inference). Prints an `autopar:
+  /// error:` line and fails on an unknown mode, a missing loss, a learning
+  /// rate that is not positive, or training flags without `--mode training`.
+  FailureOr<std::optional<TrainingStepOptions>> get() const;
+};
+
 /// Prints `autopar: error: <message>` on stderr.
 void printError(const Twine &message);
 /// Prints `autopar: note: <message>` on stderr.

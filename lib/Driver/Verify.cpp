@@ -14,16 +14,17 @@
 
 #include "DriverInternal.h"
 
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
 #include <cstring>
-#include "autopar/Dialect/Autopar/IR/Autopar.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/SmallPtrSet.h"
-
 #include <limits>
 #include <random>
 
@@ -279,6 +280,136 @@ static void printComparison(StringRef kind, StringRef name,
                << (comparison.ok ? "ok" : "MISMATCH") << "\n";
 }
 
+namespace {
+/// `verify --mode training`: the two compiled training steps and how to
+/// compare them.
+struct TrainingVerification {
+  StringRef singleDir, partitionedDir;
+  const Manifest *single = nullptr;
+  const Manifest *partitioned = nullptr;
+  const TrainingStepOptions *training = nullptr;
+  /// `--inputs`: input_<i>.pb and target.pb; empty: random data.
+  StringRef inputsDir;
+  uint64_t seed = 0;
+  uint64_t steps = 1;
+  unsigned timeoutSeconds = 300;
+  std::optional<double> rtol, atol;
+};
+} // namespace
+
+/// The bounds of the random integer inputs of a training step compiled from
+/// `module`: the model's inputs' bounds, then, for the cross-entropy loss,
+/// the labels' (the classes: the last dimension of the model's first output).
+static SmallVector<int64_t> getTrainingInputBounds(ModuleOp module,
+                                                   StringRef loss) {
+  SmallVector<int64_t> bounds = getIntegerInputBounds(module);
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (loss == "cross_entropy" && main && main.getNumResults() > 0)
+    if (auto logits = dyn_cast<RankedTensorType>(main.getResultTypes()[0]))
+      if (logits.getRank() > 0 && !logits.isDynamicDim(logits.getRank() - 1))
+        bounds.push_back(std::max<int64_t>(logits.getShape().back(), 1));
+  return bounds;
+}
+
+/// Runs K training steps of both programs on the same data and compares
+/// each step's loss and every trained weight after the last step.
+static int verifyTraining(MLIRContext &ctx, ModuleOp module,
+                          const TrainingVerification &check,
+                          ProgressLog &progress) {
+  FailureOr<std::vector<HostTensor>> data =
+      check.inputsDir.empty()
+          ? generateRandomInputs(
+                ctx, *check.partitioned, check.seed,
+                getTrainingInputBounds(module, check.training->loss))
+          : readTrainingData(ctx, check.partitionedDir, *check.partitioned,
+                             check.inputsDir);
+  if (failed(data))
+    return kVerifyErrorExitCode;
+  FailureOr<std::string> planText = readPlanText(ctx, check.partitionedDir);
+  if (failed(planText))
+    return kVerifyErrorExitCode;
+  llvm::outs() << *planText;
+  if (!StringRef(*planText).ends_with("\n"))
+    llvm::outs() << "\n";
+  llvm::outs().flush();
+
+  TrainingRunOptions options;
+  options.steps = check.steps;
+  options.timeoutSeconds = check.timeoutSeconds;
+  options.collectWeights = true;
+  progress.step("verify: " + Twine(check.steps) +
+                " training steps on one device");
+  FailureOr<TrainingRun> expected =
+      runTraining(ctx, check.singleDir, *check.single, *data, options);
+  if (failed(expected))
+    return kVerifyErrorExitCode;
+  progress.step("verify: " + Twine(check.steps) + " training steps on " +
+                Twine(check.partitioned->numDevices) + " ranks");
+  FailureOr<TrainingRun> actual = runTraining(
+      ctx, check.partitionedDir, *check.partitioned, *data, options);
+  if (failed(actual))
+    return kVerifyErrorExitCode;
+
+  Tolerance tolerance = getTolerance(DType::F32, check.rtol, check.atol);
+  bool allOk = true;
+  Comparison total;
+  for (auto [index, loss] : llvm::enumerate(actual->losses)) {
+    double reference = expected->losses[index];
+    double absErr = std::fabs(loss - reference);
+    double relErr = absErr / std::max(std::fabs(reference), 1e-30);
+    bool ok = absErr <= tolerance.atol + tolerance.rtol * std::fabs(reference);
+    llvm::outs() << "step " << index + 1
+                 << " loss=" << llvm::format("%.9g", loss)
+                 << " single-device=" << llvm::format("%.9g", reference)
+                 << " abs_err=" << formatError(absErr)
+                 << " rel_err=" << formatError(relErr) << " "
+                 << (ok ? "ok" : "MISMATCH") << "\n";
+    allOk &= ok;
+    total.maxAbsErr = std::max(total.maxAbsErr, absErr);
+    total.maxRelErr = std::max(total.maxRelErr, relErr);
+  }
+  // Adam divides each gradient by its running magnitude: a gradient at
+  // round-off level moves its weight by up to lr per step in either
+  // direction, so such weights agree to a fraction of lr, not to f32
+  // round-off.
+  Tolerance weightTolerance = tolerance;
+  if (check.training->optimizer == "adam" && !check.atol)
+    weightTolerance.atol =
+        std::max(weightTolerance.atol, 0.1 * check.training->learningRate);
+  if (actual->weights.size() != expected->weights.size()) {
+    emitDriverError(ctx) << "the grid trained " << actual->weights.size()
+                         << " weights, one device " << expected->weights.size();
+    return kVerifyErrorExitCode;
+  }
+  for (const auto &[name, reference] : expected->weights) {
+    auto it = actual->weights.find(name);
+    if (it == actual->weights.end()) {
+      emitDriverError(ctx) << "the grid did not train weight '" << name << "'";
+      return kVerifyErrorExitCode;
+    }
+    FailureOr<Comparison> comparison = compareTensors(
+        ctx, "weight '" + name + "'", it->second, reference, weightTolerance);
+    if (failed(comparison))
+      return kVerifyErrorExitCode;
+    printComparison("weight", name, *comparison);
+    allOk &= comparison->ok;
+    total.maxAbsErr = std::max(total.maxAbsErr, comparison->maxAbsErr);
+    total.maxRelErr = std::max(total.maxRelErr, comparison->maxRelErr);
+  }
+  llvm::outs() << "max_abs_err=" << formatError(total.maxAbsErr)
+               << " max_rel_err=" << formatError(total.maxRelErr) << "\n";
+  llvm::outs().flush();
+  if (!allOk && check.training->optimizer == "adam" &&
+      std::fabs(expected->losses.front()) < 1e-6)
+    printNote("the loss starts at " +
+              Twine(formatError(expected->losses.front())) +
+              ": its gradients are round-off, and adam, which divides each "
+              "gradient by its magnitude, turns them into updates of about "
+              "lr that no two summation orders share (train on data the "
+              "model does not already fit)");
+  return allOk ? 0 : kVerifyMismatchExitCode;
+}
+
 int driver::verifyCommand(int argc, char **argv) {
   static llvm::cl::OptionCategory category("autopar verify options");
   static ModelPlanOptions common(category, "device grid: N or AxB[xC...], e.g. 4 or 2x2", "");
@@ -289,7 +420,8 @@ int driver::verifyCommand(int argc, char **argv) {
       "inputs",
       llvm::cl::desc("directory with input_<i>.pb (default: random inputs); "
                      "output_<i>.pb there are compared with the "
-                     "single-device outputs"),
+                     "single-device outputs; --mode training: also "
+                     "target.pb (labels or target), as for train --data"),
       llvm::cl::value_desc("dir"), llvm::cl::cat(category));
   static llvm::cl::opt<std::string> seed(
       "seed", llvm::cl::desc("seed of the random inputs (default: 0)"),
@@ -325,6 +457,12 @@ int driver::verifyCommand(int argc, char **argv) {
                      "output's largest magnitude"),
       llvm::cl::value_desc("type"), llvm::cl::init("f32"),
       llvm::cl::cat(category));
+  static TrainingFlags trainingFlags(category);
+  static llvm::cl::opt<std::string> steps(
+      "steps",
+      llvm::cl::desc("--mode training: steps run on the grid and on one "
+                     "device, each on the same batch (default: 3)"),
+      llvm::cl::value_desc("N"), llvm::cl::init("3"), llvm::cl::cat(category));
   static llvm::cl::opt<std::string> timeout(
       "timeout",
       llvm::cl::desc("seconds before each job is killed (default: 300)"),
@@ -337,11 +475,18 @@ int driver::verifyCommand(int argc, char **argv) {
           "  autopar verify MODEL.onnx --grid SHAPE [--plan P] [--inputs DIR] "
           "[--seed N] [--rtol R] [--atol A] [--precision f32|bf16|f16] "
           "[--timeout S] [--cluster FILE] "
-          "[--input-shape NAME=8x128] [--batch N] [--hostfile FILE]\n\n"
+          "[--input-shape NAME=8x128] [--batch N] [--hostfile FILE]\n"
+          "  autopar verify MODEL.onnx --mode training --loss L "
+          "[--optimizer sgd|adam] [--lr X] [--steps K] --grid SHAPE "
+          "[--plan P | --fixed CONFIG] [--inputs DIR]\n\n"
           "Prints the plan, one line per output, then 'max_abs_err=... "
           "max_rel_err=...'. An element matches when |a - b| <= atol + rtol * "
-          "|b| (b: single-device value). Exit code 0: match, 1: mismatch, 2: "
-          "error.\n",
+          "|b| (b: single-device value). With --mode training, K training "
+          "steps on the grid are compared with K steps on one device: one "
+          "line per step (its loss) and per trained weight after the last "
+          "step; with adam, a weight's atol is at least lr / 10 (a gradient "
+          "at round-off level moves a weight by up to lr). Exit code 0: "
+          "match, 1: mismatch, 2: error.\n",
           category, kVerifyErrorExitCode))
     return *exit;
   if (model.empty()) {
@@ -358,6 +503,18 @@ int driver::verifyCommand(int argc, char **argv) {
     return kVerifyErrorExitCode;
   if (*timeoutSeconds == 0 || *timeoutSeconds > UINT32_MAX) {
     printError("--timeout must be between 1 and " + Twine(UINT32_MAX) + " s");
+    return kVerifyErrorExitCode;
+  }
+  FailureOr<std::optional<TrainingStepOptions>> training = trainingFlags.get();
+  FailureOr<uint64_t> stepCount = parseUnsignedOption("steps", steps);
+  if (failed(training) || failed(stepCount))
+    return kVerifyErrorExitCode;
+  if (*stepCount == 0 || *stepCount > 100000) {
+    printError("--steps must be between 1 and 100000, got '" + steps + "'");
+    return kVerifyErrorExitCode;
+  }
+  if (steps.getNumOccurrences() && !*training) {
+    printError("--steps needs --mode training");
     return kVerifyErrorExitCode;
   }
   std::optional<double> rtolOverride, atolOverride;
@@ -394,7 +551,10 @@ int driver::verifyCommand(int argc, char **argv) {
   FailureOr<InputShapes> inputShapes = common.getInputShapes();
   if (failed(inputShapes))
     return kVerifyErrorExitCode;
-  FailureOr<ImportedModel> imported = importModel(ctx, model, *inputShapes);
+  // A training step keeps every float initializer a parameter.
+  FailureOr<ImportedModel> imported =
+      importModel(ctx, model, *inputShapes, /*requireWeightData=*/true,
+                  /*keepFloatInitializers=*/training->has_value());
   if (failed(imported))
     return kVerifyErrorExitCode;
 
@@ -410,6 +570,8 @@ int driver::verifyCommand(int argc, char **argv) {
   singleOptions.plan = "replicated";
   singleOptions.outDir = singleDir.str().str();
   singleOptions.inputShapes = *inputShapes;
+  singleOptions.training = *training;
+  singleOptions.modelPath = model;
   CompileOptions partitionedOptions;
   partitionedOptions.grid = grid;
   partitionedOptions.plan = plan;
@@ -420,6 +582,7 @@ int driver::verifyCommand(int argc, char **argv) {
   partitionedOptions.outDir = partitionedDir.str().str();
   partitionedOptions.inputShapes = *inputShapes;
   partitionedOptions.precision = precision;
+  partitionedOptions.training = *training;
   // The compiles' own stages are not reported: one line per step here.
   singleOptions.quiet = true;
   ProgressLog progress;
@@ -432,6 +595,21 @@ int driver::verifyCommand(int argc, char **argv) {
       compileModel(ctx, *imported, partitionedOptions);
   if (failed(partitioned))
     return kVerifyErrorExitCode;
+  if (*training) {
+    TrainingVerification check;
+    check.singleDir = singleDir;
+    check.partitionedDir = partitionedDir;
+    check.single = &*single;
+    check.partitioned = &*partitioned;
+    check.training = &**training;
+    check.inputsDir = inputs;
+    check.seed = *seedValue;
+    check.steps = *stepCount;
+    check.timeoutSeconds = static_cast<unsigned>(*timeoutSeconds);
+    check.rtol = rtolOverride;
+    check.atol = atolOverride;
+    return verifyTraining(ctx, *imported->module, check, progress);
+  }
   FailureOr<std::vector<HostTensor>> inputTensors =
       inputs.empty() ? generateRandomInputs(
                            ctx, *partitioned, *seedValue,
