@@ -300,6 +300,15 @@ static LogicalResult collectTrainedWeights(
       placeBlock((*buffer)->getBufferStart(), *local, w.shape, offsets,
                  elementSize, tensor.data.data());
     }
+    // A weight several pipeline stages read (tied) is one value: each stage
+    // applied the same summed gradient to its copy.
+    if (auto it = updated.find(w.name);
+        it != updated.end() && it->second.data != tensor.data) {
+      emitDriverError(ctx) << "internal error: the copies of weight '" << w.name
+                           << "' in different pipeline stages differ after "
+                              "training";
+      return failure();
+    }
     updated[w.name] = std::move(tensor);
   }
   return success();

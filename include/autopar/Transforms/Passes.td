@@ -76,6 +76,12 @@ def DifferentiatePass : Pass<"autopar-differentiate", "mlir::ModuleOp"> {
         new weights marked `autopar.zero_init`: the compiler writes zeros
         for them, the runtime keeps them between steps.
     `@main` still returns the loss (of the forward pass before the update).
+    In a pipeline stage (`autopar-build-stage-step`), a weight marked
+    `autopar.tied = {stages, self, tag}` is updated with the sum of every
+    listed stage's gradient: this stage's gradient is sent to the others
+    (`autopar.send ... tag t`), theirs are received, and the sum is taken in
+    stage order, so that every stage computes the same value; all tied
+    weights' sends come before their receives.
 
     Before (`--autopar-differentiate="optimizer=sgd lr=0.1"`):
     ```mlir
@@ -265,8 +271,11 @@ def BuildStageStepPass : Pass<"autopar-build-stage-step", "mlir::ModuleOp"> {
       sent one `autopar.send ... to s tag t`, with t = b * microbatches + j;
     - the stage that holds the loss returns the mean of the microbatches'
       losses (`{output = 0}`); the other stages return nothing.
-    A trainable weight that two stages read (tied embeddings) is an error:
-    its gradients would have to be summed across the stages.
+    A trainable weight that several stages read (tied embeddings, not in
+    `freeze`) keeps one value: each of its loads in those stages is marked
+    `autopar.tied = {stages = [...], self = s, tag = t}`, with one tag per
+    such weight after the boundary tensors' (t >= boundaries *
+    microbatches), and `autopar-differentiate` sums the stages' gradients.
 
     Before (`--autopar-build-stage-step="microbatches=2"`), stage 0 of 2:
     ```mlir
@@ -295,8 +304,11 @@ def BuildStageStepPass : Pass<"autopar-build-stage-step", "mlir::ModuleOp"> {
     ListOption<"whole", "whole", "int64_t",
                "runtime inputs every microbatch reads whole">,
     ListOption<"freeze", "freeze", "std::string",
-               "weights that are not trained (they may be read by several "
-               "stages)">,
+               "weights that are not trained">,
+  ];
+  let statistics = [
+    Statistic<"numTiedWeights", "tied-weights",
+              "trainable weights read by several stages">,
   ];
   let dependentDialects = ["mlir::autopar::AutoparDialect",
                            "mlir::func::FuncDialect"];

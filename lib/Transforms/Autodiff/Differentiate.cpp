@@ -96,6 +96,72 @@ static llvm::DenseSet<Value> getVaryingValues(func::FuncOp func,
   return varying;
 }
 
+/// Replaces the gradient of each weight marked `autopar.tied` (read by
+/// several pipeline stages) by the sum of all those stages' gradients: this
+/// stage sends its own to the others and receives theirs, every send before
+/// every receive (in tag order), and sums them in stage order so that each
+/// stage gets the same bits. A stage whose copy does not reach the loss
+/// contributes zeros.
+static LogicalResult sumTiedGradients(
+    OpBuilder &b,
+    const llvm::MapVector<StringRef, SmallVector<WeightOp>> &byName,
+    llvm::MapVector<StringRef, Value> &weightGrads) {
+  struct Tied {
+    StringRef name;
+    WeightOp weight;
+    SmallVector<int64_t> stages;
+    int64_t self;
+    int64_t tag;
+  };
+  SmallVector<Tied> tied;
+  for (auto &[name, ops] : byName) {
+    WeightOp w = ops.front();
+    auto attr = w->getAttrOfType<DictionaryAttr>(kTiedAttrName);
+    if (!attr)
+      continue;
+    auto stages = attr.getAs<DenseI64ArrayAttr>("stages");
+    auto self = attr.getAs<IntegerAttr>("self");
+    auto tag = attr.getAs<IntegerAttr>("tag");
+    if (!stages || !self || !tag ||
+        !llvm::is_contained(stages.asArrayRef(), self.getInt()))
+      return w.emitError() << "malformed '" << kTiedAttrName << "' " << attr
+                           << " (expected {stages, self, tag} with self "
+                              "among the stages)";
+    tied.push_back({name, w, llvm::to_vector(stages.asArrayRef()),
+                    self.getInt(), tag.getInt()});
+  }
+  llvm::sort(tied, [](const Tied &l, const Tied &r) { return l.tag < r.tag; });
+  MLIRContext *ctx = b.getContext();
+  for (Tied &t : tied) {
+    Value &g = weightGrads[t.name];
+    auto type = cast<RankedTensorType>(t.weight.getType());
+    if (!g)
+      g = ConstantOp::create(
+          b, t.weight.getLoc(), type,
+          DenseElementsAttr::get(type,
+                                 FloatAttr::get(type.getElementType(), 0.0)));
+    std::string node = ("tied." + t.name).str();
+    Location loc = getOnnxNodeLoc(ctx, node, {node});
+    for (int64_t peer : t.stages)
+      if (peer != t.self)
+        SendOp::create(b, loc, type, g, peer, t.tag);
+  }
+  for (Tied &t : tied) {
+    Value &g = weightGrads[t.name];
+    auto type = cast<RankedTensorType>(t.weight.getType());
+    std::string node = ("tied." + t.name).str();
+    Location loc = getOnnxNodeLoc(ctx, node, {node});
+    Value sum;
+    for (int64_t peer : t.stages) {
+      Value part =
+          peer == t.self ? g : RecvOp::create(b, loc, type, peer, t.tag);
+      sum = sum ? Value(AddOp::create(b, loc, type, sum, part)) : part;
+    }
+    g = sum;
+  }
+  return success();
+}
+
 LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
   MLIRContext *ctx = &getContext();
   Block &body = func.getBody().front();
@@ -251,12 +317,21 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
     bias2 = ub.binary<SubOp>(one,
                              ub.binary<PowOp>(ub.scalar(f32, 0.999), stepNext));
   }
-  int64_t updated = 0;
+  // Each weight's gradient, summed over its loads.
+  llvm::MapVector<StringRef, Value> weightGrads;
   for (auto &[name, ops] : byName) {
     Value g;
     for (WeightOp w : ops)
       if (Value gw = grads.lookup(w.getResult()))
         g = g ? Value(AddOp::create(b, gw.getLoc(), w.getType(), g, gw)) : gw;
+    weightGrads[name] = g;
+  }
+  if (failed(sumTiedGradients(b, byName, weightGrads)))
+    return failure();
+
+  int64_t updated = 0;
+  for (auto &[name, ops] : byName) {
+    Value g = weightGrads[name];
     if (!g)
       continue; // No path to the loss: nothing to update.
     ++updated;

@@ -218,34 +218,60 @@ void BuildStageStepPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  // A trainable weight read by two stages (tied embeddings) would be
-  // updated by each from its own gradient only.
+  // A trainable weight read by several stages (tied embeddings) keeps one
+  // value: each of those stages marks its loads, and autopar-differentiate
+  // sums the stages' gradients (tags after the boundary tensors').
   llvm::StringSet<> frozen;
   for (const std::string &name : freeze)
     frozen.insert(name);
-  llvm::StringMap<int64_t> owner;
+  llvm::MapVector<StringRef, SmallVector<int64_t>> readers;
+  int64_t boundaries = 0;
   for (ModuleOp stage : stages) {
     int64_t index = stage->getAttrOfType<IntegerAttr>(kStageIndexAttr).getInt();
-    llvm::StringSet<> seen;
-    WalkResult walk = stage.walk([&](WeightOp w) {
+    auto main = stage.lookupSymbol<func::FuncOp>("main");
+    if (main) {
+      for (unsigned i = 0; i < main.getNumArguments(); ++i)
+        if (auto port =
+                main.getArgAttrOfType<DictionaryAttr>(i, kStageInputAttr))
+          boundaries = std::max(boundaries, getPortInt(port, "boundary") + 1);
+    }
+    stage.walk([&](WeightOp w) {
       auto type = cast<RankedTensorType>(w.getType());
       if (frozen.contains(w.getName()) ||
-          !isa<FloatType>(type.getElementType()) || type.getRank() < 1 ||
-          !seen.insert(w.getName()).second)
-        return WalkResult::advance();
-      auto [it, inserted] = owner.try_emplace(w.getName(), index);
-      if (inserted)
-        return WalkResult::advance();
-      w.emitError() << "trainable weight '" << w.getName()
-                    << "' is read by stages " << it->second << " and " << index
-                    << "; a weight shared by pipeline stages (tied "
-                       "embeddings) cannot be trained yet: its gradients "
-                       "would have to be summed across the stages (freeze it "
-                       "with --freeze, or use fewer stages)";
-      return WalkResult::interrupt();
+          !isa<FloatType>(type.getElementType()) || type.getRank() < 1)
+        return;
+      SmallVector<int64_t> &list = readers[w.getName()];
+      if (list.empty() || list.back() != index)
+        list.push_back(index);
     });
-    if (walk.wasInterrupted())
+  }
+  int64_t nextTag = boundaries * microbatches;
+  MLIRContext *ctx = &getContext();
+  Builder b(ctx);
+  for (auto &[name, list] : readers) {
+    if (list.size() < 2)
+      continue;
+    llvm::sort(list);
+    if (nextTag > 32767) {
+      module.emitError() << "the gradient of weight '" << name
+                         << "', shared by several stages, needs message tag "
+                         << nextTag << ", above MPI's guaranteed 32767";
       return signalPassFailure();
+    }
+    for (ModuleOp stage : stages) {
+      int64_t index =
+          stage->getAttrOfType<IntegerAttr>(kStageIndexAttr).getInt();
+      DictionaryAttr tied = b.getDictionaryAttr(
+          {b.getNamedAttr("stages", b.getDenseI64ArrayAttr(list)),
+           b.getNamedAttr("self", b.getI64IntegerAttr(index)),
+           b.getNamedAttr("tag", b.getI64IntegerAttr(nextTag))});
+      stage.walk([&](WeightOp w) {
+        if (w.getName() == name)
+          w->setAttr(kTiedAttrName, tied);
+      });
+    }
+    ++numTiedWeights;
+    ++nextTag;
   }
   for (ModuleOp stage : stages)
     if (failed(buildStep(

@@ -19,7 +19,8 @@ holds model_hash()), so test runs reuse the cache.
 
 Models (`gpt2_124m`, GPT-2 small's size, only on request): mlp, gpt2_block (a GPT-2 decoder block: pre-LayerNorm causal
 self-attention and a GELU MLP), tiny_gpt (token and position embeddings, two
-blocks, final LayerNorm, LM head), resnet18 and mobilenet_v2 (torchvision, at
+blocks, final LayerNorm, LM head; tiny_gpt_tied with the head tied to the token
+embedding), resnet18 and mobilenet_v2 (torchvision, at
 64x64 with 10 classes), vit (a small torchvision VisionTransformer), lstm
 and gru (two-layer bidirectional recurrent sequence models with a linear
 head per step).
@@ -105,7 +106,7 @@ class TinyGPT(torch.nn.Module):
     """Token and position embeddings, decoder blocks, LM head."""
 
     def __init__(self, vocab: int, dim: int, heads: int, seq: int,
-                 layers: int):
+                 layers: int, tied: bool = False):
         super().__init__()
         self.tok = torch.nn.Embedding(vocab, dim)
         self.pos = torch.nn.Embedding(seq, dim)
@@ -113,6 +114,9 @@ class TinyGPT(torch.nn.Module):
             [Block(dim, heads, seq) for _ in range(layers)])
         self.ln = torch.nn.LayerNorm(dim)
         self.head = torch.nn.Linear(dim, vocab, bias=False)
+        if tied:
+            # GPT-2's tied embeddings: the LM head is the token embedding.
+            self.head.weight = self.tok.weight
 
     def forward(self, idx):
         t = idx.shape[1]
@@ -137,6 +141,11 @@ def build_gpt2_block():
 
 def build_tiny_gpt():
     model = TinyGPT(vocab=128, dim=64, heads=4, seq=16, layers=2)
+    return model, (torch.randint(0, 128, (4, 16), dtype=torch.long),)
+
+
+def build_tiny_gpt_tied():
+    model = TinyGPT(vocab=128, dim=64, heads=4, seq=16, layers=2, tied=True)
     return model, (torch.randint(0, 128, (4, 16), dtype=torch.long),)
 
 
@@ -471,6 +480,7 @@ MODELS = {
     "mlp": build_mlp,
     "gpt2_block": build_gpt2_block,
     "tiny_gpt": build_tiny_gpt,
+    "tiny_gpt_tied": build_tiny_gpt_tied,
     "resnet18": build_resnet18,
     "mobilenet_v2": build_mobilenet_v2,
     "vit": build_vit,

@@ -31,6 +31,14 @@ inline constexpr llvm::StringLiteral kMicrobatchAttrName = "autopar.microbatch";
 /// microbatch (unit attribute).
 inline constexpr llvm::StringLiteral kBackwardAttrName = "autopar.backward";
 
+/// On every load of a trainable weight that several pipeline stages read
+/// (tied embeddings), in each of those stages: a dictionary `{stages = [s,
+/// ...], self = s, tag = t}` naming the stages in ascending order, this
+/// stage, and the message tag of the gradient exchange. autopar-differentiate
+/// sends this stage's gradient to the others and sums all of them in stage
+/// order, so every stage applies the same update to its copy.
+inline constexpr llvm::StringLiteral kTiedAttrName = "autopar.tied";
+
 } // namespace mlir::autopar
 
 #endif // AUTOPAR_TRANSFORMS_AUTODIFF_MARKERS_H
