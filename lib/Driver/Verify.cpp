@@ -280,6 +280,18 @@ static void printComparison(StringRef kind, StringRef name,
                << (comparison.ok ? "ok" : "MISMATCH") << "\n";
 }
 
+/// Prints the plan summary (`plan.txt`) of the program compiled into `dir`.
+static LogicalResult printPlanText(MLIRContext &ctx, StringRef dir) {
+  FailureOr<std::string> planText = readPlanText(ctx, dir);
+  if (failed(planText))
+    return failure();
+  llvm::outs() << *planText;
+  if (!StringRef(*planText).ends_with("\n"))
+    llvm::outs() << "\n";
+  llvm::outs().flush();
+  return success();
+}
+
 namespace {
 /// `verify --mode training`: the two compiled training steps and how to
 /// compare them.
@@ -325,13 +337,8 @@ static int verifyTraining(MLIRContext &ctx, ModuleOp module,
                              check.inputsDir);
   if (failed(data))
     return kVerifyErrorExitCode;
-  FailureOr<std::string> planText = readPlanText(ctx, check.partitionedDir);
-  if (failed(planText))
+  if (failed(printPlanText(ctx, check.partitionedDir)))
     return kVerifyErrorExitCode;
-  llvm::outs() << *planText;
-  if (!StringRef(*planText).ends_with("\n"))
-    llvm::outs() << "\n";
-  llvm::outs().flush();
 
   TrainingRunOptions options;
   options.steps = check.steps;
@@ -617,13 +624,8 @@ int driver::verifyCommand(int argc, char **argv) {
                      : readInputTensors(ctx, *partitioned, inputs);
   if (failed(inputTensors))
     return kVerifyErrorExitCode;
-  FailureOr<std::string> planText = readPlanText(ctx, partitionedDir);
-  if (failed(planText))
+  if (failed(printPlanText(ctx, partitionedDir)))
     return kVerifyErrorExitCode;
-  llvm::outs() << *planText;
-  if (!StringRef(*planText).ends_with("\n"))
-    llvm::outs() << "\n";
-  llvm::outs().flush();
   RunOptions runOptions;
   runOptions.timeoutSeconds = *timeoutSeconds;
   if (failed(launcher.apply(runOptions)))
