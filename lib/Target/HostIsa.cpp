@@ -22,7 +22,7 @@ CpuIsa mlir::autopar::getHostIsa() {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   auto has = [&](StringRef name) { return features.lookup(name); };
   if (has("avx512f"))
-    return CpuIsa::Avx512;
+    return has("avx512bf16") ? CpuIsa::Avx512Bf16 : CpuIsa::Avx512;
   if (has("avx2") && has("fma"))
     return CpuIsa::Avx2;
   return CpuIsa::Generic;
@@ -35,7 +35,12 @@ std::optional<CpuIsa> mlir::autopar::parseCpuIsa(StringRef name) {
       .Case("generic", CpuIsa::Generic)
       .Case("avx2", CpuIsa::Avx2)
       .Case("avx512", CpuIsa::Avx512)
+      .Case("avx512bf16", CpuIsa::Avx512Bf16)
       .Default(std::nullopt);
+}
+
+StringRef mlir::autopar::getCpuIsaNames() {
+  return "auto, avx512bf16, avx512, avx2 or generic";
 }
 
 StringRef mlir::autopar::stringifyCpuIsa(CpuIsa isa) {
@@ -46,6 +51,8 @@ StringRef mlir::autopar::stringifyCpuIsa(CpuIsa isa) {
     return "avx2";
   case CpuIsa::Avx512:
     return "avx512";
+  case CpuIsa::Avx512Bf16:
+    return "avx512bf16";
   }
   llvm_unreachable("unknown CpuIsa");
 }
@@ -53,6 +60,7 @@ StringRef mlir::autopar::stringifyCpuIsa(CpuIsa isa) {
 int64_t mlir::autopar::getF32VectorLanes(CpuIsa isa) {
   switch (isa) {
   case CpuIsa::Avx512:
+  case CpuIsa::Avx512Bf16:
     return 16;
   case CpuIsa::Avx2:
     return 8;
@@ -65,6 +73,7 @@ int64_t mlir::autopar::getF32VectorLanes(CpuIsa isa) {
 ContractionTile mlir::autopar::getContractionTile(CpuIsa isa) {
   switch (isa) {
   case CpuIsa::Avx512:
+  case CpuIsa::Avx512Bf16:
     // 8 rows x 2 zmm = 16 accumulators of 32; the broadcasts of A and the two
     // B vectors fit in the rest.
     return {8, 32, 1};
@@ -76,4 +85,13 @@ ContractionTile mlir::autopar::getContractionTile(CpuIsa isa) {
     return {4, 8, 1};
   }
   llvm_unreachable("unknown CpuIsa");
+}
+
+std::optional<ContractionTile> mlir::autopar::getBf16DotTile(CpuIsa isa) {
+  if (isa != CpuIsa::Avx512Bf16)
+    return std::nullopt;
+  // The f32 tile's 8 rows x 2 zmm accumulators; each vdpbf16ps takes a
+  // broadcast bf16 pair of A and 16 pairs of B (one zmm), so a step of the
+  // reduction loop is two k.
+  return ContractionTile{8, 32, 2};
 }

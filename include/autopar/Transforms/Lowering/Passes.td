@@ -142,7 +142,7 @@ def PackContractionsPass
   }];
   let options = [
     Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
-           "vector ISA of the register tile: auto, avx512, avx2 or generic">,
+           "vector ISA of the register tile: auto, avx512bf16, avx512, avx2 or generic">,
     Option<"packWeights", "pack-weights", "bool", /*default=*/"false",
            "give weights the packed type (the driver then writes them "
            "packed); otherwise weights are packed per call">,
@@ -247,15 +247,24 @@ def TileContractionsPass
         ...
     ```
   }];
+  let options = [
+    Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
+           "vector ISA of the register tile: auto, avx512bf16, avx512, avx2 "
+           "or generic (bf16 x bf16 tiles become dot products of bf16 pairs "
+           "on avx512bf16, f32 FMAs of extended operands elsewhere)">,
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect",
     "mlir::vector::VectorDialect",
+    "mlir::x86vector::X86VectorDialect",
   ];
   let statistics = [
     Statistic<"numTiled", "tiled", "number of linalg.mmt4d ops vectorized">,
+    Statistic<"numDotBf16", "dot-bf16",
+              "number of bf16 register tiles as dot products of bf16 pairs">,
   ];
 }
 
@@ -303,7 +312,7 @@ def VectorizeElementwisePass
   }];
   let options = [
     Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
-           "vector width: auto (the host CPU), avx512, avx2 or generic">,
+           "vector width: auto (the host CPU), avx512bf16, avx512, avx2 or generic">,
   ];
   let dependentDialects = [
     "mlir::affine::AffineDialect",
