@@ -13,12 +13,38 @@
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::autopar;
 
+/// The ISA named `name` (not `auto`).
+static std::optional<CpuIsa> parseNamedIsa(StringRef name) {
+  return llvm::StringSwitch<std::optional<CpuIsa>>(name)
+      .Case("generic", CpuIsa::Generic)
+      .Case("avx2", CpuIsa::Avx2)
+      .Case("avx512", CpuIsa::Avx512)
+      .Case("avx512bf16", CpuIsa::Avx512Bf16)
+      .Default(std::nullopt);
+}
+
 CpuIsa mlir::autopar::getHostIsa() {
+  // AUTOPAR_CPU_ISA caps what `auto` finds (as oneDNN's ONEDNN_MAX_CPU_ISA
+  // does), so that benchmarks can compare ISA paths on one machine (bf16
+  // extended to f32 against dot products on an AVX512-BF16 CPU). Naming an
+  // ISA the CPU lacks makes programs that stop with an illegal instruction.
+  if (const char *forced = std::getenv("AUTOPAR_CPU_ISA")) {
+    if (std::optional<CpuIsa> isa = parseNamedIsa(forced))
+      return *isa;
+    static bool reported = false;
+    if (!reported)
+      llvm::errs() << "autopar: ignoring AUTOPAR_CPU_ISA='" << forced
+                   << "' (expected avx512bf16, avx512, avx2 or generic)\n";
+    reported = true;
+  }
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   auto has = [&](StringRef name) { return features.lookup(name); };
   if (has("avx512f"))
@@ -31,12 +57,7 @@ CpuIsa mlir::autopar::getHostIsa() {
 std::optional<CpuIsa> mlir::autopar::parseCpuIsa(StringRef name) {
   if (name == "auto")
     return getHostIsa();
-  return llvm::StringSwitch<std::optional<CpuIsa>>(name)
-      .Case("generic", CpuIsa::Generic)
-      .Case("avx2", CpuIsa::Avx2)
-      .Case("avx512", CpuIsa::Avx512)
-      .Case("avx512bf16", CpuIsa::Avx512Bf16)
-      .Default(std::nullopt);
+  return parseNamedIsa(name);
 }
 
 StringRef mlir::autopar::getCpuIsaNames() {

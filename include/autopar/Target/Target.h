@@ -36,7 +36,10 @@ enum class CpuIsa {
   Avx512Bf16,
 };
 
-/// The ISA of the CPU this process runs on (LLVM's host feature list).
+/// The ISA of the CPU this process runs on (LLVM's host feature list), or
+/// the one named by the environment variable `AUTOPAR_CPU_ISA` (avx512bf16,
+/// avx512, avx2 or generic; an invalid name is reported on stderr and
+/// ignored).
 CpuIsa getHostIsa();
 
 /// Parses `auto` (the host), `generic`, `avx2`, `avx512` or `avx512bf16`;
