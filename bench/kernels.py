@@ -6,9 +6,12 @@ Prints the CPU model, then
   --grid 1, run with 1 thread: pack of the activation, mmt4d, unpack) against
   OpenBLAS and oneDNN (bench/gemm_ref.c, 1 thread), measured in this run, and
   the same matmul compiled with `--precision bf16` (bf16 weight and
-  activation, f32 accumulation);
-- per model at one thread: step time of the f32 and the bf16 program
-  (`compile --precision bf16`);
+  activation, f32 accumulation): on a CPU with AVX512-BF16 both as the dot
+  products of bf16 pairs the compiler picks there (vdpbf16ps) and with
+  `AUTOPAR_CPU_ISA=avx512` (bf16 extended to f32, f32 FMAs), elsewhere the
+  extension only;
+- per model at one thread: step time of the f32 and the bf16 programs
+  (`compile --precision bf16`, extension and dot products as above);
 - per model (the MLP 4 x (1024 -> 4096 -> 1024) at batch 64, GPT-2 small at
   128 tokens, resnet18, mobilenet_v2 and a ViT-S/16 at 224x224, exported by
   the model zoo): step time of autopar (1 rank with the default threads, 1
@@ -92,11 +95,24 @@ def write_input(path, shape):
         f.write(tensor.SerializeToString())
 
 
+def has_bf16_dot():
+    """Whether this CPU has AVX512-BF16 (autopar's `auto` ISA then computes
+    bf16 contractions as dot products of bf16 pairs)."""
+    return "avx512_bf16" in cpu_flags().split()
+
+
+# The ways a bf16 program is compiled: (label, AUTOPAR_CPU_ISA or None).
+# "ext": bf16 extended to f32 in registers, f32 FMAs (AVX-512F without
+# BF16); "dot": vdpbf16ps, the host's own choice on an AVX512-BF16 CPU.
+BF16_PATHS = [("ext", "avx512"), ("dot", None)]
+
+
 def autopar_step(autopar, model, work, name, grid, plan, threads, input_dir,
-                 precision="f32"):
+                 precision="f32", isa=None):
     out = os.path.join(work, name)
     run([autopar, "compile", model, "--grid", str(grid), "--plan", plan,
-         "--precision", precision, "-o", out])
+         "--precision", precision, "-o", out],
+        env={"AUTOPAR_CPU_ISA": isa} if isa else None)
     cmd = [autopar, "run", out, "--inputs", input_dir, "--outputs",
            os.path.join(work, name + "-out"), "--profile"]
     if threads:
@@ -215,14 +231,19 @@ def main():
         one = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         shapes = MATMUL_SHAPES[:2] + MATMUL_SHAPES[4:5] if args.quick else MATMUL_SHAPES
         print()
+        dot = has_bf16_dot()
+        paths = BF16_PATHS if dot else BF16_PATHS[:1]
         print("GFLOP/s at one thread. bf16: `compile --precision bf16` (bf16 weight"
-              " and activation, f32 accumulation); bf16 / f32 by CPU time, which"
-              " other jobs on the machine do not inflate as they do wall time.")
+              " and activation, f32 accumulation), ext: extended to f32, f32 FMAs"
+              " (AUTOPAR_CPU_ISA=avx512), dot: AVX512-BF16 dot products of bf16"
+              " pairs (%s); ratios by CPU time, which other jobs on the machine do"
+              " not inflate as they do wall time." % (
+                  "this CPU's choice" if dot else "not measured: no avx512_bf16"))
         print("| matmul M x N x K | autopar 1 thread | autopar 1 thread, by CPU time |"
               " OpenBLAS 1 thread | oneDNN 1 thread | autopar / OpenBLAS |"
-              " autopar bf16 1 thread | autopar bf16 1 thread, by CPU time |"
-              " bf16 / f32, CPU |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              " bf16 ext | bf16 ext, CPU | bf16 dot | bf16 dot, CPU |"
+              " ext / f32, CPU | dot / f32, CPU |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for m, n, k in shapes:
             name = "mm_%d_%d_%d" % (m, n, k)
             try:
@@ -234,20 +255,29 @@ def main():
                                             "replicated", 1, inputs)
                 gflops = 2.0 * m * n * k / seconds / 1e9
                 cpu_gflops = 2.0 * m * n * k / cpu / 1e9
-                bf16_seconds, bf16_cpu = autopar_step(
-                    args.autopar, model, work, name + "-bf16", 1, "replicated", 1,
-                    inputs, precision="bf16")
-                bf16_gflops = 2.0 * m * n * k / bf16_seconds / 1e9
-                bf16_cpu_gflops = 2.0 * m * n * k / bf16_cpu / 1e9
+                bf16 = {}
+                for path, isa in paths:
+                    bf16_seconds, bf16_cpu = autopar_step(
+                        args.autopar, model, work, name + "-bf16-" + path, 1,
+                        "replicated", 1, inputs, precision="bf16", isa=isa)
+                    bf16[path] = (2.0 * m * n * k / bf16_seconds / 1e9,
+                                  2.0 * m * n * k / bf16_cpu / 1e9)
                 text = run([ref, str(m), str(n), str(k), "7"], env=one)
                 lib = dict(line.split() for line in text.strip().splitlines())
                 blas, dnnl = float(lib["openblas"]), float(lib["onednn"])
-                print("| %dx%dx%d | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |"
+
+                def cell(path, which):
+                    return "%.1f" % bf16[path][which] if path in bf16 else "-"
+
+                def ratio(path):
+                    return "%.2f" % (bf16[path][1] / cpu_gflops) if path in bf16 else "-"
+                print("| %dx%dx%d | %.1f | %.1f | %.1f | %.1f | %.2f | %s | %s | %s | %s | %s | %s |"
                       % (m, n, k, gflops, cpu_gflops, blas, dnnl, gflops / blas,
-                         bf16_gflops, bf16_cpu_gflops, bf16_cpu_gflops / cpu_gflops))
+                         cell("ext", 0), cell("ext", 1), cell("dot", 0),
+                         cell("dot", 1), ratio("ext"), ratio("dot")))
             except Exception as error:  # noqa: BLE001 - reported, exit 1
                 failures.append("%s: %s" % (name, error))
-                print("| %dx%dx%d | FAILED | | | | | | | |" % (m, n, k))
+                print("| %dx%dx%d | FAILED | | | | | | | | | | |" % (m, n, k))
             sys.stdout.flush()
 
         print()
@@ -267,28 +297,41 @@ def main():
                 except Exception as error:  # noqa: BLE001 - reported, exit 1
                     failures.append("export %s: %s" % (name, error))
         print("Step time in ms at one thread, 1 rank (median of warm repeats):"
-              " the f32 program against `compile --precision bf16`; CPU: process"
-              " CPU time per step.")
-        print("| model | GFLOP | autopar f32 | autopar bf16 | autopar f32, CPU |"
-              " autopar bf16, CPU | f32 / bf16, CPU |")
-        print("|---|---|---|---|---|---|---|")
+              " the f32 program against `compile --precision bf16` (ext: extended"
+              " to f32; dot: AVX512-BF16 dot products, where the CPU has them); CPU:"
+              " process CPU time per step.")
+        print("| model | GFLOP | autopar f32 | autopar bf16 ext | autopar bf16 dot |"
+              " autopar f32, CPU | autopar bf16 ext, CPU | autopar bf16 dot, CPU |"
+              " f32 / bf16 ext, CPU | f32 / bf16 dot, CPU |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        variants = [("f32", "f32", None)] + [
+            ("bf16-" + path, "bf16", isa) for path, isa in paths]
         for label, model, inputs, flops, _ in models:
             cells = {}
-            for precision in ("f32", "bf16"):
+            for key, precision, isa in variants:
                 try:
-                    cells[precision] = autopar_step(
+                    cells[key] = autopar_step(
                         args.autopar, model, work,
                         "%s-precision-%s" % (os.path.basename(os.path.dirname(model))
-                                             or "m", precision),
-                        1, "replicated", 1, inputs, precision=precision)
+                                             or "m", key),
+                        1, "replicated", 1, inputs, precision=precision, isa=isa)
                 except Exception as error:  # noqa: BLE001
-                    failures.append("%s, %s: %s" % (label, precision, error))
-            print("| %s | %.2f | %s | %s | %s | %s | %s |" % (
+                    failures.append("%s, %s: %s" % (label, key, error))
+
+            def ms(key, which):
+                if key not in cells:
+                    return "-" if key == "bf16-dot" and not dot else "FAILED"
+                return "%.2f" % (cells[key][which] * 1e3)
+
+            def speedup(key):
+                if "f32" in cells and key in cells:
+                    return "%.2f" % (cells["f32"][1] / cells[key][1])
+                return "-"
+            print("| %s | %.2f | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 label, flops / 1e9,
-                *("%.2f" % (cells[p][w] * 1e3) if p in cells else "FAILED"
-                  for w in (0, 1) for p in ("f32", "bf16")),
-                "%.2f" % (cells["f32"][1] / cells["bf16"][1])
-                if len(cells) == 2 else "-"))
+                *(ms(key, which) for which in (0, 1)
+                  for key in ("f32", "bf16-ext", "bf16-dot")),
+                speedup("bf16-ext"), speedup("bf16-dot")))
             sys.stdout.flush()
         if not args.only_precision:
             print()

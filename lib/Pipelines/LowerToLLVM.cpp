@@ -72,8 +72,11 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   pm.addPass(createCanonicalizerPass());
   // Chains of elementwise generics become one loop nest.
   pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
-  // Register tiles of the data-tiled contractions, vectorized.
-  pm.addNestedPass<func::FuncOp>(createTileContractionsPass());
+  // Register tiles of the data-tiled contractions, vectorized (bf16 tiles as
+  // dot products of bf16 pairs where the ISA has them).
+  TileContractionsPassOptions tileContractions;
+  tileContractions.isa = options.isa;
+  pm.addNestedPass<func::FuncOp>(createTileContractionsPass(tileContractions));
   // Elementwise ops, transposes and copies in vectors of the ISA's width.
   VectorizeElementwisePassOptions vectorize;
   vectorize.isa = options.isa;
@@ -126,10 +129,12 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createSCFToControlFlowPass());
   // Register-tile contractions become outer products: one broadcast FMA
-  // per row of the tile.
+  // per row of the tile; x86vector dot products of bf16 pairs become their
+  // LLVM intrinsic (vdpbf16ps).
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.vectorContractLowering =
       vector::VectorContractLowering::OuterProduct;
+  vectorToLLVM.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());

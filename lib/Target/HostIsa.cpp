@@ -13,16 +13,42 @@
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::autopar;
 
+/// The ISA named `name` (not `auto`).
+static std::optional<CpuIsa> parseNamedIsa(StringRef name) {
+  return llvm::StringSwitch<std::optional<CpuIsa>>(name)
+      .Case("generic", CpuIsa::Generic)
+      .Case("avx2", CpuIsa::Avx2)
+      .Case("avx512", CpuIsa::Avx512)
+      .Case("avx512bf16", CpuIsa::Avx512Bf16)
+      .Default(std::nullopt);
+}
+
 CpuIsa mlir::autopar::getHostIsa() {
+  // AUTOPAR_CPU_ISA caps what `auto` finds (as oneDNN's ONEDNN_MAX_CPU_ISA
+  // does), so that benchmarks can compare ISA paths on one machine (bf16
+  // extended to f32 against dot products on an AVX512-BF16 CPU). Naming an
+  // ISA the CPU lacks makes programs that stop with an illegal instruction.
+  if (const char *forced = std::getenv("AUTOPAR_CPU_ISA")) {
+    if (std::optional<CpuIsa> isa = parseNamedIsa(forced))
+      return *isa;
+    static bool reported = false;
+    if (!reported)
+      llvm::errs() << "autopar: ignoring AUTOPAR_CPU_ISA='" << forced
+                   << "' (expected avx512bf16, avx512, avx2 or generic)\n";
+    reported = true;
+  }
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   auto has = [&](StringRef name) { return features.lookup(name); };
   if (has("avx512f"))
-    return CpuIsa::Avx512;
+    return has("avx512bf16") ? CpuIsa::Avx512Bf16 : CpuIsa::Avx512;
   if (has("avx2") && has("fma"))
     return CpuIsa::Avx2;
   return CpuIsa::Generic;
@@ -31,11 +57,11 @@ CpuIsa mlir::autopar::getHostIsa() {
 std::optional<CpuIsa> mlir::autopar::parseCpuIsa(StringRef name) {
   if (name == "auto")
     return getHostIsa();
-  return llvm::StringSwitch<std::optional<CpuIsa>>(name)
-      .Case("generic", CpuIsa::Generic)
-      .Case("avx2", CpuIsa::Avx2)
-      .Case("avx512", CpuIsa::Avx512)
-      .Default(std::nullopt);
+  return parseNamedIsa(name);
+}
+
+StringRef mlir::autopar::getCpuIsaNames() {
+  return "auto, avx512bf16, avx512, avx2 or generic";
 }
 
 StringRef mlir::autopar::stringifyCpuIsa(CpuIsa isa) {
@@ -46,6 +72,8 @@ StringRef mlir::autopar::stringifyCpuIsa(CpuIsa isa) {
     return "avx2";
   case CpuIsa::Avx512:
     return "avx512";
+  case CpuIsa::Avx512Bf16:
+    return "avx512bf16";
   }
   llvm_unreachable("unknown CpuIsa");
 }
@@ -53,6 +81,7 @@ StringRef mlir::autopar::stringifyCpuIsa(CpuIsa isa) {
 int64_t mlir::autopar::getF32VectorLanes(CpuIsa isa) {
   switch (isa) {
   case CpuIsa::Avx512:
+  case CpuIsa::Avx512Bf16:
     return 16;
   case CpuIsa::Avx2:
     return 8;
@@ -65,6 +94,7 @@ int64_t mlir::autopar::getF32VectorLanes(CpuIsa isa) {
 ContractionTile mlir::autopar::getContractionTile(CpuIsa isa) {
   switch (isa) {
   case CpuIsa::Avx512:
+  case CpuIsa::Avx512Bf16:
     // 8 rows x 2 zmm = 16 accumulators of 32; the broadcasts of A and the two
     // B vectors fit in the rest.
     return {8, 32, 1};
@@ -76,4 +106,13 @@ ContractionTile mlir::autopar::getContractionTile(CpuIsa isa) {
     return {4, 8, 1};
   }
   llvm_unreachable("unknown CpuIsa");
+}
+
+std::optional<ContractionTile> mlir::autopar::getBf16DotTile(CpuIsa isa) {
+  if (isa != CpuIsa::Avx512Bf16)
+    return std::nullopt;
+  // The f32 tile's 8 rows x 2 zmm accumulators; each vdpbf16ps takes a
+  // broadcast bf16 pair of A and 16 pairs of B (one zmm), so a step of the
+  // reduction loop is two k.
+  return ContractionTile{8, 32, 2};
 }

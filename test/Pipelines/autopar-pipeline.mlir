@@ -11,6 +11,18 @@
 // RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor precision=bf16" | FileCheck %s --check-prefix=BF16
 // RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor precision=f16" | FileCheck %s --check-prefix=F16
 // RUN: not autopar-opt %s --autopar-pipeline="precision=f8" 2>&1 | FileCheck %s --check-prefix=BADPRECISION
+// With AVX512-BF16 the bf16 matmuls are dot products of bf16 pairs (the
+// vdpbf16ps intrinsic: 2 matmuls x 8 rows x 2 halves of the 8x32 tile); with
+// AVX-512F alone, f32 FMAs of extended operands.
+// RUN: autopar-opt %s --autopar-pipeline="grid=1 plan=replicated precision=bf16 isa=avx512bf16" | FileCheck %s --check-prefix=BF16DOT
+// RUN: autopar-opt %s --autopar-pipeline="grid=1 plan=replicated precision=bf16 isa=avx512" | FileCheck %s --check-prefix=BF16EXT
+
+// BF16DOT: llvm.func @autopar_main()
+// BF16DOT-COUNT-32: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+// BF16EXT: llvm.func @autopar_main()
+// BF16EXT-NOT: dpbf16ps
+// BF16EXT: llvm.intr.fmuladd
+// BF16EXT-NOT: dpbf16ps
 
 // BF16-NOT: autopar.
 // BF16-DAG: llvm.func @autopar_rt_resident_weight_bf16(i64, i64, !llvm.ptr)
@@ -37,7 +49,7 @@
 // OMP-NEXT: omp.wsloop {
 // OMP-NEXT: omp.loop_nest
 
-// BADISA: unknown isa 'avx9' (expected auto, avx512, avx2 or generic)
+// BADISA: unknown isa 'avx9' (expected auto, avx512bf16, avx512, avx2 or generic)
 
 // GRID1-NOT: all_reduce
 // GRID1: llvm.func @autopar_main()

@@ -30,13 +30,24 @@ enum class CpuIsa {
   Avx2,
   /// AVX-512F: 32 zmm registers of 16 floats.
   Avx512,
+  /// AVX-512F with AVX512-BF16: the f32 register tile of `Avx512`, and bf16
+  /// contractions as `vdpbf16ps` dot products of bf16 pairs (k0 = 2) into
+  /// f32 accumulators (see `getBf16DotTile`).
+  Avx512Bf16,
 };
 
-/// The ISA of the CPU this process runs on (LLVM's host feature list).
+/// The ISA of the CPU this process runs on (LLVM's host feature list), or
+/// the one named by the environment variable `AUTOPAR_CPU_ISA` (avx512bf16,
+/// avx512, avx2 or generic; an invalid name is reported on stderr and
+/// ignored).
 CpuIsa getHostIsa();
 
-/// Parses `auto` (the host), `generic`, `avx2` or `avx512`; nullopt otherwise.
+/// Parses `auto` (the host), `generic`, `avx2`, `avx512` or `avx512bf16`;
+/// nullopt otherwise.
 std::optional<CpuIsa> parseCpuIsa(StringRef name);
+
+/// The names `parseCpuIsa` accepts, for diagnostics: "auto, avx512bf16, ...".
+StringRef getCpuIsaNames();
 
 /// The lowercase name of `isa` as `parseCpuIsa` accepts it.
 StringRef stringifyCpuIsa(CpuIsa isa);
@@ -51,6 +62,13 @@ struct ContractionTile {
   int64_t k0;
 };
 ContractionTile getContractionTile(CpuIsa isa);
+
+/// Register tile of a bf16 x bf16 -> f32 contraction computed with dot
+/// products of bf16 pairs (`x86vector.avx512.dot`, `vdpbf16ps`): k0 = 2, the
+/// pair each f32 lane consumes, and n0 a multiple of the 16 f32 lanes. Both
+/// operands are packed in bf16 with this tile. nullopt where `isa` has no
+/// bf16 dot product (the bf16 operands are then extended to f32).
+std::optional<ContractionTile> getBf16DotTile(CpuIsa isa);
 
 /// The f32 lanes of one vector register on `isa` (4, 8 or 16).
 int64_t getF32VectorLanes(CpuIsa isa);

@@ -30,6 +30,7 @@
 
 #include <cstring>
 #include <optional>
+#include <tuple>
 
 #define DEBUG_TYPE "autopar-pack-contractions"
 
@@ -79,6 +80,9 @@ struct Contraction {
   /// positions are the columns, so that the packs and the epilogue move
   /// whole rows of positions (see rewriteConvolution).
   bool weightIsLhs = false;
+  /// Both operands in bf16, packed in pairs along K (k0 = 2) for dot
+  /// products of bf16 pairs into f32 (`getBf16DotTile`).
+  bool dotBf16 = false;
 };
 
 /// The tile a packed weight of `c` is laid out with, as a right operand
@@ -113,6 +117,16 @@ Value getStorageSource(Value value) {
   if (!source.isBF16() && !source.isF16())
     return value;
   return cast.getInput();
+}
+
+/// Whether the operands `a` and `b` (as the contraction reads them) are each
+/// stored in bf16 or f32, at least one in bf16: the contraction can take
+/// both in bf16 for the dot-product tile (an f32 operand is rounded per call).
+bool isBf16Contraction(Value a, Value b) {
+  Type ta = getElementTypeOrSelf(getStorageSource(a).getType());
+  Type tb = getElementTypeOrSelf(getStorageSource(b).getType());
+  auto ok = [](Type t) { return t.isBF16() || t.isF32(); };
+  return ok(ta) && ok(tb) && (ta.isBF16() || tb.isBF16());
 }
 
 bool isStaticF32(Value value, int64_t minRank, int64_t maxRank) {
@@ -256,17 +270,16 @@ Value createGemmEpilogue(OpBuilder &b, Location loc, Value acc,
   return generic.getResult(0);
 }
 
-/// The packed left operand of a register tile in f32: bf16/f16 tiles are
-/// extended once per call (M x K conversions against M x N x K products), so
-/// that the tile's rows broadcast f32 scalars straight from memory; the right
-/// operand (the weight, read as vectors) keeps the lower type and is extended
-/// in registers.
-Value extendPackedLhs(OpBuilder &b, Location loc, Value packed) {
+/// `packed` converted elementwise to `elementType` (extended or rounded to
+/// nearest even), or itself when it has that type.
+Value convertPacked(OpBuilder &b, Location loc, Value packed,
+                    Type elementType) {
   auto type = cast<RankedTensorType>(packed.getType());
-  if (type.getElementType().isF32())
+  if (type.getElementType() == elementType)
     return packed;
-  Type f32 = b.getF32Type();
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), f32);
+  bool extend = type.getElementType().getIntOrFloatBitWidth() <
+                elementType.getIntOrFloatBitWidth();
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), elementType);
   SmallVector<utils::IteratorType> iterators(type.getRank(),
                                              utils::IteratorType::parallel);
   AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
@@ -275,17 +288,45 @@ Value extendPackedLhs(OpBuilder &b, Location loc, Value packed) {
              ValueRange{init}, ArrayRef<AffineMap>{identity, identity},
              iterators,
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               linalg::YieldOp::create(
-                   nb, nloc,
-                   arith::ExtFOp::create(nb, nloc, f32, args[0]).getResult());
+               Value converted =
+                   extend
+                       ? arith::ExtFOp::create(nb, nloc, elementType, args[0])
+                             .getResult()
+                       : arith::TruncFOp::create(nb, nloc, elementType, args[0])
+                             .getResult();
+               linalg::YieldOp::create(nb, nloc, converted);
              })
       .getResult(0);
 }
 
+/// The packed left operand of a register tile in f32: bf16/f16 tiles are
+/// extended once per call (M x K conversions against M x N x K products), so
+/// that the tile's rows broadcast f32 scalars straight from memory; the right
+/// operand (the weight, read as vectors) keeps the lower type and is extended
+/// in registers.
+Value extendPackedLhs(OpBuilder &b, Location loc, Value packed) {
+  return convertPacked(b, loc, packed, b.getF32Type());
+}
+
+/// The packed operands of a contraction: for the dot-product tile
+/// (`dotBf16`), both in bf16 (an f32 activation is rounded once per call,
+/// after its pack); otherwise the left one extended to f32.
+std::pair<Value, Value> convertPackedOperands(OpBuilder &b, Location loc,
+                                              Value lhs, Value rhs,
+                                              bool dotBf16) {
+  if (!dotBf16)
+    return {extendPackedLhs(b, loc, lhs), rhs};
+  Type bf16 = b.getBF16Type();
+  return {convertPacked(b, loc, lhs, bf16), convertPacked(b, loc, rhs, bf16)};
+}
+
 /// `linalg.mmt4d` of the packed operands (M1 x K1 x m0 x k0 and
-/// N1 x K1 x n0 x k0) into a zero-filled M1 x N1 x m0 x n0 accumulator.
-Value buildMmt4d(OpBuilder &b, Location loc, Value packedLhs, Value packedRhs) {
-  packedLhs = extendPackedLhs(b, loc, packedLhs);
+/// N1 x K1 x n0 x k0) into a zero-filled M1 x N1 x m0 x n0 accumulator;
+/// both bf16 for the dot-product tile (`dotBf16`).
+Value buildMmt4d(OpBuilder &b, Location loc, Value packedLhs, Value packedRhs,
+                 bool dotBf16 = false) {
+  std::tie(packedLhs, packedRhs) =
+      convertPackedOperands(b, loc, packedLhs, packedRhs, dotBf16);
   auto lhsType = cast<RankedTensorType>(packedLhs.getType());
   auto rhsType = cast<RankedTensorType>(packedRhs.getType());
   // f32 accumulation, also of bf16/f16 operands.
@@ -308,8 +349,8 @@ Value buildMmt4d(OpBuilder &b, Location loc, Value packedLhs, Value packedRhs) {
 /// `linalg.mmt4d` of the packed operands, unpacked to M x N.
 Value buildPackedProduct(OpBuilder &b, Location loc, Value packedLhs,
                          Value packedRhs, int64_t m, int64_t n,
-                         ContractionTile tile) {
-  Value acc = buildMmt4d(b, loc, packedLhs, packedRhs);
+                         ContractionTile tile, bool dotBf16) {
+  Value acc = buildMmt4d(b, loc, packedLhs, packedRhs, dotBf16);
   Type f32 = cast<RankedTensorType>(acc.getType()).getElementType();
   Value out = tensor::EmptyOp::create(b, loc, {m, n}, f32);
   return linalg::UnPackOp::create(
@@ -344,7 +385,8 @@ void rewriteContraction(const Contraction &c, Value packedRhs,
       {0, 1}, {tile.m0, tile.k0}, {});
   if (!packedRhs)
     packedRhs = packRhs(b, loc, getStorageSource(c.b), c.transposedB, tile);
-  Value result = buildPackedProduct(b, loc, packedLhs, packedRhs, m, n, tile);
+  Value result =
+      buildPackedProduct(b, loc, packedLhs, packedRhs, m, n, tile, c.dotBf16);
   if (isa<GemmOp>(c.op) && (c.bias || c.alpha != 1.0))
     result = createGemmEpilogue(b, loc, result, c);
   if (resultType.getRank() > 2) {
@@ -776,8 +818,9 @@ Value collapseBatch(OpBuilder &b, Location loc, Value value) {
 }
 
 /// Replaces a batched matmul by per-call packs of both operands,
-/// `linalg.batch_mmt4d` and an unpack.
-void rewriteBatchedMatmul(MatMulOp op, ContractionTile tile) {
+/// `linalg.batch_mmt4d` and an unpack; both packed operands in bf16 with
+/// `dotBf16` (the dot-product tile).
+void rewriteBatchedMatmul(MatMulOp op, ContractionTile tile, bool dotBf16) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto resultType = cast<RankedTensorType>(op.getType());
@@ -794,7 +837,8 @@ void rewriteBatchedMatmul(MatMulOp op, ContractionTile tile) {
                                {1, 2}, {tile.m0, tile.k0}, {});
   Value packedRhs = createPack(b, loc, rhs, {batch, n1, k1, tile.n0, tile.k0},
                                {2, 1}, {tile.n0, tile.k0}, {0, 2, 1});
-  packedLhs = extendPackedLhs(b, loc, packedLhs);
+  std::tie(packedLhs, packedRhs) =
+      convertPackedOperands(b, loc, packedLhs, packedRhs, dotBf16);
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
   Value accEmpty =
       tensor::EmptyOp::create(b, loc, {batch, m1, n1, tile.m0, tile.n0}, f32);
@@ -848,11 +892,17 @@ struct PackContractionsPass
     std::optional<CpuIsa> target = parseCpuIsa(isa);
     if (!target) {
       getOperation().emitError()
-          << "autopar-pack-contractions: unknown isa '" << isa
-          << "' (expected auto, avx512, avx2 or generic)";
+          << "autopar-pack-contractions: unknown isa '" << isa << "' (expected "
+          << getCpuIsaNames() << ")";
       return signalPassFailure();
     }
     ContractionTile tile = getContractionTile(*target);
+    // bf16 matmuls and gemms take the dot-product tile where the ISA has
+    // one (convolutions keep the f32 tile: their im2col copy writes k0 = 1).
+    std::optional<ContractionTile> dotTile = getBf16DotTile(*target);
+    auto tileOf = [&](const Contraction &c) {
+      return c.dotBf16 ? *dotTile : tile;
+    };
 
     llvm::MapVector<Operation *, Contraction> contractions;
     SmallVector<MatMulOp> batched;
@@ -868,6 +918,8 @@ struct PackContractionsPass
           c->weightIsLhs =
               (ceilDiv(channels, tile.m0) * tile.m0 - channels) * 16 <=
               channels;
+        } else {
+          c->dotBf16 = dotTile && isBf16Contraction(c->a, c->b);
         }
         contractions.insert({op, *c});
       } else if (auto matmul = dyn_cast<MatMulOp>(op);
@@ -875,7 +927,8 @@ struct PackContractionsPass
         batched.push_back(matmul);
     });
     for (MatMulOp matmul : batched) {
-      rewriteBatchedMatmul(matmul, tile);
+      bool dot = dotTile && isBf16Contraction(matmul.getA(), matmul.getB());
+      rewriteBatchedMatmul(matmul, dot ? *dotTile : tile, dot);
       ++numContractions;
     }
 
@@ -887,25 +940,28 @@ struct PackContractionsPass
       getOperation().walk(
           [&](WeightOp op) { weights[op.getName()].push_back(op); });
       for (auto &[name, ops] : weights) {
-        std::optional<bool> transposed, lhs;
+        std::optional<bool> transposed, lhs, dot;
         bool packable = true;
         for (WeightOp op : ops)
           for (OpOperand *use : getContractionUses(op)) {
             auto it = contractions.find(use->getOwner());
             if (it == contractions.end() || use->getOperandNumber() != 1 ||
                 (transposed && *transposed != it->second.transposedB) ||
-                (lhs && *lhs != it->second.weightIsLhs)) {
+                (lhs && *lhs != it->second.weightIsLhs) ||
+                (dot && *dot != it->second.dotBf16)) {
               packable = false;
               break;
             }
             transposed = it->second.transposedB;
             lhs = it->second.weightIsLhs;
+            dot = it->second.dotBf16;
           }
         if (!packable || !transposed)
           continue;
         // Packed as a right operand with the tile of its side.
         ContractionTile weightTile =
-            *lhs ? ContractionTile{tile.m0, tile.m0, tile.k0} : tile;
+            *lhs ? ContractionTile{tile.m0, tile.m0, tile.k0}
+                 : (*dot ? *dotTile : tile);
         // Where the tiles do not divide the weight, its packed file holds
         // zero padding beyond the shard that the plan accounts for: allowed
         // up to a sixteenth more (an LM head of 50257 columns, 1000
@@ -953,7 +1009,7 @@ struct PackContractionsPass
         c.weightIsLhs ? rewriteConvolutionWeightLhs(c, packedRhs, tile)
                       : rewriteConvolution(c, packedRhs, tile);
       else
-        rewriteContraction(c, packedRhs, tile);
+        rewriteContraction(c, packedRhs, tileOf(c));
       ++numContractions;
     }
     // The unpacked weight ops have no uses left (but conversions to f32 of

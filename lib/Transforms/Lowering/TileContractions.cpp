@@ -7,13 +7,17 @@
 // This file implements autopar-tile-contractions: each linalg.mmt4d on tensors
 // becomes loops over its outer tiles around one vector.contract of the
 // register tile whose accumulator stays in registers across the reduction
-// loop; linalg.pack and linalg.unpack become pad/reshape/transpose.
+// loop (a bf16 x bf16 tile becomes dot products of bf16 pairs,
+// x86vector.avx512.dot, where the ISA has them); linalg.pack and
+// linalg.unpack become pad/reshape/transpose.
 //
 //===----------------------------------------------------------------------===//
 
 #include "autopar/Transforms/Lowering/Passes.h"
 
 #include "VectorCleanup.h"
+
+#include "autopar/Target/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -27,6 +31,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -78,6 +83,174 @@ FailureOr<Operation *> tileMmt4d(RewriterBase &rewriter, linalg::LinalgOp op,
   return inner->tiledOps.front();
 }
 
+/// The elements a `vector.transfer_read` of a register tile reads, as one
+/// 1-D vector, when they are contiguous: the read covers the whole last
+/// dimension of its source, and its vector's dimensions but the last two are
+/// 1. The source is viewed with its last two dimensions collapsed (read from
+/// the whole tensor when the read is of a slice of it with the same last
+/// dimension, so that the view is of contiguous memory, not a copy of the
+/// slice). A 2-D read would unroll into one small load per row, which LLVM
+/// does not merge (through an extension, or into a dot product's operand).
+std::optional<Value> readContiguousTile(RewriterBase &rewriter,
+                                        vector::TransferReadOp read) {
+  auto vectorType = read.getVectorType();
+  auto source = dyn_cast<RankedTensorType>(read.getBase().getType());
+  int64_t rank = vectorType.getRank();
+  if (!source || rank < 2 || source.getRank() < rank || read.getMask() ||
+      !read.getPermutationMap().isMinorIdentity() ||
+      !llvm::all_of(read.getInBoundsValues(), [](bool b) { return b; }) ||
+      source.isDynamicDim(source.getRank() - 1) ||
+      source.getShape().back() != vectorType.getShape().back() ||
+      llvm::any_of(vectorType.getShape().drop_back(2),
+                   [](int64_t size) { return size != 1; }))
+    return std::nullopt;
+  Location loc = read.getLoc();
+  Value base = read.getBase();
+  SmallVector<Value> indices(read.getIndices());
+  if (auto slice = base.getDefiningOp<tensor::ExtractSliceOp>()) {
+    RankedTensorType whole = slice.getSourceType();
+    if (whole.getRank() == source.getRank() && slice.hasUnitStride() &&
+        whole.getShape().back() == source.getShape().back()) {
+      for (auto [index, offset] : llvm::zip(indices, slice.getMixedOffsets()))
+        index = arith::AddIOp::create(
+            rewriter, loc, index,
+            getValueOrCreateConstantIndexOp(rewriter, loc, offset));
+      base = slice.getSource();
+    }
+  }
+  int64_t baseRank = cast<RankedTensorType>(base.getType()).getRank();
+  int64_t last = vectorType.getShape().back();
+  SmallVector<ReassociationIndices> reassociation;
+  for (int64_t i = 0; i + 2 < baseRank; ++i)
+    reassociation.push_back({i});
+  reassociation.push_back({baseRank - 2, baseRank - 1});
+  Value collapsed =
+      tensor::CollapseShapeOp::create(rewriter, loc, base, reassociation);
+  // Row i, element j of the last two dimensions: i * last + j.
+  Value inner = indices.pop_back_val();
+  Value row = indices.pop_back_val();
+  Value offset = arith::AddIOp::create(
+      rewriter, loc,
+      arith::MulIOp::create(
+          rewriter, loc, row,
+          arith::ConstantIndexOp::create(rewriter, loc, last)),
+      inner);
+  indices.push_back(offset);
+  auto flatType = VectorType::get({vectorType.getNumElements()},
+                                  vectorType.getElementType());
+  return vector::TransferReadOp::create(rewriter, loc, flatType, collapsed,
+                                        indices, read.getPadding(),
+                                        ArrayRef<bool>{true})
+      .getResult();
+}
+
+/// `value`, a vector tile, as one 1-D vector: read contiguously when it is
+/// such a read (`readContiguousTile`), otherwise reshaped.
+Value flattenTile(RewriterBase &rewriter, Location loc, Value value) {
+  if (auto read = value.getDefiningOp<vector::TransferReadOp>())
+    if (std::optional<Value> flat = readContiguousTile(rewriter, read))
+      return *flat;
+  auto type = cast<VectorType>(value.getType());
+  return vector::ShapeCastOp::create(
+      rewriter, loc,
+      VectorType::get({type.getNumElements()}, type.getElementType()), value);
+}
+
+/// The f32 lanes of one `vdpbf16ps` (a zmm register).
+constexpr int64_t kDotLanes = 16;
+
+/// Rewrites the register tile of a bf16 x bf16 -> f32 `linalg.mmt4d`
+/// (`lhs 1.. x m0 x 2`, `rhs 1.. x n0 x 2`, `acc 1.. x m0 x n0`, n0 a
+/// multiple of 16) into dot products of bf16 pairs: per row of the tile, the
+/// row's pair of A (one 32-bit word) broadcast to 16 lanes, and per 16
+/// columns, one `x86vector.avx512.dot` with the 16 pairs of B into 16 f32
+/// accumulators. Fails (leaving the contraction alone) on any other form.
+LogicalResult rewriteToBf16Dot(RewriterBase &rewriter,
+                               vector::ContractionOp contract) {
+  auto lhsType = cast<VectorType>(contract.getLhs().getType());
+  auto rhsType = cast<VectorType>(contract.getRhs().getType());
+  auto accType = dyn_cast<VectorType>(contract.getAcc().getType());
+  if (!accType || !lhsType.getElementType().isBF16() ||
+      !rhsType.getElementType().isBF16() || !accType.getElementType().isF32() ||
+      lhsType.getRank() < 2 || rhsType.getRank() < 2 || accType.getRank() < 2 ||
+      contract.getKind() != vector::CombiningKind::ADD)
+    return failure();
+  SmallVector<AffineMap> maps = contract.getIndexingMapsArray();
+  auto dimAt = [](AffineMap map, int64_t fromBack) -> std::optional<unsigned> {
+    auto dim = dyn_cast<AffineDimExpr>(
+        map.getResult(map.getNumResults() - 1 - fromBack));
+    if (!dim)
+      return std::nullopt;
+    return dim.getPosition();
+  };
+  std::optional<unsigned> dimM = dimAt(maps[0], 1), dimK = dimAt(maps[0], 0),
+                          dimN = dimAt(maps[1], 1), dimK2 = dimAt(maps[1], 0),
+                          dimM2 = dimAt(maps[2], 1), dimN2 = dimAt(maps[2], 0);
+  if (!dimM || !dimK || !dimN || dimK != dimK2 || dimM != dimM2 ||
+      dimN != dimN2 ||
+      !vector::isReductionIterator(contract.getIteratorTypes()[*dimK]))
+    return failure();
+  auto units = [](VectorType type) {
+    return llvm::all_of(type.getShape().drop_back(2),
+                        [](int64_t size) { return size == 1; });
+  };
+  int64_t m0 = lhsType.getShape().end()[-2], k0 = lhsType.getShape().back(),
+          n0 = rhsType.getShape().end()[-2];
+  if (!units(lhsType) || !units(rhsType) || !units(accType) || k0 != 2 ||
+      rhsType.getShape().back() != k0 || n0 % kDotLanes != 0 ||
+      accType.getShape().end()[-2] != m0 || accType.getShape().back() != n0)
+    return failure();
+
+  Location loc = contract.getLoc();
+  rewriter.setInsertionPoint(contract);
+  Type bf16 = lhsType.getElementType();
+  Type f32 = accType.getElementType();
+  Type i32 = rewriter.getI32Type();
+  // A: m0 pairs, one 32-bit word per row.
+  Value lhsWords =
+      vector::BitCastOp::create(rewriter, loc, VectorType::get({m0}, i32),
+                                flattenTile(rewriter, loc, contract.getLhs()));
+  // B: n0 pairs, 16 per vector.
+  Value rhsFlat = flattenTile(rewriter, loc, contract.getRhs());
+  SmallVector<Value> rhsParts;
+  for (int64_t j = 0; j < n0; j += kDotLanes)
+    rhsParts.push_back(vector::ExtractStridedSliceOp::create(
+        rewriter, loc, rhsFlat, ArrayRef<int64_t>{j * k0},
+        ArrayRef<int64_t>{kDotLanes * k0}, ArrayRef<int64_t>{1}));
+  auto rowType = VectorType::get({n0}, f32);
+  auto partType = VectorType::get({kDotLanes}, f32);
+  auto pairsType = VectorType::get({kDotLanes * k0}, bf16);
+  Value acc = vector::ShapeCastOp::create(
+      rewriter, loc, VectorType::get({m0, n0}, f32), contract.getAcc());
+  for (int64_t i = 0; i < m0; ++i) {
+    Value word = vector::ExtractOp::create(rewriter, loc, lhsWords,
+                                           ArrayRef<int64_t>{i});
+    Value pairs = vector::BitCastOp::create(
+        rewriter, loc, pairsType,
+        vector::BroadcastOp::create(rewriter, loc,
+                                    VectorType::get({kDotLanes}, i32), word));
+    Value row =
+        vector::ExtractOp::create(rewriter, loc, acc, ArrayRef<int64_t>{i});
+    Value newRow = arith::ConstantOp::create(rewriter, loc, rowType,
+                                             rewriter.getZeroAttr(rowType));
+    for (auto [j, rhsPart] : llvm::enumerate(rhsParts)) {
+      int64_t offset = static_cast<int64_t>(j) * kDotLanes;
+      Value part = vector::ExtractStridedSliceOp::create(
+          rewriter, loc, row, ArrayRef<int64_t>{offset},
+          ArrayRef<int64_t>{kDotLanes}, ArrayRef<int64_t>{1});
+      Value dot = x86vector::DotBF16Op::create(rewriter, loc, partType, part,
+                                               pairs, rhsPart);
+      newRow = vector::InsertStridedSliceOp::create(rewriter, loc, dot, newRow,
+                                                    ArrayRef<int64_t>{offset},
+                                                    ArrayRef<int64_t>{1});
+    }
+    acc = vector::InsertOp::create(rewriter, loc, newRow, acc,
+                                   ArrayRef<int64_t>{i});
+  }
+  rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(contract, accType, acc);
+  return success();
+}
+
 struct TileContractionsPass
     : public autopar::impl::TileContractionsPassBase<TileContractionsPass> {
   using Base::Base;
@@ -86,6 +259,13 @@ struct TileContractionsPass
     func::FuncOp func = getOperation();
     MLIRContext *ctx = &getContext();
     IRRewriter rewriter(ctx);
+    std::optional<CpuIsa> target = parseCpuIsa(isa);
+    if (!target) {
+      func.emitError() << "autopar-tile-contractions: unknown isa '" << isa
+                       << "' (expected " << getCpuIsaNames() << ")";
+      return signalPassFailure();
+    }
+    bool hasBf16Dot = getBf16DotTile(*target).has_value();
 
     // Packs and unpacks: pad + expand_shape + transpose, and transpose +
     // collapse_shape + extract_slice.
@@ -116,7 +296,7 @@ struct TileContractionsPass
     // Register tiles, vectorized.
     SmallVector<linalg::LinalgOp> contractions;
     func.walk([&](linalg::LinalgOp op) {
-      if (isa<linalg::Mmt4DOp, linalg::BatchMmt4DOp>(op.getOperation()))
+      if (llvm::isa<linalg::Mmt4DOp, linalg::BatchMmt4DOp>(op.getOperation()))
         contractions.push_back(op);
     });
     for (linalg::LinalgOp op : contractions) {
@@ -125,8 +305,8 @@ struct TileContractionsPass
             return cast<ShapedType>(type).hasStaticShape();
           }))
         continue;
-      FailureOr<Operation *> tile =
-          tileMmt4d(rewriter, op, isa<linalg::BatchMmt4DOp>(op.getOperation()));
+      FailureOr<Operation *> tile = tileMmt4d(
+          rewriter, op, llvm::isa<linalg::BatchMmt4DOp>(op.getOperation()));
       if (failed(tile)) {
         op.emitOpError() << "cannot be tiled to its register tile";
         return signalPassFailure();
@@ -146,6 +326,38 @@ struct TileContractionsPass
       rewriter.replaceOp(*tile, vectorized->replacements);
       ++numTiled;
     }
+    // A register tile of two bf16 operands (autopar-pack-contractions packs
+    // both in bf16 pairs for the ISA's dot product): dot products of bf16
+    // pairs into the f32 accumulator where the ISA has them, otherwise (a
+    // forced ISA without them) both operands extended to f32 in registers.
+    SmallVector<vector::ContractionOp> bf16Contracts;
+    func.walk([&](vector::ContractionOp contract) {
+      auto lhsType = cast<VectorType>(contract.getLhs().getType());
+      auto rhsType = cast<VectorType>(contract.getRhs().getType());
+      if (lhsType.getElementType().isBF16() &&
+          rhsType.getElementType().isBF16())
+        bf16Contracts.push_back(contract);
+    });
+    for (vector::ContractionOp contract : bf16Contracts) {
+      if (hasBf16Dot && succeeded(rewriteToBf16Dot(rewriter, contract))) {
+        ++numDotBf16;
+        continue;
+      }
+      rewriter.setInsertionPoint(contract);
+      Location loc = contract.getLoc();
+      Type f32 = rewriter.getF32Type();
+      auto extend = [&](Value v) {
+        auto type = cast<VectorType>(v.getType());
+        return arith::ExtFOp::create(rewriter, loc, type.clone(f32), v)
+            .getResult();
+      };
+      Value lhs = extend(contract.getLhs()), rhs = extend(contract.getRhs());
+      rewriter.modifyOpInPlace(contract, [&] {
+        contract.getLhsMutable().assign(lhs);
+        contract.getRhsMutable().assign(rhs);
+      });
+    }
+
     // A register tile of an f32 left operand and a bf16/f16 right operand
     // (autopar-pack-contractions extends the packed left operand of
     // lower-precision contractions once per call): the right operand's
@@ -162,55 +374,15 @@ struct TileContractionsPass
       Type f32 = lhsType.getElementType();
       Value rhs = contract.getRhs();
       // An n0 x 1 tile of the packed right operand (k0 = 1) is n0
-      // contiguous elements: read them as one 1-D vector along the n0
-      // dimension (the 2-D read unrolls into n0 one-element loads, which
-      // LLVM does not merge through the extension), extend, reshape.
+      // contiguous elements: read them as one 1-D vector, extend, reshape.
       auto read = rhs.getDefiningOp<vector::TransferReadOp>();
-      auto source =
-          read ? dyn_cast<RankedTensorType>(read.getBase().getType()) : nullptr;
-      // The one dimension of the tile longer than 1 (n0), when the last is 1.
-      std::optional<int64_t> longDim;
-      for (auto [i, size] : llvm::enumerate(rhsType.getShape()))
-        if (size != 1)
-          longDim = longDim ? -1 : static_cast<int64_t>(i);
-      if (source && longDim && *longDim >= 0 &&
-          *longDim + 2 == rhsType.getRank() && rhsType.getShape().back() == 1 &&
-          source.getRank() >= rhsType.getRank() &&
-          source.getShape().back() == 1 && !read.getMask() &&
-          read.getPermutationMap().isMinorIdentity() &&
-          llvm::all_of(read.getInBoundsValues(), [](bool b) { return b; })) {
-        int64_t rank = source.getRank();
-        auto flatType = VectorType::get({rhsType.getDimSize(*longDim)},
-                                        rhsType.getElementType());
-        // Read from the whole packed operand when the read is of a tile
-        // slice (its last two dimensions whole), so that collapsing them is
-        // a view of contiguous memory, not a copy of the slice.
-        Value base = read.getBase();
-        SmallVector<Value> indices(read.getIndices());
-        if (auto slice = base.getDefiningOp<tensor::ExtractSliceOp>()) {
-          RankedTensorType whole = slice.getSourceType();
-          if (whole.getRank() == rank && slice.hasUnitStride() &&
-              whole.getShape().take_back(2) == source.getShape().take_back(2)) {
-            for (auto [index, offset] :
-                 llvm::zip(indices, slice.getMixedOffsets()))
-              index = arith::AddIOp::create(
-                  rewriter, loc, index,
-                  getValueOrCreateConstantIndexOp(rewriter, loc, offset));
-            base = slice.getSource();
-          }
-        }
-        SmallVector<ReassociationIndices> reassociation;
-        for (int64_t i = 0; i + 2 < rank; ++i)
-          reassociation.push_back({i});
-        reassociation.push_back({rank - 2, rank - 1});
-        Value collapsed =
-            tensor::CollapseShapeOp::create(rewriter, loc, base, reassociation);
-        indices.pop_back();
-        Value flat = vector::TransferReadOp::create(
-            rewriter, loc, flatType, collapsed, indices, read.getPadding(),
-            ArrayRef<bool>{true});
+      std::optional<Value> flat;
+      if (read && rhsType.getShape().back() == 1)
+        flat = readContiguousTile(rewriter, read);
+      if (flat) {
+        auto flatType = cast<VectorType>(flat->getType());
         Value extended =
-            arith::ExtFOp::create(rewriter, loc, flatType.clone(f32), flat);
+            arith::ExtFOp::create(rewriter, loc, flatType.clone(f32), *flat);
         rhs = vector::ShapeCastOp::create(rewriter, loc, rhsType.clone(f32),
                                           extended);
       } else {

@@ -86,7 +86,7 @@ struct VectorizeElementwisePass
     if (!target) {
       getOperation().emitError()
           << "autopar-vectorize-elementwise: unknown isa '" << isa
-          << "' (expected auto, avx512, avx2 or generic)";
+          << "' (expected " << getCpuIsaNames() << ")";
       return signalPassFailure();
     }
     int64_t lanes = getF32VectorLanes(*target);

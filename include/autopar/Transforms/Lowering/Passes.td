@@ -110,7 +110,14 @@ def PackContractionsPass
       `alpha`, `beta` and bias apply in one elementwise `linalg.generic`.
 
     The register tile `m0 x n0 x k0` comes from the ISA (`isa`: `auto` for
-    the host CPU, `avx512` 8x32x1, `avx2` 6x16x1, `generic` 4x8x1).
+    the host CPU, `avx512` 8x32x1, `avx2` 6x16x1, `generic` 4x8x1). Operands
+    stored in bf16 or f16 (autopar-lower-precision) are packed in that type
+    and accumulated in f32: the packed left operand is extended to f32 once
+    per call. With `avx512bf16` (AVX512-BF16), matmuls, gemms and batched
+    matmuls with a bf16 operand use the tile 8x32x2 instead: both operands
+    packed in bf16 pairs along K (an f32 one rounded per call), the pairs
+    that `vdpbf16ps` consumes (see autopar-tile-contractions); convolutions
+    keep the f32 tile.
     `autopar-tile-contractions` then tiles and vectorizes the `linalg.mmt4d`.
     An ungrouped f32 `autopar.conv` (any number of spatial dimensions) is the
     same product in im2col form: the input is zero-padded and copied into its
@@ -142,7 +149,7 @@ def PackContractionsPass
   }];
   let options = [
     Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
-           "vector ISA of the register tile: auto, avx512, avx2 or generic">,
+           "vector ISA of the register tile: auto, avx512bf16, avx512, avx2 or generic">,
     Option<"packWeights", "pack-weights", "bool", /*default=*/"false",
            "give weights the packed type (the driver then writes them "
            "packed); otherwise weights are packed per call">,
@@ -221,6 +228,12 @@ def TileContractionsPass
       are hoisted out of the reduction loop, so it lives in registers there;
       the vector lowering turns the contraction into outer products (one
       broadcast FMA per row).
+    - A tile of two bf16 operands packed in pairs (`m0 x 2` and `n0 x 2`,
+      n0 a multiple of 16) becomes, with `isa=avx512bf16`, dot products of
+      bf16 pairs: both tiles read as contiguous 1-D vectors, and per row A's
+      pair (one 32-bit word) broadcast to 16 lanes and one
+      `x86vector.avx512.dot` (`vdpbf16ps`) per 16 columns into the f32
+      accumulator. On other ISAs both operands are extended to f32.
     - `linalg.pack` becomes `tensor.pad` + `tensor.expand_shape` +
       `linalg.transpose`, and `linalg.unpack` `linalg.transpose` +
       `tensor.collapse_shape` + `tensor.extract_slice` (`linalg::lowerPack`,
@@ -247,15 +260,24 @@ def TileContractionsPass
         ...
     ```
   }];
+  let options = [
+    Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
+           "vector ISA of the register tile: auto, avx512bf16, avx512, avx2 "
+           "or generic (bf16 x bf16 tiles become dot products of bf16 pairs "
+           "on avx512bf16, f32 FMAs of extended operands elsewhere)">,
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect",
     "mlir::vector::VectorDialect",
+    "mlir::x86vector::X86VectorDialect",
   ];
   let statistics = [
     Statistic<"numTiled", "tiled", "number of linalg.mmt4d ops vectorized">,
+    Statistic<"numDotBf16", "dot-bf16",
+              "number of bf16 register tiles as dot products of bf16 pairs">,
   ];
 }
 
@@ -303,7 +325,7 @@ def VectorizeElementwisePass
   }];
   let options = [
     Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
-           "vector width: auto (the host CPU), avx512, avx2 or generic">,
+           "vector width: auto (the host CPU), avx512bf16, avx512, avx2 or generic">,
   ];
   let dependentDialects = [
     "mlir::affine::AffineDialect",
