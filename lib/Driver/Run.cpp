@@ -729,41 +729,94 @@ FailureOr<std::vector<HostTensor>> mlir::autopar::runCompiledProgram(
 //===----------------------------------------------------------------------===//
 
 /// Prints the cost model's prediction (plan.json) next to the measurement.
+/// The `predicted` object of `dir/plan.json` (nullopt: none, or no
+/// `step_time_s` in it); sets `isPipeline` when the plan has stages.
+static std::optional<llvm::json::Object>
+readPrediction(StringRef dir, bool *isPipeline = nullptr) {
+  auto buffer = llvm::MemoryBuffer::getFile(joinPath(dir, "plan.json"));
+  if (!buffer)
+    return std::nullopt;
+  llvm::Expected<llvm::json::Value> plan =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!plan) {
+    llvm::consumeError(plan.takeError());
+    return std::nullopt;
+  }
+  const llvm::json::Object *root = plan->getAsObject();
+  if (!root)
+    return std::nullopt;
+  if (isPipeline)
+    *isPipeline = root->getObject("pipeline") != nullptr;
+  const llvm::json::Object *predicted = root->getObject("predicted");
+  if (!predicted || !predicted->getNumber("step_time_s"))
+    return std::nullopt;
+  return *predicted;
+}
+
 void driver::printPredictionComparison(StringRef outDir,
                                        const ProfileMeasurement &measured) {
-  auto buffer = llvm::MemoryBuffer::getFile(joinPath(outDir, "plan.json"));
-  const llvm::json::Object *predicted = nullptr;
-  llvm::Expected<llvm::json::Value> plan =
-      buffer ? llvm::json::parse((*buffer)->getBuffer())
-             : llvm::Expected<llvm::json::Value>(nullptr);
-  if (!plan)
-    llvm::consumeError(plan.takeError());
-  else if (const llvm::json::Object *root = plan->getAsObject())
-    predicted = root->getObject("predicted");
-  std::optional<double> step =
-      predicted ? predicted->getNumber("step_time_s") : std::nullopt;
-  if (!step) {
-    llvm::outs() << "profile: no prediction: the model was compiled without "
-                    "a cluster description (compile with --cluster FILE, or "
-                    "run 'autopar calibrate' first)\n";
-    return;
-  }
   auto error = [](double predicted, double measured) {
     return measured > 0 ? llvm::formatv("{0:+0.0;-0.0}%",
                                         (predicted - measured) / measured * 100)
                               .str()
                         : std::string("n/a");
   };
-  llvm::outs() << llvm::formatv(
-      "profile: step time   predicted {0:e3} s  measured {1:e3} s  error "
-      "{2}\n",
-      *step, measured.stepTimeSeconds, error(*step, measured.stepTimeSeconds));
-  if (std::optional<double> peak = predicted->getNumber("peak_memory_bytes"))
+  auto printPeak = [&](double peak) {
     llvm::outs() << llvm::formatv(
         "profile: peak memory predicted {0} bytes  measured {1} bytes  "
         "error {2}\n",
-        (int64_t)*peak, measured.peakMemoryBytes,
-        error(*peak, double(measured.peakMemoryBytes)));
+        (int64_t)peak, measured.peakMemoryBytes,
+        error(peak, double(measured.peakMemoryBytes)));
+  };
+  bool isPipeline = false;
+  std::optional<llvm::json::Object> predicted =
+      readPrediction(outDir, &isPipeline);
+  if (!predicted && isPipeline) {
+    // A compiled pipeline: each stage's plan predicts its own program. The
+    // measured peak is the largest over every rank of every stage; the
+    // measured step includes the waits of the schedule, which the stages'
+    // own predictions do not.
+    std::optional<double> slowest, largest;
+    for (int64_t s = 0;; ++s) {
+      std::string stageDir = joinPath(outDir, "stage" + Twine(s));
+      if (!llvm::sys::fs::is_directory(stageDir))
+        break;
+      std::optional<llvm::json::Object> stage = readPrediction(stageDir);
+      if (!stage) {
+        slowest.reset();
+        break;
+      }
+      double step = *stage->getNumber("step_time_s");
+      double peak = stage->getNumber("peak_memory_bytes").value_or(0);
+      llvm::outs() << llvm::formatv(
+          "profile: stage {0}: predicted program {1:e3} s, peak {2} bytes\n", s,
+          step, (int64_t)peak);
+      slowest = std::max(slowest.value_or(0), step);
+      largest = std::max(largest.value_or(0), peak);
+    }
+    if (slowest) {
+      llvm::outs() << llvm::formatv(
+          "profile: step time   slowest stage's program {0:e3} s  measured "
+          "{1:e3} s (the schedule's waits are not predicted for an executed "
+          "pipeline)\n",
+          *slowest, measured.stepTimeSeconds);
+      printPeak(*largest);
+      return;
+    }
+  }
+  if (!predicted) {
+    llvm::outs() << "profile: no prediction: the model was compiled without "
+                    "a cluster description (compile with --cluster FILE, or "
+                    "run 'autopar calibrate' first)\n";
+    return;
+  }
+  double step = *predicted->getNumber("step_time_s");
+  llvm::outs() << llvm::formatv(
+      "profile: step time   predicted {0:e3} s  measured {1:e3} s  error "
+      "{2}\n",
+      step, measured.stepTimeSeconds, error(step, measured.stepTimeSeconds));
+  if (std::optional<double> peak = predicted->getNumber("peak_memory_bytes"))
+    printPeak(*peak);
 }
 
 int driver::runCommand(int argc, char **argv) {
