@@ -31,6 +31,9 @@ file is not calibrated (peak 312 TFLOP/s, no shape-dependent efficiency).
 
     /usr/bin/python3 bench/table1.py [--rows 1,2] [--work DIR] [--json F]
 
+BLOOM-176B's production run, a second check on the same cluster
+description, is bench/bloom.py.
+
 Exit code: 0 when every priced row ran, 1 when one failed, 2 when autopar
 is missing.
 """

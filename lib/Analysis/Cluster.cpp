@@ -13,6 +13,7 @@
 #include "autopar/Analysis/Cluster.h"
 
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -24,6 +25,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::autopar;
@@ -99,50 +101,72 @@ LogicalResult readNumber(const llvm::json::Object &object, StringRef key,
 
 } // namespace
 
-FailureOr<ClusterSpec>
-mlir::autopar::parseClusterJson(const llvm::json::Value &json, size_t gridRank,
-                                std::string &error) {
-  const llvm::json::Object *root = json.getAsObject();
-  if (!root) {
-    error = "expected a json object with 'device' and 'axes'";
-    return failure();
-  }
-  ClusterSpec cluster;
-
-  const llvm::json::Object *device = root->getObject("device");
-  if (!device) {
-    error = "missing 'device' object";
-    return failure();
-  }
+/// Reads the device fields of `device` into `out`; `prefix` names the object
+/// in errors (`device`, `device_classes[1]`). Without `base`, `flops`,
+/// `memory_bytes` and `memory_bandwidth` are required. With `base` (a device
+/// class), `out` starts as `base`'s device fields, `flops` and
+/// `memory_bytes` are required, and the calibrated rates not given scale
+/// with the class's flops (memory bandwidth) over `base`'s.
+static LogicalResult parseDeviceFields(const llvm::json::Object &device,
+                                       StringRef prefix,
+                                       const ClusterSpec *base,
+                                       ClusterSpec &out, std::string &error) {
+  std::string at = prefix.str() + ".";
   double memoryBytes = 0;
-  if (failed(readNumber(*device, "flops", "device.flops", false, cluster.flops,
-                        error)) ||
-      failed(readNumber(*device, "memory_bytes", "device.memory_bytes", false,
-                        memoryBytes, error)) ||
-      failed(readNumber(*device, "memory_bandwidth", "device.memory_bandwidth",
-                        false, cluster.memoryBandwidth, error)))
+  if (base) {
+    out.flops = base->flops;
+    out.memoryBandwidth = base->memoryBandwidth;
+    out.classFlops = base->classFlops;
+    out.classBandwidth = base->classBandwidth;
+    out.opOverhead = base->opOverhead;
+    out.gemmEfficiencyMax = base->gemmEfficiencyMax;
+    out.gemmHalfSize = base->gemmHalfSize;
+    out.flopsByDtype = base->flopsByDtype;
+  }
+  if (failed(
+          readNumber(device, "flops", at + "flops", false, out.flops, error)) ||
+      failed(readNumber(device, "memory_bytes", at + "memory_bytes", false,
+                        memoryBytes, error)))
+    return failure();
+  if ((!base || device.get("memory_bandwidth")) &&
+      failed(readNumber(device, "memory_bandwidth", at + "memory_bandwidth",
+                        false, out.memoryBandwidth, error)))
     return failure();
   if (memoryBytes >= static_cast<double>(std::numeric_limits<int64_t>::max())) {
-    error = "device.memory_bytes is too large, got " +
-            describe(device->get("memory_bytes"));
+    error = at + "memory_bytes is too large, got " +
+            describe(device.get("memory_bytes"));
     return failure();
   }
-  cluster.memoryBytes = static_cast<int64_t>(memoryBytes);
+  out.memoryBytes = static_cast<int64_t>(memoryBytes);
+  if (base) {
+    // Calibrated rates measured on `base`'s kind, carried over in proportion.
+    double flopsScale = out.flops / base->flops;
+    double bandwidthScale = out.memoryBandwidth / base->memoryBandwidth;
+    for (double &rate : out.classFlops)
+      rate *= flopsScale;
+    for (double &rate : out.classBandwidth)
+      rate *= bandwidthScale;
+    for (auto &entry : out.flopsByDtype)
+      entry.second *= flopsScale;
+  }
 
-  if (device->get("op_overhead_s") &&
-      failed(readNumber(*device, "op_overhead_s", "device.op_overhead_s", true,
-                        cluster.opOverhead, error)))
+  if (device.get("op_overhead_s") &&
+      failed(readNumber(device, "op_overhead_s", at + "op_overhead_s", true,
+                        out.opOverhead, error)))
     return failure();
   for (StringRef field : {"flops_by_class", "bandwidth_by_class"}) {
-    const llvm::json::Value *byClass = device->get(field);
+    const llvm::json::Value *byClass = device.get(field);
     if (!byClass)
       continue;
-    std::string fieldName = ("device." + field).str();
+    std::string fieldName = at + field.str();
     const llvm::json::Object *classes = byClass->getAsObject();
     if (!classes) {
       error = fieldName + " must be an object, got " + describe(byClass);
       return failure();
     }
+    std::array<double, kNumOpClasses> &rates =
+        field == "flops_by_class" ? out.classFlops : out.classBandwidth;
+    rates.fill(0);
     // Sorted, so that the first error does not depend on hash order.
     SmallVector<StringRef> keys;
     for (const auto &entry : *classes)
@@ -161,65 +185,157 @@ mlir::autopar::parseClusterJson(const llvm::json::Value &json, size_t gridRank,
       if (failed(readNumber(*classes, key, fieldName + "." + key, false, rate,
                             error)))
         return failure();
-      (field == "flops_by_class"
-           ? cluster.classFlops
-           : cluster.classBandwidth)[static_cast<unsigned>(*c)] = rate;
+      rates[static_cast<unsigned>(*c)] = rate;
     }
   }
 
-  if (const llvm::json::Value *efficiency = device->get("matmul_efficiency")) {
+  if (const llvm::json::Value *efficiency = device.get("matmul_efficiency")) {
     const llvm::json::Object *fields = efficiency->getAsObject();
     if (!fields) {
-      error = "device.matmul_efficiency must be an object, got " +
+      error = at + "matmul_efficiency must be an object, got " +
               describe(efficiency);
       return failure();
     }
     for (const auto &entry : *fields)
       if (entry.first != "max" && entry.first != "half_size" &&
           entry.first != "comment") {
-        error = ("unknown field '" + entry.first.str() +
-                 "' in device.matmul_efficiency (expected max and half_size)");
+        error = ("unknown field '" + entry.first.str() + "' in " + at +
+                 "matmul_efficiency (expected max and half_size)");
         return failure();
       }
-    if (failed(readNumber(*fields, "max", "device.matmul_efficiency.max", false,
-                          cluster.gemmEfficiencyMax, error)) ||
+    if (failed(readNumber(*fields, "max", at + "matmul_efficiency.max", false,
+                          out.gemmEfficiencyMax, error)) ||
         failed(readNumber(*fields, "half_size",
-                          "device.matmul_efficiency.half_size", true,
-                          cluster.gemmHalfSize, error)))
+                          at + "matmul_efficiency.half_size", true,
+                          out.gemmHalfSize, error)))
       return failure();
-    if (cluster.gemmEfficiencyMax > 1) {
-      error = "device.matmul_efficiency.max must be at most 1 (a fraction "
+    if (out.gemmEfficiencyMax > 1) {
+      error = at +
+              "matmul_efficiency.max must be at most 1 (a fraction "
               "of the matmul rate), got " +
               describe(fields->get("max"));
       return failure();
     }
   }
 
-  if (const llvm::json::Value *byDtype = device->get("flops_by_dtype")) {
+  if (const llvm::json::Value *byDtype = device.get("flops_by_dtype")) {
     const llvm::json::Object *types = byDtype->getAsObject();
     if (!types) {
-      error =
-          "device.flops_by_dtype must be an object, got " + describe(byDtype);
+      error = at + "flops_by_dtype must be an object, got " + describe(byDtype);
       return failure();
     }
+    out.flopsByDtype.clear();
     SmallVector<StringRef> keys;
     for (const auto &entry : *types)
       keys.push_back(entry.first);
     llvm::sort(keys);
     for (StringRef key : keys) {
       if (!llvm::is_contained({"f64", "f32", "f16", "bf16"}, key)) {
-        error = ("unknown element type '" + key +
-                 "' in device.flops_by_dtype (expected f64, f32, f16 or bf16)")
+        error = ("unknown element type '" + key + "' in " + at +
+                 "flops_by_dtype (expected f64, f32, f16 or bf16)")
                     .str();
         return failure();
       }
       double rate = 0;
-      if (failed(readNumber(*types, key, "device.flops_by_dtype." + key.str(),
+      if (failed(readNumber(*types, key, at + "flops_by_dtype." + key.str(),
                             false, rate, error)))
         return failure();
-      cluster.flopsByDtype[key.str()] = rate;
+      out.flopsByDtype[key.str()] = rate;
     }
   }
+  return success();
+}
+
+/// Reads `device_classes` (when present) into `cluster.deviceClasses`.
+static LogicalResult parseDeviceClasses(const llvm::json::Object &root,
+                                        ClusterSpec &cluster,
+                                        std::string &error) {
+  const llvm::json::Value *value = root.get("device_classes");
+  if (!value)
+    return success();
+  const llvm::json::Array *classes = value->getAsArray();
+  if (!classes || classes->empty()) {
+    error = "device_classes must be a non-empty array of objects, got " +
+            describe(value);
+    return failure();
+  }
+  std::set<std::string> names;
+  for (auto [index, classValue] : llvm::enumerate(*classes)) {
+    std::string at = "device_classes[" + std::to_string(index) + "]";
+    const llvm::json::Object *object = classValue.getAsObject();
+    if (!object) {
+      error = at + " must be an object, got " + describe(&classValue);
+      return failure();
+    }
+    DeviceClass c;
+    c.name = "class" + std::to_string(index);
+    if (const llvm::json::Value *name = object->get("name")) {
+      std::optional<StringRef> text = name->getAsString();
+      if (!text || text->empty()) {
+        error = at + ".name must be a non-empty string, got " + describe(name);
+        return failure();
+      }
+      c.name = text->str();
+    }
+    if (!names.insert(c.name).second) {
+      error = at + ".name '" + c.name + "' names an earlier class too";
+      return failure();
+    }
+    const llvm::json::Value *range = object->get("axis0");
+    const llvm::json::Array *bounds = range ? range->getAsArray() : nullptr;
+    std::optional<int64_t> begin, end;
+    if (bounds && bounds->size() == 2) {
+      begin = (*bounds)[0].getAsInteger();
+      end = (*bounds)[1].getAsInteger();
+    }
+    if (!begin || !end || *begin < 0 || *end <= *begin) {
+      error = at +
+              ".axis0 must be [begin, end), indices of grid axis 0 with "
+              "0 <= begin < end, got " +
+              describe(range);
+      return failure();
+    }
+    int64_t expected = cluster.deviceClasses.empty()
+                           ? 0
+                           : cluster.deviceClasses.back().axis0End;
+    if (*begin != expected) {
+      error = llvm::formatv("{0}.axis0 {1} {2}: the classes must cover grid "
+                            "axis 0 in order from 0, without gap or overlap, "
+                            "so this one must begin at {3}",
+                            at, describe(range),
+                            *begin < expected ? "overlaps the previous class"
+                                              : "leaves a gap",
+                            expected)
+                  .str();
+      return failure();
+    }
+    c.axis0Begin = *begin;
+    c.axis0End = *end;
+    if (failed(parseDeviceFields(*object, at, &cluster, c.device, error)))
+      return failure();
+    cluster.deviceClasses.push_back(std::move(c));
+  }
+  return success();
+}
+
+FailureOr<ClusterSpec>
+mlir::autopar::parseClusterJson(const llvm::json::Value &json, size_t gridRank,
+                                std::string &error) {
+  const llvm::json::Object *root = json.getAsObject();
+  if (!root) {
+    error = "expected a json object with 'device' and 'axes'";
+    return failure();
+  }
+  ClusterSpec cluster;
+
+  const llvm::json::Object *device = root->getObject("device");
+  if (!device) {
+    error = "missing 'device' object";
+    return failure();
+  }
+  if (failed(parseDeviceFields(*device, "device", nullptr, cluster, error)) ||
+      failed(parseDeviceClasses(*root, cluster, error)))
+    return failure();
 
   const llvm::json::Value *axesValue = root->get("axes");
   const llvm::json::Array *axes = axesValue ? axesValue->getAsArray() : nullptr;
@@ -279,7 +395,22 @@ FailureOr<ClusterSpec> mlir::autopar::readClusterFile(StringRef path,
   return cluster;
 }
 
-llvm::json::Value mlir::autopar::clusterToJson(const ClusterSpec &cluster) {
+FailureOr<ClusterSpec> mlir::autopar::readClusterFile(StringRef path,
+                                                      ArrayRef<int64_t> grid,
+                                                      std::string &error) {
+  FailureOr<ClusterSpec> cluster = readClusterFile(path, grid.size(), error);
+  if (failed(cluster))
+    return failure();
+  std::string reason;
+  if (failed(checkDeviceClasses(*cluster, grid, reason))) {
+    error = ("invalid cluster file '" + path + "': " + reason).str();
+    return failure();
+  }
+  return cluster;
+}
+
+/// The device fields of `cluster` as JSON (parseDeviceFields' form).
+static llvm::json::Object deviceToJson(const ClusterSpec &cluster) {
   // llvm::json prints doubles with %.17g, which round-trips.
   llvm::json::Object device{
       {"flops", cluster.flops},
@@ -312,12 +443,116 @@ llvm::json::Value mlir::autopar::clusterToJson(const ClusterSpec &cluster) {
       byDtype[dtype] = rate;
     device["flops_by_dtype"] = std::move(byDtype);
   }
+  return device;
+}
+
+llvm::json::Value mlir::autopar::clusterToJson(const ClusterSpec &cluster) {
   llvm::json::Array axes;
   for (const AxisLink &link : cluster.axes)
     axes.push_back(llvm::json::Object{{"bandwidth", link.bandwidth},
                                       {"latency", link.latency}});
-  return llvm::json::Object{{"device", std::move(device)},
-                            {"axes", std::move(axes)}};
+  llvm::json::Object root{{"device", deviceToJson(cluster)},
+                          {"axes", std::move(axes)}};
+  if (!cluster.className.empty())
+    root["device_class"] = cluster.className;
+  if (cluster.hasDeviceClasses()) {
+    // Every field written out: the classes round-trip without scaling.
+    llvm::json::Array classes;
+    for (const DeviceClass &c : cluster.deviceClasses) {
+      llvm::json::Object entry = deviceToJson(c.device);
+      entry["name"] = c.name;
+      entry["axis0"] = llvm::json::Array{c.axis0Begin, c.axis0End};
+      classes.push_back(std::move(entry));
+    }
+    root["device_classes"] = std::move(classes);
+  }
+  return root;
+}
+
+//===----------------------------------------------------------------------===//
+// Device classes
+//===----------------------------------------------------------------------===//
+
+std::pair<unsigned, unsigned> ClusterSpec::getClassSpan(int64_t begin,
+                                                        int64_t end) const {
+  assert(hasDeviceClasses() && begin < end && "no rows or no classes");
+  unsigned first = 0, last = 0;
+  for (auto [i, c] : llvm::enumerate(deviceClasses)) {
+    if (c.axis0Begin <= begin && begin < c.axis0End)
+      first = i;
+    if (c.axis0Begin < end && end <= c.axis0End)
+      last = i;
+  }
+  return {first, last};
+}
+
+ClusterSpec ClusterSpec::getAxis0Rows(int64_t begin, int64_t end) const {
+  if (!hasDeviceClasses())
+    return *this;
+  auto [first, last] = getClassSpan(begin, end);
+  ClusterSpec out = deviceClasses[first].device;
+  out.axes = axes;
+  out.source = source;
+  out.className = deviceClasses[first].name;
+  for (unsigned i = first + 1; i <= last; ++i) {
+    const ClusterSpec &d = deviceClasses[i].device;
+    out.className += "+" + deviceClasses[i].name;
+    // Each class's effective rate per op class and per type, before the
+    // fields are replaced.
+    std::array<double, kNumOpClasses> classFlops, classBandwidth;
+    for (unsigned c = 0; c < kNumOpClasses; ++c) {
+      auto op = static_cast<OpClass>(c);
+      bool calibrated = out.classFlops[c] > 0 || d.classFlops[c] > 0;
+      classFlops[c] =
+          calibrated ? std::min(out.getFlops(op), d.getFlops(op)) : 0;
+      bool measured = out.classBandwidth[c] > 0 || d.classBandwidth[c] > 0;
+      classBandwidth[c] =
+          measured ? std::min(out.getBandwidth(op), d.getBandwidth(op)) : 0;
+    }
+    std::map<std::string, double> byDtype;
+    auto rateOf = [](const ClusterSpec &spec, const std::string &dtype) {
+      auto it = spec.flopsByDtype.find(dtype);
+      return it == spec.flopsByDtype.end() ? spec.flops : it->second;
+    };
+    for (const auto &[dtype, rate] : out.flopsByDtype)
+      byDtype[dtype] = std::min(rate, rateOf(d, dtype));
+    for (const auto &[dtype, rate] : d.flopsByDtype)
+      byDtype[dtype] = std::min(rate, rateOf(out, dtype));
+    out.flops = std::min(out.flops, d.flops);
+    out.memoryBytes = std::min(out.memoryBytes, d.memoryBytes);
+    out.memoryBandwidth = std::min(out.memoryBandwidth, d.memoryBandwidth);
+    out.classFlops = classFlops;
+    out.classBandwidth = classBandwidth;
+    out.flopsByDtype = std::move(byDtype);
+    out.opOverhead = std::max(out.opOverhead, d.opOverhead);
+    out.gemmEfficiencyMax =
+        std::min(out.gemmEfficiencyMax, d.gemmEfficiencyMax);
+    out.gemmHalfSize = std::max(out.gemmHalfSize, d.gemmHalfSize);
+  }
+  return out;
+}
+
+ClusterSpec ClusterSpec::getUniform() const {
+  if (!hasDeviceClasses())
+    return *this;
+  return getAxis0Rows(0, deviceClasses.back().axis0End);
+}
+
+LogicalResult mlir::autopar::checkDeviceClasses(const ClusterSpec &cluster,
+                                                ArrayRef<int64_t> grid,
+                                                std::string &error) {
+  if (!cluster.hasDeviceClasses())
+    return success();
+  int64_t end = cluster.deviceClasses.back().axis0End;
+  if (grid.empty() || end != grid[0]) {
+    error = llvm::formatv("the device classes cover rows [0, {0}) of grid "
+                          "axis 0, and the grid {1} has {2}",
+                          end, formatGridShape(grid),
+                          grid.empty() ? int64_t(0) : grid[0])
+                .str();
+    return failure();
+  }
+  return success();
 }
 
 std::string mlir::autopar::getDefaultClusterPath() {

@@ -54,7 +54,7 @@ driver::resolveCluster(MLIRContext &ctx, StringRef path, ArrayRef<int64_t> grid,
     }
   }
   std::string error;
-  FailureOr<ClusterSpec> spec = readClusterFile(file, grid.size(), error);
+  FailureOr<ClusterSpec> spec = readClusterFile(file, grid, error);
   if (failed(spec)) {
     // A calibrated description for another grid only disables predictions
     // where none are needed.
@@ -941,8 +941,10 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
                          ? "interleaved:" + std::to_string(fixedConfig->chunks)
                          : fixedConfig->schedule},
         {"grid_view", json::Array(stageView)},
-        {"fits", planCluster->memoryBytes <= 0 ||
-                     fixedPeak <= planCluster->memoryBytes}};
+        // A pipeline checked each stage against its own class's memory.
+        {"fits", fixedPred->getBoolean("fits").value_or(
+                     planCluster->getUniform().memoryBytes <= 0 ||
+                     fixedPeak <= planCluster->getUniform().memoryBytes)}};
     if (fixedConfig->pp == 1)
       report["schedule_note"] = "one pipeline stage: the schedule has no "
                                 "bubble to change";

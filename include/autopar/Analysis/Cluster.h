@@ -13,7 +13,18 @@
 //               "flops_by_class": {"matmul": F1, ...},       (optional)
 //               "bandwidth_by_class": {"data_movement": B1}, (optional)
 //               "op_overhead_s": T},                         (optional)
-//    "axes": [{"bandwidth": B_i, "latency": L_i}, ...]}      (one per axis)
+//    "axes": [{"bandwidth": B_i, "latency": L_i}, ...],     (one per axis)
+//    "device_classes": [                                     (optional)
+//      {"name": "a100", "axis0": [0, 8], "flops": F, "memory_bytes": M,
+//       ... any other `device` field ...}, ...]}
+//
+// Device classes describe a heterogeneous grid: the devices whose grid axis-0
+// index lies in [axis0[0], axis0[1]) are of that class. The ranges must
+// start at 0, follow each other without gap or overlap, and end at the size
+// of grid axis 0. Each class needs `flops` and `memory_bytes`; its other
+// fields default to `device`'s, with the calibrated rates (flops_by_class,
+// flops_by_dtype; bandwidth_by_class) scaled by the class's flops (memory
+// bandwidth) over device's. Links stay per axis (`axes`).
 //
 // Units: FLOP/s, bytes, bytes/s, seconds. Unknown fields are ignored. The
 // calibrated description of the local machine lives at
@@ -34,6 +45,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mlir::autopar {
 
@@ -50,6 +63,8 @@ struct AxisLink {
   double bandwidth = 0; ///< bytes/s, one device, one direction
   double latency = 0;   ///< seconds per message
 };
+
+struct DeviceClass;
 
 struct ClusterSpec {
   double flops = 0;           ///< FLOP/s per device (peak, or matmul class)
@@ -100,7 +115,39 @@ struct ClusterSpec {
     double b = classBandwidth[static_cast<unsigned>(c)];
     return b > 0 ? b : memoryBandwidth;
   }
+
+  /// Heterogeneous devices: classes by ranges of grid axis-0 indices, in
+  /// order (empty: every device is `device`'s kind).
+  std::vector<DeviceClass> deviceClasses;
+  /// The class(es) a spec resolved by getAxis0Rows describes (`a100`, or
+  /// `a100+v100` for rows spanning two); empty without classes.
+  std::string className;
+
+  bool hasDeviceClasses() const { return !deviceClasses.empty(); }
+  /// The devices of rows [begin, end) of grid axis 0 as one kind, without
+  /// classes: the spanned classes combined field by field into the slowest
+  /// and smallest (each rate its smallest, the memory its smallest, the op
+  /// overhead its largest). Without classes, this spec unchanged.
+  ClusterSpec getAxis0Rows(int64_t begin, int64_t end) const;
+  /// The whole grid as one kind (getAxis0Rows over every class).
+  ClusterSpec getUniform() const;
+  /// The indices of the classes rows [begin, end) span, [first, last].
+  std::pair<unsigned, unsigned> getClassSpan(int64_t begin, int64_t end) const;
 };
+
+/// One class of a heterogeneous grid: the devices whose axis-0 index lies in
+/// [axis0Begin, axis0End), described by `device`'s device fields (its axes
+/// and classes are empty).
+struct DeviceClass {
+  std::string name;
+  int64_t axis0Begin = 0, axis0End = 0;
+  ClusterSpec device;
+};
+
+/// Checks that `cluster`'s device classes, if any, cover grid axis 0 of
+/// `grid` exactly; `error` says why not.
+LogicalResult checkDeviceClasses(const ClusterSpec &cluster,
+                                 ArrayRef<int64_t> grid, std::string &error);
 
 /// Parses and checks a cluster description against a grid of `gridRank`
 /// axes. On failure `error` is a lowercase message without the path.
@@ -108,6 +155,10 @@ FailureOr<ClusterSpec> parseClusterJson(const llvm::json::Value &json,
                                         size_t gridRank, std::string &error);
 /// Reads `path` and parses it; `error` names the path.
 FailureOr<ClusterSpec> readClusterFile(StringRef path, size_t gridRank,
+                                       std::string &error);
+/// Reads `path` and checks it against `grid`: its rank, and its device
+/// classes covering axis 0 (checkDeviceClasses); `error` names the path.
+FailureOr<ClusterSpec> readClusterFile(StringRef path, ArrayRef<int64_t> grid,
                                        std::string &error);
 /// The JSON form (round-trips through parseClusterJson).
 llvm::json::Value clusterToJson(const ClusterSpec &cluster);

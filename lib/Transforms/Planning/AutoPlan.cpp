@@ -89,6 +89,13 @@ mlir::autopar::symbolizePlanPrecision(StringRef name) {
 FailureOr<PlanPrediction>
 mlir::autopar::predictAnnotatedPlan(ModuleOp annotated,
                                     const AutoPlanOptions &options) {
+  // Heterogeneous devices without pipeline stages: every op runs on every
+  // class, at the slowest's pace and within the smallest memory.
+  if (options.cluster.hasDeviceClasses()) {
+    AutoPlanOptions uniform = options;
+    uniform.cluster = options.cluster.getUniform();
+    return predictAnnotatedPlan(annotated, uniform);
+  }
   auto func = annotated.lookupSymbol<func::FuncOp>("main");
   if (!func)
     return annotated.emitError() << "expected a function @main to price";
@@ -133,6 +140,18 @@ double mlir::autopar::countModelFlops(ModuleOp module,
 }
 
 double mlir::autopar::getPeakFlops(const AutoPlanOptions &options) {
+  if (options.cluster.hasDeviceClasses()) {
+    // The mean over devices: each class weighs by its rows of axis 0.
+    double sum = 0, rows = 0;
+    for (const DeviceClass &c : options.cluster.deviceClasses) {
+      AutoPlanOptions one = options;
+      one.cluster = c.device;
+      double n = double(c.axis0End - c.axis0Begin);
+      sum += n * getPeakFlops(one);
+      rows += n;
+    }
+    return sum / rows;
+  }
   if (options.precision != PlanPrecision::Model) {
     auto it = options.cluster.flopsByDtype.find(
         stringifyPlanPrecision(options.precision).str());
@@ -154,6 +173,11 @@ static std::string describeSearchSpace(const AutoPlanOptions &options) {
 FailureOr<AutoPlanResult>
 mlir::autopar::planAutomatically(ModuleOp module,
                                  const AutoPlanOptions &options) {
+  if (options.cluster.hasDeviceClasses()) {
+    AutoPlanOptions uniform = options;
+    uniform.cluster = options.cluster.getUniform();
+    return planAutomatically(module, uniform);
+  }
   auto startTime = std::chrono::steady_clock::now();
   auto func = module.lookupSymbol<func::FuncOp>("main");
   if (!func)

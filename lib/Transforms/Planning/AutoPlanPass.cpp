@@ -42,7 +42,7 @@ void AutoPlanPass::runOnOperation() {
   }
   AutoPlanOptions options;
   options.gridShape = *shape;
-  FailureOr<ClusterSpec> spec = readClusterFile(cluster, shape->size(), error);
+  FailureOr<ClusterSpec> spec = readClusterFile(cluster, *shape, error);
   if (failed(spec)) {
     module.emitError() << error;
     return signalPassFailure();

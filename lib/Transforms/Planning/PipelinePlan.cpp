@@ -91,8 +91,9 @@ mlir::autopar::planStageAutomatically(ModuleOp stage,
 namespace {
 
 /// A stage candidate: `blocks` repeated blocks, whether it is the first or
-/// last stage (holding the prefix or suffix), and its microbatches in flight.
-using StageKey = std::tuple<unsigned, bool, bool, unsigned>;
+/// last stage (holding the prefix or suffix), its microbatches in flight, and
+/// the device classes of its slab (an index into the distinct slab kinds).
+using StageKey = std::tuple<unsigned, bool, bool, unsigned, unsigned>;
 
 /// A candidate planned on its slab.
 struct StageEval {
@@ -318,19 +319,39 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     slabDevices *= size;
   const AxisLink *link =
       options.cluster.axes.empty() ? nullptr : &options.cluster.axes[0];
+  int64_t slabRows = slabGrid[0];
+
+  // The devices of each slab: with device classes, the classes its rows
+  // span, combined into the slowest and smallest (ClusterSpec::
+  // getAxis0Rows); slabs of the same classes share their stage plans.
+  bool heterogeneous = options.cluster.hasDeviceClasses();
+  if (std::string error;
+      failed(checkDeviceClasses(options.cluster, grid, error)))
+    return emitError(loc) << error;
+  std::vector<ClusterSpec> slabKinds;
+  std::vector<unsigned> kindOf(p, 0);
+  {
+    std::map<std::pair<unsigned, unsigned>, unsigned> kindIndex;
+    for (unsigned d = 0; d < p; ++d) {
+      int64_t begin = d * slabRows, end = (d + 1) * slabRows;
+      std::pair<unsigned, unsigned> span =
+          heterogeneous ? options.cluster.getClassSpan(begin, end)
+                        : std::pair<unsigned, unsigned>{0, 0};
+      auto [it, inserted] = kindIndex.try_emplace(span, slabKinds.size());
+      if (inserted)
+        slabKinds.push_back(options.cluster.getAxis0Rows(begin, end));
+      kindOf[d] = it->second;
+    }
+  }
+  auto limitOf = [&](unsigned d) { return slabKinds[kindOf[d]].memoryBytes; };
 
   // 3. Stage candidates, planned once each.
   std::map<StageKey, std::unique_ptr<StageEval>> evals;
-  // With interleaving, each chunk plans within its share of the device's
-  // memory (the device holds the sum of its chunks' peaks).
-  int64_t memoryShare = interleaved && options.cluster.memoryBytes > 0
-                            ? options.cluster.memoryBytes / int64_t(v)
-                            : 0;
   unsigned solved = 0;
   unsigned repriced = 0;
-  auto plan = [&](unsigned k, bool first, bool last,
-                  unsigned copies) -> StageEval & {
-    StageKey key{k, first, last, copies};
+  auto plan = [&](unsigned k, bool first, bool last, unsigned copies,
+                  unsigned kind) -> StageEval & {
+    StageKey key{k, first, last, copies, kind};
     auto it = evals.find(key);
     if (it != evals.end())
       return *it->second;
@@ -359,19 +380,24 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     AutoPlanOptions stageOptions = options;
     stageOptions.gridShape = slabGrid;
     stageOptions.activationCopies = copies;
-    if (memoryShare > 0)
-      stageOptions.cluster.memoryBytes = memoryShare;
+    stageOptions.cluster = slabKinds[kind];
+    // With interleaving, each chunk plans within its share of the device's
+    // memory (the device holds the sum of its chunks' peaks).
+    if (interleaved && stageOptions.cluster.memoryBytes > 0)
+      stageOptions.cluster.memoryBytes /= int64_t(v);
     stageOptions.singleBlockStage = k == 1;
     stageOptions.progress = nullptr;
     if (options.progress)
       *options.progress << llvm::formatv(
           "autopar: [{0:f1} s] planning a {1} stage of {2} blocks on grid "
-          "{3} ({4} microbatches in flight)\n",
+          "{3} ({4} microbatches in flight){5}\n",
           elapsed(),
           first  ? "first"
           : last ? "last"
                  : "middle",
-          k, formatGridShape(slabGrid), copies);
+          k, formatGridShape(slabGrid), copies,
+          heterogeneous ? " of class " + slabKinds[kind].className
+                        : std::string());
     std::string why;
     FailureOr<PlanPrediction> planned = failure();
     {
@@ -428,21 +454,21 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // when it still fits (the plan with the fewest activations stored is then
   // optimal for c too: holding more only removes plans); otherwise a plan
   // searched with c.
-  auto evaluateWith = [&](unsigned k, bool first, bool last,
-                          unsigned copies) -> StageEval & {
-    StageKey key{k, first, last, copies};
+  auto evaluateWith = [&](unsigned k, bool first, bool last, unsigned copies,
+                          unsigned kind) -> StageEval & {
+    StageKey key{k, first, last, copies, kind};
     if (auto it = evals.find(key); it != evals.end())
       return *it->second;
-    StageEval &base = plan(k, first, last, 1);
+    StageEval &base = plan(k, first, last, 1, kind);
     if (copies == 1 || !base.planned)
-      return copies == 1 ? base : plan(k, first, last, copies);
+      return copies == 1 ? base : plan(k, first, last, copies, kind);
     AutoPlanOptions at = base.priced;
     at.activationCopies = copies;
     at.searchRecompute = false;
     at.recompute = base.predicted.recompute;
     FailureOr<PlanPrediction> again = predictAnnotatedPlan(*base.module, at);
     if (failed(again) || !again->fits)
-      return plan(k, first, last, copies);
+      return plan(k, first, last, copies, kind);
     auto eval = std::make_unique<StageEval>();
     StageEval &e = *eval;
     e.planned = true;
@@ -460,7 +486,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     return *evals.emplace(key, std::move(eval)).first->second;
   };
   auto evaluate = [&](unsigned k, unsigned s) -> StageEval & {
-    return evaluateWith(k, s == 0, s + 1 == p, inFlight[s]);
+    return evaluateWith(k, s == 0, s + 1 == p, inFlight[s], kindOf[s]);
   };
   auto receive = [&](const StageEval &e) {
     double bytes = e.receivedBytes;
@@ -479,7 +505,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     std::vector<StageEval *> chunk(n);
     for (unsigned i = 0; i < n; ++i)
       chunk[i] = &evaluateWith(k, i == 0, i + 1 == n,
-                               std::max(1u, unitRun.peakInFlightPerVStage[i]));
+                               std::max(1u, unitRun.peakInFlightPerVStage[i]),
+                               kindOf[i % p]);
     for (unsigned i = 0; i < n; ++i)
       if (!chunk[i]->planned)
         return emitError(loc)
@@ -540,16 +567,22 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       total.recomputeTime += busy.recomputeTime;
     }
     total.recompute = chunk[busiest]->predicted.recompute;
-    total.fits = options.cluster.memoryBytes <= 0 ||
-                 total.peakMemoryBytes <= options.cluster.memoryBytes;
-    if (!total.fits)
-      return emitError(loc)
-             << "the interleaved schedule with " << p << " stages x " << v
-             << " chunks does not fit: device row " << peakDevice << " holds "
-             << total.peakMemoryBytes << " bytes ("
-             << formatByteSize(total.peakMemoryBytes) << ") of "
-             << options.cluster.memoryBytes << " per device";
-    int64_t slabRows = slabGrid[0];
+    // Each device row against its own class's memory.
+    for (unsigned d = 0; d < p; ++d) {
+      int64_t limit = limitOf(d);
+      if (limit <= 0 || devicePeak[d] <= limit)
+        continue;
+      total.fits = false;
+      InFlightDiagnostic diag = emitError(loc)
+                                << "the interleaved schedule with " << p
+                                << " stages x " << v
+                                << " chunks does not fit: device row " << d;
+      if (heterogeneous)
+        diag << " (class " << slabKinds[kindOf[d]].className << ")";
+      return diag << " holds " << devicePeak[d] << " bytes ("
+                  << formatByteSize(devicePeak[d]) << ") of " << limit
+                  << " per device";
+    }
     json::Array stageList;
     for (unsigned i = 0; i < n; ++i) {
       const StageEval &e = *chunk[i];
@@ -576,6 +609,9 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       addStageReport(*e.module, e.priced, e.predicted, meta);
       st.plan = buildPlanJson(*e.module, meta);
       json::Object entry = stageEntry(st, i, run.busy[d], run.finish[d]);
+      entry["memory_limit_bytes"] = limitOf(d);
+      if (heterogeneous)
+        entry["device_class"] = slabKinds[kindOf[d]].className;
       entry["device"] = d;
       entry["chunk"] = i / p;
       entry["device_peak_memory_bytes"] = devicePeak[d];
@@ -620,11 +656,37 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     return result;
   }
 
-  unsigned even = numBlocks / p;
-  unsigned kMin = even > config.blockSlack ? even - config.blockSlack : 1;
-  unsigned kMax = std::min(numBlocks - (p - 1),
-                           (numBlocks + p - 1) / p + config.blockSlack);
+  // The block counts tried: within `blockSlack` of an even split; with
+  // device classes, within `blockSlack` of each stage's share in proportion
+  // to its slab's matmul rate, or to its memory.
+  unsigned kMin = numBlocks, kMax = 1;
+  auto widen = [&](double share) {
+    double lo = std::floor(share + 1e-9), hi = std::ceil(share - 1e-9);
+    kMin = std::min<unsigned>(
+        kMin, lo > config.blockSlack ? unsigned(lo) - config.blockSlack : 1u);
+    kMax = std::max<unsigned>(kMax, unsigned(hi) + config.blockSlack);
+  };
+  widen(double(numBlocks) / p);
+  if (heterogeneous) {
+    std::string dtype = options.precision == PlanPrecision::Model
+                            ? std::string()
+                            : stringifyPlanPrecision(options.precision).str();
+    auto rateOf = [&](unsigned s) {
+      return slabKinds[kindOf[s]].getFlops(OpClass::MatMul, dtype);
+    };
+    double rates = 0, memory = 0;
+    for (unsigned s = 0; s < p; ++s) {
+      rates += rateOf(s);
+      memory += double(limitOf(s));
+    }
+    for (unsigned s = 0; s < p; ++s) {
+      widen(numBlocks * rateOf(s) / rates);
+      if (memory > 0)
+        widen(numBlocks * double(limitOf(s)) / memory);
+    }
+  }
   kMin = std::max(kMin, 1u);
+  kMax = std::min(kMax, numBlocks - (p - 1));
   // Every candidate of every stage position.
   std::vector<std::vector<StageEval *>> table(
       p, std::vector<StageEval *>(kMax + 1, nullptr));
@@ -688,10 +750,35 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       if (!e->planned && why.empty())
         why = e->error;
     }
-    if (smallest >= 0)
+    // The stages no block count fits, each against its own class's limit.
+    std::string unfit;
+    llvm::raw_string_ostream os(unfit);
+    for (unsigned s = 0; s < p; ++s) {
+      bool fits = false;
+      for (unsigned k = kMin; k <= kMax; ++k)
+        fits |= table[s][k]->planned && table[s][k]->predicted.fits;
+      if (fits)
+        continue;
+      // The fewest blocks hold the least.
+      const StageEval *fewest = table[s][kMin];
+      os << "; stage " << s << " (rows [" << s * slabRows << ", "
+         << (s + 1) * slabRows << ") of axis 0";
+      if (heterogeneous)
+        os << ", class " << slabKinds[kindOf[s]].className;
+      os << ", limit " << limitOf(s) << " bytes) fits with no block count";
+      if (fewest->planned)
+        os << ": with " << kMin << " its peak is "
+           << fewest->predicted.peakMemoryBytes << " bytes ("
+           << formatByteSize(fewest->predicted.peakMemoryBytes) << ")";
+      else
+        os << ": " << fewest->error;
+    }
+    bool named = !unfit.empty();
+    if (smallest >= 0 && !named)
       diag << "; the smallest stage peak reached is " << smallest << " bytes ("
            << formatByteSize(smallest) << ")";
-    if (!why.empty())
+    diag << unfit;
+    if (!why.empty() && !named)
       diag << "; a stage failed: " << why;
     return failure();
   }
@@ -702,7 +789,6 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   result.bubbleFraction = best->run.bubbleFraction;
   json::Array stageList;
   unsigned nextBlock = 0;
-  int64_t slabRows = slabGrid[0];
   double busiest = -1;
   for (unsigned s = 0; s < p; ++s) {
     StageEval *e = table[s][best->blocks[s]];
@@ -744,12 +830,23 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     }
     json::Object entry =
         stageEntry(st, s, best->run.busy[s], best->run.finish[s]);
+    entry["memory_limit_bytes"] = limitOf(s);
+    if (heterogeneous)
+      entry["device_class"] = slabKinds[kindOf[s]].className;
     stageList.push_back(std::move(entry));
     result.stages.push_back(std::move(st));
   }
-  result.predicted.fits =
-      options.cluster.memoryBytes <= 0 ||
-      result.predicted.peakMemoryBytes <= options.cluster.memoryBytes;
+  // Each stage against its own slab's memory (its plan was searched within
+  // it; a split is feasible only when every stage fits).
+  result.predicted.fits = true;
+  for (unsigned s = 0; s < p; ++s) {
+    int64_t limit = limitOf(s);
+    if (limit > 0 && result.stages[s].predicted.peakMemoryBytes > limit)
+      return emitError(loc)
+             << "internal error: stage " << s << " was chosen, and its peak of "
+             << result.stages[s].predicted.peakMemoryBytes
+             << " bytes exceeds its limit of " << limit;
+  }
   result.layout = formatLayout(result.stages);
   result.searchTimeSeconds = elapsed();
   result.report = json::Object{
@@ -774,8 +871,15 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
                      "each, the first also holding the ops before the "
                      "blocks and the last those after; each stage on a slab "
                      "of {2} rows of grid axis 0, planned by the intra-stage "
-                     "search",
-                     kMin, kMax, slabRows)
+                     "search{3}",
+                     kMin, kMax, slabRows,
+                     heterogeneous
+                         ? "; each slab priced with its device class (a slab "
+                           "spanning classes with the slowest rates and "
+                           "smallest memory of those it spans), the block "
+                           "counts within the slack of each slab's share by "
+                           "matmul rate and by memory"
+                         : "")
            .str()},
       {"stage_list", std::move(stageList)}};
   // The simulated schedule, for the plan's picture.

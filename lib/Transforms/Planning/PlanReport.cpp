@@ -536,11 +536,19 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
           virtualStage =
               " (chunk " + std::to_string(*chunk) + " of device row " +
               std::to_string(st->getInteger("device").value_or(0)) + ")";
+        // The memory limit the stage was checked against, and its class on
+        // a heterogeneous grid.
+        std::string limitText;
+        if (std::optional<int64_t> limit = st->getInteger("memory_limit_bytes");
+            limit && *limit > 0)
+          limitText = " of " + formatByteSize(*limit);
+        if (std::optional<StringRef> name = st->getString("device_class"))
+          limitText += " (class " + name->str() + ")";
         os << llvm::formatv(
             "    stage {0}{15}: blocks [{1}, {2}){3}{4} on rows [{5}, {6}) of "
             "axis 0 (grid {7}); per microbatch forward {8}, backward {9}; "
             "per step {10}; send {11}; {12} microbatches in flight; peak "
-            "{13}; recompute {14}\n",
+            "{13}{16}; recompute {14}\n",
             st->getInteger("index").value_or(0),
             blocks ? *(*blocks)[0].getAsInteger() : 0,
             blocks ? *(*blocks)[1].getAsInteger() : 0,
@@ -554,7 +562,8 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
             formatSeconds(st->getNumber("transfer_s").value_or(0)),
             st->getInteger("in_flight").value_or(0),
             formatByteSize(st->getInteger("peak_memory_bytes").value_or(0)),
-            st->getString("recompute").value_or("none"), virtualStage);
+            st->getString("recompute").value_or("none"), virtualStage,
+            limitText);
       }
   }
   if (const json::Object *pred = root->getObject("predicted"))

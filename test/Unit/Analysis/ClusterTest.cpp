@@ -352,3 +352,123 @@ TEST_CASE("cluster json: per-class bandwidth and per-op overhead",
       "axes": []})json", 0)
             .find("unknown op class 'gpu' in device.bandwidth_by_class") == 0);
 }
+
+namespace {
+constexpr const char *kClasses = R"json({
+  "device": {"flops": 1e12, "memory_bytes": 1000, "memory_bandwidth": 1e11,
+             "flops_by_class": {"matmul": 8e11},
+             "flops_by_dtype": {"bf16": 4e12},
+             "op_overhead_s": 1e-6},
+  "device_classes": [
+    {"name": "a", "axis0": [0, 2], "flops": 2e12, "memory_bytes": 500},
+    {"name": "b", "axis0": [2, 3], "flops": 1e12, "memory_bytes": 4000,
+     "memory_bandwidth": 3e11, "flops_by_dtype": {"f16": 9e12},
+     "op_overhead_s": 2e-6}],
+  "axes": [{"bandwidth": 1e10, "latency": 0}]
+})json";
+} // namespace
+
+TEST_CASE("cluster json: device classes", "[cluster]") {
+  std::string error;
+  FailureOr<ClusterSpec> cluster = parseClusterJson(parse(kClasses), 1, error);
+  REQUIRE(succeeded(cluster));
+  REQUIRE(cluster->deviceClasses.size() == 2);
+  const ClusterSpec &a = cluster->deviceClasses[0].device;
+  const ClusterSpec &b = cluster->deviceClasses[1].device;
+  CHECK(cluster->deviceClasses[0].axis0Begin == 0);
+  CHECK(cluster->deviceClasses[0].axis0End == 2);
+  // Class a: twice device's flops, so its calibrated rates double; the rest
+  // is device's.
+  CHECK(a.flops == 2e12);
+  CHECK(a.memoryBytes == 500);
+  CHECK(a.getFlops(OpClass::MatMul) == 1.6e12);
+  CHECK(a.flopsByDtype.at("bf16") == 8e12);
+  CHECK(a.memoryBandwidth == 1e11);
+  CHECK(a.opOverhead == 1e-6);
+  // Class b gives its own bandwidth and per-type rates.
+  CHECK(b.memoryBandwidth == 3e11);
+  CHECK(b.flopsByDtype.size() == 1);
+  CHECK(b.flopsByDtype.at("f16") == 9e12);
+
+  // One class: its fields; spanning both: field by field the slowest and
+  // smallest.
+  ClusterSpec rowsA = cluster->getAxis0Rows(0, 2);
+  CHECK(rowsA.className == "a");
+  CHECK(rowsA.flops == 2e12);
+  CHECK(!rowsA.hasDeviceClasses());
+  REQUIRE(rowsA.axes.size() == 1);
+  ClusterSpec both = cluster->getAxis0Rows(1, 3);
+  CHECK(both.className == "a+b");
+  CHECK(both.flops == 1e12);
+  CHECK(both.memoryBytes == 500);
+  CHECK(both.memoryBandwidth == 1e11);
+  CHECK(both.getFlops(OpClass::MatMul) == 8e11); // b calibrated
+  CHECK(both.flopsByDtype.at("bf16") == 1e12);   // b has no bf16 rate: flops
+  CHECK(both.flopsByDtype.at("f16") == 2e12);    // a has no f16 rate: flops
+  CHECK(both.opOverhead == 2e-6);
+  CHECK(cluster->getUniform().className == "a+b");
+  CHECK(cluster->getClassSpan(2, 3) == std::pair<unsigned, unsigned>{1, 1});
+
+  // The grid's axis 0 must be what the classes cover.
+  CHECK(succeeded(checkDeviceClasses(*cluster, {3, 4}, error)));
+  CHECK(failed(checkDeviceClasses(*cluster, {4}, error)));
+  CHECK(error == "the device classes cover rows [0, 3) of grid axis 0, and "
+                 "the grid 4 has 4");
+
+  // Printing round-trips, every class field written out.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << clusterToJson(*cluster);
+  FailureOr<ClusterSpec> back = parseClusterJson(parse(text), 1, error);
+  REQUIRE(succeeded(back));
+  REQUIRE(back->deviceClasses.size() == 2);
+  for (unsigned i = 0; i < 2; ++i) {
+    const ClusterSpec &x = cluster->deviceClasses[i].device;
+    const ClusterSpec &y = back->deviceClasses[i].device;
+    CHECK(back->deviceClasses[i].name == cluster->deviceClasses[i].name);
+    CHECK(y.flops == x.flops);
+    CHECK(y.memoryBytes == x.memoryBytes);
+    CHECK(y.memoryBandwidth == x.memoryBandwidth);
+    CHECK(y.classFlops == x.classFlops);
+    CHECK(y.flopsByDtype == x.flopsByDtype);
+    CHECK(y.opOverhead == x.opOverhead);
+  }
+}
+
+TEST_CASE("cluster json: invalid device classes", "[cluster]") {
+  auto withClasses = [](StringRef classes) {
+    return errorOf(("{\"device\": {\"flops\": 1, \"memory_bytes\": 1, "
+                    "\"memory_bandwidth\": 1}, \"axes\": [], "
+                    "\"device_classes\": " +
+                    classes + "}")
+                       .str(),
+                   0);
+  };
+  CHECK(withClasses("[]") ==
+        "device_classes must be a non-empty array of objects, got []");
+  CHECK(withClasses("[3]") == "device_classes[0] must be an object, got 3");
+  CHECK(withClasses(R"([{"axis0": [0, 1], "memory_bytes": 1}])") ==
+        "device_classes[0].flops must be a positive number, got nothing");
+  CHECK(withClasses(R"([{"axis0": [0, 1], "flops": 1}])") ==
+        "device_classes[0].memory_bytes must be a positive number, got "
+        "nothing");
+  CHECK(withClasses(R"([{"axis0": [1, 1], "flops": 1, "memory_bytes": 1}])") ==
+        "device_classes[0].axis0 must be [begin, end), indices of grid axis 0 "
+        "with 0 <= begin < end, got [1,1]");
+  CHECK(withClasses(R"([{"flops": 1, "memory_bytes": 1}])") ==
+        "device_classes[0].axis0 must be [begin, end), indices of grid axis 0 "
+        "with 0 <= begin < end, got nothing");
+  CHECK(withClasses(R"([{"axis0": [1, 2], "flops": 1, "memory_bytes": 1}])")
+            .find("device_classes[0].axis0 [1,2] leaves a gap") == 0);
+  CHECK(withClasses(R"([{"axis0": [0, 2], "flops": 1, "memory_bytes": 1},
+                        {"axis0": [1, 3], "flops": 1, "memory_bytes": 1}])")
+            .find("device_classes[1].axis0 [1,3] overlaps the previous "
+                  "class") == 0);
+  CHECK(withClasses(R"([{"axis0": [0, 1], "flops": 1, "memory_bytes": 1,
+                         "name": ""}])") ==
+        "device_classes[0].name must be a non-empty string, got \"\"");
+  CHECK(withClasses(R"([{"axis0": [0, 1], "flops": 1, "memory_bytes": 1,
+                         "flops_by_dtype": {"i8": 1}}])") ==
+        "unknown element type 'i8' in device_classes[0].flops_by_dtype "
+        "(expected f64, f32, f16 or bf16)");
+}

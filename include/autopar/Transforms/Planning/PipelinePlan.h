@@ -14,7 +14,10 @@
 // enumerated (Alpa's formulation), proposes splits; the event simulator
 // (PipelineSimulator) prices each proposal and the fastest fitting one wins.
 // Identical stages (same block count, same position class, same microbatches
-// in flight) are planned once.
+// in flight, same device classes) are planned once. With device classes in
+// the cluster (Cluster.h), each stage is planned and priced with its slab's
+// class, within that class's memory, and the block counts tried widen to
+// each slab's share by matmul rate and by memory.
 //
 //===----------------------------------------------------------------------===//
 
