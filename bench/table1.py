@@ -22,12 +22,12 @@ F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) against the published figure,
 and autopar's own plan of the same step (plan.json's fixed.own_plan).
 
 Rows with pipeline stages (p > 1) are priced with p stages on slabs of the
-grid's first axis, 1F1B, each stage given the tensor plan on its slab and
-the block counts searched (the stage DP of `autopar plan`); Megatron ran
-rows 6-9 with its interleaved schedule (v = 2 or 3 model chunks per
-device), which the stage search does not price yet: those rows are marked
-`*` and priced with plain 1F1B, whose bubble is v times larger. The cluster
-file is not calibrated (peak 312 TFLOP/s, no shape-dependent efficiency).
+grid's first axis, each stage given the tensor plan on its slab and the
+block counts searched (the stage DP of `autopar plan`); rows 6-9 (marked
+`*`) use Megatron's interleaved schedule (`schedule=interleaved:V`, v = 2 or
+3 model chunks per device), the others 1F1B. `--fit` fits the cost model's
+shape-dependent GEMM efficiency (`device.matmul_efficiency`) on rows 1-4
+only and writes it into the cluster file; rows 5-10 stay out of sample.
 
     /usr/bin/python3 bench/table1.py [--rows 1,2] [--work DIR] [--json F]
 
