@@ -120,6 +120,8 @@ static PlanSearchOptions getPlanSearchOptions(const CompileOptions &options) {
       search.precision = PlanPrecision::F16;
       break;
     }
+  search.shardOptimizerUpdates =
+      options.training && options.training->distributedOptimizer;
   return search;
 }
 
@@ -1281,6 +1283,7 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
         {"optimizer", options.training->optimizer},
         {"lr", options.training->learningRate},
         {"weight_decay", options.training->weightDecay},
+        {"distributed_optimizer", options.training->distributedOptimizer},
         {"note", "the step graph (forward, backward, update) is planned and "
                  "priced as one program"}};
   }

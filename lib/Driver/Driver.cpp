@@ -225,16 +225,23 @@ driver::TrainingFlags::TrainingFlags(llvm::cl::OptionCategory &category)
              llvm::cl::desc("float initializers not to train "
                             "(comma-separated)"),
              llvm::cl::value_desc("name,..."), llvm::cl::CommaSeparated,
-             llvm::cl::ZeroOrMore, llvm::cl::cat(category)) {}
+             llvm::cl::ZeroOrMore, llvm::cl::cat(category)),
+      distributedOptimizer(
+          "distributed-optimizer",
+          llvm::cl::desc("training: each weight's optimizer state and update "
+                         "are split over the devices that hold replicas of "
+                         "it (ZeRO-1); the gradient all-reduce becomes a "
+                         "reduce-scatter and an all-gather of the weight"),
+          llvm::cl::init(false), llvm::cl::cat(category)) {}
 
 FailureOr<std::optional<TrainingStepOptions>>
 driver::TrainingFlags::get() const {
   if (mode == "inference") {
     if (!loss.empty() || optimizer.getNumOccurrences() ||
         lr.getNumOccurrences() || weightDecay.getNumOccurrences() ||
-        !freeze.empty()) {
-      printError("--loss, --optimizer, --lr, --weight-decay and --freeze "
-                 "need --mode training");
+        !freeze.empty() || distributedOptimizer) {
+      printError("--loss, --optimizer, --lr, --weight-decay, --freeze and "
+                 "--distributed-optimizer need --mode training");
       return failure();
     }
     return std::optional<TrainingStepOptions>();
@@ -261,6 +268,7 @@ driver::TrainingFlags::get() const {
   training.learningRate = *rate;
   training.weightDecay = *decay;
   training.freeze.assign(freeze.begin(), freeze.end());
+  training.distributedOptimizer = distributedOptimizer;
   return std::optional<TrainingStepOptions>(std::move(training));
 }
 

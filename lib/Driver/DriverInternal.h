@@ -112,6 +112,7 @@ struct TrainingFlags {
   llvm::cl::opt<std::string> lr;
   llvm::cl::opt<std::string> weightDecay;
   llvm::cl::list<std::string> freeze;
+  llvm::cl::opt<bool> distributedOptimizer;
 
   /// The training step asked for (nullopt: inference). Prints an `autopar:
   /// error:` line and fails on an unknown mode, a missing loss, a learning
@@ -286,6 +287,11 @@ struct PlanSearchOptions {
   /// The module is a pipeline stage of one repeated block
   /// (AutoPlanOptions::singleBlockStage).
   bool singleBlockStage = false;
+  /// The module is an executable training step (autopar-differentiate's
+  /// output) whose optimizer updates are split over each weight's replicas
+  /// once the plan is chosen (autopar-shard-optimizer-state); the prediction
+  /// prices the split program.
+  bool shardOptimizerUpdates = false;
 };
 
 /// A hand configuration in Megatron's notation (`--fixed`): tensor, pipeline

@@ -368,12 +368,19 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     pipeline.plan = plan.str();
     buildPlanPipeline(pm, pipeline);
   }
+  if (search.shardOptimizerUpdates) {
+    pm.addPass(createShardOptimizerStatePass());
+    pm.addPass(createVerifyShardedPass());
+    meta.extra["optimizer"] =
+        "each weight's optimizer state and update split over its replicas "
+        "(autopar-shard-optimizer-state)";
+  }
   if (failed(pm.run(module))) {
     if (!sawError)
       emitDriverError(ctx) << "the planning stage failed";
     return failure();
   }
-  if (plan != "auto" && cluster) {
+  if ((plan != "auto" || search.shardOptimizerUpdates) && cluster) {
     FailureOr<PlanPrediction> p = predictAnnotatedPlan(module, options);
     if (failed(p))
       return failure();

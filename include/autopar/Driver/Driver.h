@@ -161,6 +161,9 @@ struct TrainingStepOptions {
   double weightDecay = 0.0;
   /// Float initializers that are not trained.
   std::vector<std::string> freeze;
+  /// Shard each weight's optimizer update and state over the devices that
+  /// hold replicas of the weight (ZeRO-1, autopar-shard-optimizer-state).
+  bool distributedOptimizer = false;
 };
 
 struct CompileOptions {

@@ -335,6 +335,7 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
     if (!g)
       continue; // No path to the loss: nothing to update.
     ++updated;
+    Operation *beforeUpdate = ret->getPrevNode();
     WeightOp w = ops.front();
     auto type = cast<RankedTensorType>(w.getType());
     Type element = type.getElementType();
@@ -375,6 +376,20 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
           base, ub.binary<MulOp>(ub.binary<DivOp>(mNext, denom), stepSize));
     }
     AssignOp::create(b, ub.loc, type, param, next);
+    // Name the weight on every op of its update (the state loads were
+    // created next to the weight's first load).
+    auto nameAttr = b.getStringAttr(name);
+    for (Operation *op = beforeUpdate ? beforeUpdate->getNextNode()
+                                      : &body.front();
+         op != ret.getOperation(); op = op->getNextNode())
+      op->setAttr(kOptimizerUpdateAttrName, nameAttr);
+    for (Operation *op = w->getNextNode(); op; op = op->getNextNode()) {
+      auto state = dyn_cast<WeightOp>(op);
+      if (!state || !state->hasAttr(kZeroInitAttrName) ||
+          !state.getName().starts_with((name + ".adam_").str()))
+        break;
+      state->setAttr(kOptimizerUpdateAttrName, nameAttr);
+    }
   }
   if (updated == 0 && !stage)
     return func.emitError() << "no trainable weight reaches the loss";

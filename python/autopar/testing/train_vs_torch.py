@@ -134,6 +134,8 @@ def run_autopar(args, model_path, data, grid, plan):
                    "--batch", str(args.batch), "-o", out]
     if plan == "auto" and args.cluster:
         compile_cmd += ["--cluster", args.cluster]
+    if args.distributed_optimizer:
+        compile_cmd.append("--distributed-optimizer")
     train_cmd = [args.autopar, "train", out, "--data", data, "--steps",
                  str(args.steps), "--save", saved]
     for cmd in (compile_cmd, train_cmd):
@@ -240,6 +242,9 @@ def main():
     parser.add_argument("--rtol", type=float, default=1e-4)
     parser.add_argument("--cluster", default="",
                         help="cluster description for the auto plans")
+    parser.add_argument("--distributed-optimizer", action="store_true",
+                        help="compile every run with "
+                             "--distributed-optimizer (ZeRO-1)")
     parser.add_argument("--curve", default="",
                         help="write the loss curves of PyTorch, grid 1 and "
                              "every config as this SVG file")

@@ -15,27 +15,27 @@
 // CHECK: %[[DW:.*]] = autopar.gemm %[[DY]], %[[X]] {trans_a = true} : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
 // CHECK: %[[DB0:.*]] = autopar.reduce_sum %[[DY]] {axes = array<i64: 0>} : (tensor<4x2xf32>) -> tensor<1x2xf32>
 // CHECK: %[[DB:.*]] = autopar.reshape %[[DB0]] : (tensor<1x2xf32>) -> tensor<2xf32>
-// CHECK: %[[LR:.*]] = autopar.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[LR:.*]] = autopar.constant {autopar.optimizer_update = "w"} dense<5.000000e-01> : tensor<f32>
 // CHECK: %[[S:.*]] = autopar.mul %[[DW]], %[[LR]]
 // CHECK: %[[NW:.*]] = autopar.sub %[[W]], %[[S]]
-// CHECK: autopar.assign %[[W]], %[[NW]] : tensor<2x3xf32>
-// CHECK: autopar.assign %[[B]], %{{.*}} : tensor<2xf32>
+// CHECK: autopar.assign %[[W]], %[[NW]] {autopar.optimizer_update = "w"} : tensor<2x3xf32>
+// CHECK: autopar.assign %[[B]], %{{.*}} {autopar.optimizer_update = "b"} : tensor<2xf32>
 // CHECK: return %[[LOSS]] : tensor<f32>
 // CHECK-NOT: autopar.gemm
 
 // ADAM-LABEL: func.func @main
 // ADAM-DAG: %[[STEP:.*]] = autopar.weight "adam.step" {autopar.zero_init} : tensor<1xf32>
 // ADAM-DAG: %[[W:.*]] = autopar.weight "w" : tensor<2x3xf32>
-// ADAM-DAG: %[[M:.*]] = autopar.weight "w.adam_m" {autopar.zero_init} : tensor<2x3xf32>
-// ADAM-DAG: %[[V:.*]] = autopar.weight "w.adam_v" {autopar.zero_init} : tensor<2x3xf32>
+// ADAM-DAG: %[[M:.*]] = autopar.weight "w.adam_m" {autopar.optimizer_update = "w", autopar.zero_init} : tensor<2x3xf32>
+// ADAM-DAG: %[[V:.*]] = autopar.weight "w.adam_v" {autopar.optimizer_update = "w", autopar.zero_init} : tensor<2x3xf32>
 // ADAM: %[[T:.*]] = autopar.add %[[STEP]], %{{.*}} : (tensor<1xf32>, tensor<f32>) -> tensor<1xf32>
 // ADAM: autopar.assign %[[STEP]], %[[T]] : tensor<1xf32>
 // ADAM: autopar.pow %{{.*}}, %[[T]] : (tensor<f32>, tensor<1xf32>) -> tensor<1xf32>
-// ADAM: autopar.assign %[[M]], %{{.*}} : tensor<2x3xf32>
-// ADAM: autopar.assign %[[V]], %{{.*}} : tensor<2x3xf32>
-// ADAM: %[[DECAYED:.*]] = autopar.mul %[[W]], %{{.*}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// ADAM: autopar.assign %[[M]], %{{.*}} {autopar.optimizer_update = "w"} : tensor<2x3xf32>
+// ADAM: autopar.assign %[[V]], %{{.*}} {autopar.optimizer_update = "w"} : tensor<2x3xf32>
+// ADAM: %[[DECAYED:.*]] = autopar.mul %[[W]], %{{.*}} {autopar.optimizer_update = "w"} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
 // ADAM: %[[NW:.*]] = autopar.sub %[[DECAYED]], %{{.*}}
-// ADAM: autopar.assign %[[W]], %[[NW]] : tensor<2x3xf32>
+// ADAM: autopar.assign %[[W]], %[[NW]] {autopar.optimizer_update = "w"} : tensor<2x3xf32>
 func.func @main(%x: tensor<4x3xf32>) -> tensor<f32> {
   %w = autopar.weight "w" : tensor<2x3xf32>
   %b = autopar.weight "b" : tensor<2xf32>

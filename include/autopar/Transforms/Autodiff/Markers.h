@@ -39,6 +39,13 @@ inline constexpr llvm::StringLiteral kBackwardAttrName = "autopar.backward";
 /// order, so every stage applies the same update to its copy.
 inline constexpr llvm::StringLiteral kTiedAttrName = "autopar.tied";
 
+/// On every op of one trainable weight's optimizer update (its optimizer
+/// state loads, the update arithmetic and the stores of the state and of the
+/// weight): the weight's name (a string), so that autopar-shard-optimizer-state
+/// can shard the update over the weight's replicas (ZeRO-1).
+inline constexpr llvm::StringLiteral kOptimizerUpdateAttrName =
+    "autopar.optimizer_update";
+
 } // namespace mlir::autopar
 
 #endif // AUTOPAR_TRANSFORMS_AUTODIFF_MARKERS_H
