@@ -632,12 +632,17 @@ struct PipelineRequest {
   /// A plan file's `pipeline.stage_list[s].plan` and its grid.
   std::vector<llvm::json::Value> stagePlans;
   std::vector<SmallVector<int64_t>> stageGrids;
+  /// A plan file's schedule (`pipeline.schedule`).
+  std::string schedule;
 };
 } // namespace
 
-/// Reads the `pipeline` section of plan file `path`, if it has one.
+/// Reads the `pipeline` section of plan file `path`, if it has one; the plan
+/// must have been made for the step compiled (`training`: a training step
+/// with loss `training->loss`, or inference).
 static FailureOr<std::optional<PipelineRequest>>
-readPipelinePlan(MLIRContext &ctx, StringRef path) {
+readPipelinePlan(MLIRContext &ctx, StringRef path,
+                 const std::optional<TrainingStepOptions> &training) {
   if (path == "replicated" || path == "data" || path == "tensor" ||
       path == "auto")
     return std::optional<PipelineRequest>();
@@ -668,11 +673,23 @@ readPipelinePlan(MLIRContext &ctx, StringRef path) {
   request.microbatches = section->getInteger("microbatches").value_or(1);
   if (request.microbatches < 1)
     return bad("'microbatches' must be positive");
-  if (StringRef mode = root->getString("mode").value_or("inference");
-      mode != "inference")
+  StringRef mode = root->getString("mode").value_or("inference");
+  if (!training && mode != "inference")
     return bad("a " + mode +
                " pipeline cannot be compiled for inference; "
                "plan it without --mode training");
+  if (training) {
+    if (mode != "training")
+      return bad("an " + mode +
+                 " pipeline cannot be compiled as a training step; plan it "
+                 "with --mode training --loss " +
+                 training->loss);
+    StringRef loss = root->getString("loss").value_or("");
+    if (loss != training->loss)
+      return bad("the plan's loss is '" + loss + "', the compile's '" +
+                 training->loss + "'");
+  }
+  request.schedule = section->getString("schedule").value_or("gpipe").str();
   for (const llvm::json::Value &value : *stages) {
     const llvm::json::Object *stage = value.getAsObject();
     const llvm::json::Array *blocks =
@@ -687,6 +704,15 @@ readPipelinePlan(MLIRContext &ctx, StringRef path) {
     if (!first || !end || *end <= *first)
       return bad("a stage's 'blocks' must be [first, end) with end > first");
     request.blocks.push_back(unsigned(*end - *first));
+    if (training) {
+      // An executed training stage keeps its microbatches' activations.
+      StringRef recompute = stage->getString("recompute").value_or("none");
+      if (recompute != "none")
+        return bad("stage " + Twine(request.stageGrids.size()) +
+                   " recomputes (" + recompute +
+                   "); an executed training pipeline does not recompute yet "
+                   "(plan it with --recompute none)");
+    }
     SmallVector<int64_t> shape;
     for (const llvm::json::Value &size : *grid) {
       std::optional<int64_t> n = size.getAsInteger();
@@ -713,20 +739,15 @@ static FailureOr<Manifest> compilePipeline(
   // forward and backward pass, in the schedule's order) as one program.
   std::string schedule = "gpipe";
   if (options.training) {
-    if (!request.fixed) {
-      emitDriverError(ctx) << "a training pipeline compiles from --fixed "
-                              "\"...,pp=P,...\"; the stage plans of a plan "
-                              "file cannot be applied to a training step yet";
-      return failure();
-    }
-    schedule = request.fixed->schedule;
+    schedule = request.fixed ? request.fixed->schedule : request.schedule;
     if (schedule != "1f1b" && schedule != "gpipe") {
-      emitDriverError(ctx) << "--fixed: training pipelines run the 1f1b or "
+      emitDriverError(ctx) << (request.fixed ? "--fixed" : "the plan file")
+                           << ": training pipelines run the 1f1b or "
                               "gpipe schedule, not "
                            << schedule;
       return failure();
     }
-    if (request.fixed->recompute.kind != RecomputeKind::None) {
+    if (request.fixed && request.fixed->recompute.kind != RecomputeKind::None) {
       emitDriverError(ctx)
           << "--fixed: an executed training pipeline keeps every "
              "microbatch's activations until its backward pass; "
@@ -1238,7 +1259,7 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   }
   if (!fixed) {
     FailureOr<std::optional<PipelineRequest>> pipelinePlan =
-        readPipelinePlan(ctx, options.plan);
+        readPipelinePlan(ctx, options.plan, options.training);
     if (failed(pipelinePlan))
       return failure();
     if (*pipelinePlan) {

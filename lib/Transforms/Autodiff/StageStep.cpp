@@ -63,6 +63,8 @@ LogicalResult BuildStageStepPass::buildStep(ModuleOp stage, int64_t index) {
   // one read whole by every microbatch); the loss, if the stage holds it.
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
+  // Each keeps its input's location (its ONNX name, which plan files pin).
+  SmallVector<Location> argLocs;
   // For each old argument: its new argument per microbatch (-1: received).
   SmallVector<SmallVector<int64_t>> argIndex;
   Builder b(ctx);
@@ -85,6 +87,7 @@ LogicalResult BuildStageStepPass::buildStep(ModuleOp stage, int64_t index) {
       }
       argIndex.back().push_back(argTypes.size());
       argTypes.push_back(main.getArgument(i).getType());
+      argLocs.push_back(main.getArgument(i).getLoc());
       SmallVector<NamedAttribute> fields = {
           b.getNamedAttr("input", b.getI64IntegerAttr(input))};
       if (!wholeInputs.contains(input))
@@ -120,6 +123,8 @@ LogicalResult BuildStageStepPass::buildStep(ModuleOp stage, int64_t index) {
       func::FuncOp::create(builder, main.getLoc(), "main.step",
                            builder.getFunctionType(argTypes, resultTypes));
   Block *body = step.addEntryBlock();
+  for (auto [arg, loc] : llvm::zip(body->getArguments(), argLocs))
+    arg.setLoc(loc);
   builder.setInsertionPointToStart(body);
   SmallVector<Value> losses(resultTypes.size());
   for (int64_t j = 0; j < m; ++j) {
