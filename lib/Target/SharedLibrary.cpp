@@ -78,6 +78,19 @@ static void configureLLVMOptions() {
 /// Functions with more top-level loop nests than this get each nest outlined.
 static constexpr unsigned kMaxTopLevelLoops = 16;
 
+/// Whether an instruction of `region` produces or takes an AMX tile.
+static bool usesAmxTiles(llvm::ArrayRef<llvm::BasicBlock *> region) {
+  for (llvm::BasicBlock *block : region)
+    for (llvm::Instruction &inst : *block) {
+      if (inst.getType()->isX86_AMXTy())
+        return true;
+      for (llvm::Value *operand : inst.operands())
+        if (operand->getType()->isX86_AMXTy())
+          return true;
+    }
+  return false;
+}
+
 /// Outlines every top-level loop nest of a function that has more than
 /// kMaxTopLevelLoops of them into its own `noinline` function. A device
 /// program is one function with a loop nest per op, one after the other; on
@@ -104,6 +117,11 @@ static void outlineLoopNests(llvm::Module &module) {
     llvm::CodeExtractorAnalysisCache cache(*function);
     unsigned outlined = 0;
     for (llvm::ArrayRef<llvm::BasicBlock *> region : regions) {
+      // AMX tiles (x86_amx) cannot cross a call: a nest whose tiles live
+      // across its boundary (accumulators loaded before the reduction loop,
+      // stored after it) stays where it is.
+      if (usesAmxTiles(region))
+        continue;
       llvm::CodeExtractor extractor(region, &domTree, /*AggregateArgs=*/false,
                                     /*BFI=*/nullptr, /*BPI=*/nullptr,
                                     /*AC=*/nullptr, /*AllowVarArgs=*/false,

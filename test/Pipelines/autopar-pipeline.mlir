@@ -49,7 +49,7 @@
 // OMP-NEXT: omp.wsloop {
 // OMP-NEXT: omp.loop_nest
 
-// BADISA: unknown isa 'avx9' (expected auto, avx512bf16, avx512, avx2 or generic)
+// BADISA: unknown isa 'avx9' (expected auto, amx, avx512bf16, avx512, avx2 or generic)
 
 // GRID1-NOT: all_reduce
 // GRID1: llvm.func @autopar_main()

@@ -11,7 +11,7 @@
 // AVX2: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<3x64x6x1xf32>, tensor<6x64x16x1xf32>)
 // GENERIC: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<4x64x4x1xf32>, tensor<12x64x8x1xf32>)
 // DOT: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<2x32x8x2xbf16>, tensor<3x32x32x2xbf16>)
-// BAD: autopar: ignoring AUTOPAR_CPU_ISA='avx9' (expected avx512bf16, avx512, avx2 or generic)
+// BAD: autopar: ignoring AUTOPAR_CPU_ISA='avx9' (expected amx, avx512bf16, avx512, avx2 or generic)
 // BAD-NOT: AUTOPAR_CPU_ISA
 // BAD: func.func @main
 
