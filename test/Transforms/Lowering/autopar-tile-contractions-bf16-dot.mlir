@@ -47,7 +47,7 @@ shard.grid @grid(shape = 1)
 // DOT-NOT: vector.contract
 
 // AMX-LABEL: func.func @autopar_main
-// AMX: memref.global "private" @__autopar_weight_0 : memref<3x32x32x2xbf16>
+// AMX: memref.get_global @__autopar_weight_0 : memref<3x32x32x2xbf16>
 // AMX: scf.forall (%[[N1:.*]]) in (3)
 // AMX-NOT: scf.for
 // AMX: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<20x32x1x2xbf16>, tensor<1x32x32x2xbf16>) outs(%{{.*}} : tensor<20x1x1x32xf32>)
