@@ -36,7 +36,8 @@ using namespace mlir::autopar;
 
 namespace {
 
-/// Rows of an AMX tile, and bytes of one of its rows.
+/// Rows of an AMX tile (each of 64 bytes: 32 bf16 or 16 f32), and pairs of
+/// k of one step of the reduction loop.
 constexpr int64_t kTileRows = 16;
 /// Columns of an f32 accumulator tile (64 bytes).
 constexpr int64_t kAccColumns = 16;
@@ -48,16 +49,6 @@ constexpr int64_t kBlockColumns = 2 * kAccColumns;
 
 /// The runtime function that requests the AMX tile state from Linux.
 constexpr llvm::StringLiteral kRequireAmx = "autopar_rt_require_amx";
-
-/// `memref` collapsed to two dimensions by `reassociation`, or null when its
-/// layout does not allow it.
-Value collapseTo2d(OpBuilder &b, Location loc, Value memref,
-                   ArrayRef<ReassociationIndices> reassociation) {
-  auto type = cast<MemRefType>(memref.getType());
-  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, reassociation))
-    return nullptr;
-  return memref::CollapseShapeOp::create(b, loc, memref, reassociation);
-}
 
 /// Reassociation of a rank-`rank` memref into two groups, the first of
 /// `leading` dimensions.
@@ -104,19 +95,33 @@ std::optional<AmxOperands> matchAmxContraction(OpBuilder &b,
       r[2] % kAccColumns != 0 || c[0] != l[0] || c[1] != 1 || c[2] != 1 ||
       c[3] != r[2])
     return std::nullopt;
+  // The 2-D views, where the layouts allow them: each row of a tile is
+  // contiguous (checked before any view is created, so that a mismatch
+  // leaves nothing behind).
+  int64_t rank = 4 + lead;
+  SmallVector<SmallVector<ReassociationIndices>> groups = {
+      twoGroups(rank, 1 + lead), twoGroups(rank, 2 + lead),
+      twoGroups(rank, 1 + lead)};
+  for (int64_t i = 0; i < 3; ++i) {
+    auto type = cast<MemRefType>(op->getOperand(i).getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1 ||
+        !memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups[i]))
+      return std::nullopt;
+  }
   Location loc = op.getLoc();
   AmxOperands views;
   views.m = l[0];
   views.k1 = l[1];
   views.n0 = r[2];
   views.a =
-      collapseTo2d(b, loc, op->getOperand(0), twoGroups(4 + lead, 1 + lead));
+      memref::CollapseShapeOp::create(b, loc, op->getOperand(0), groups[0]);
   views.b =
-      collapseTo2d(b, loc, op->getOperand(1), twoGroups(4 + lead, 2 + lead));
+      memref::CollapseShapeOp::create(b, loc, op->getOperand(1), groups[1]);
   views.c =
-      collapseTo2d(b, loc, op->getOperand(2), twoGroups(4 + lead, 1 + lead));
-  if (!views.a || !views.b || !views.c)
-    return std::nullopt;
+      memref::CollapseShapeOp::create(b, loc, op->getOperand(2), groups[2]);
   return views;
 }
 
