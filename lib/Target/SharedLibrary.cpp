@@ -91,6 +91,21 @@ static bool usesAmxTiles(llvm::ArrayRef<llvm::BasicBlock *> region) {
   return false;
 }
 
+/// Whether `module` calls LLVM's AMX tile intrinsics.
+static bool usesAmxTiles(const llvm::Module &module) {
+  return llvm::any_of(module, [](const llvm::Function &function) {
+    return function.isDeclaration() &&
+           function.getName().starts_with("llvm.x86.tileloadd64");
+  });
+}
+
+/// Whether the host CPU (whose features the target machine takes) has AMX
+/// tiles for bf16.
+static bool hostHasAmxTiles() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup("amx-tile") && features.lookup("amx-bf16");
+}
+
 /// Outlines every top-level loop nest of a function that has more than
 /// kMaxTopLevelLoops of them into its own `noinline` function. A device
 /// program is one function with a loop nest per op, one after the other; on
@@ -244,6 +259,14 @@ LogicalResult mlir::autopar::emitSharedLibrary(ModuleOp module,
     return failure();
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple());
+  // AMX tiles (isa=amx) on a CPU without them: LLVM cannot select the tile
+  // instructions for the host and would abort. (Reported at the module's
+  // location, not on it: the module itself is no help to the user.)
+  if (usesAmxTiles(*llvmModule) && !hostHasAmxTiles())
+    return mlir::emitError(module.getLoc())
+           << "the program uses AMX tiles (isa=amx or AUTOPAR_CPU_ISA=amx) "
+              "but this CPU has no amx-tile and amx-bf16; compile for its "
+              "own ISA (isa=auto) or avx512bf16";
 
   configureLLVMOptions();
   outlineLoopNests(*llvmModule);
