@@ -6,12 +6,13 @@ Prints the CPU model, then
   --grid 1, run with 1 thread: pack of the activation, mmt4d, unpack) against
   OpenBLAS and oneDNN (bench/gemm_ref.c, 1 thread), measured in this run, and
   the same matmul compiled with `--precision bf16` (bf16 weight and
-  activation, f32 accumulation): on a CPU with AVX512-BF16 both as the dot
-  products of bf16 pairs the compiler picks there (vdpbf16ps) and with
-  `AUTOPAR_CPU_ISA=avx512` (bf16 extended to f32, f32 FMAs), elsewhere the
-  extension only;
+  activation, f32 accumulation): on a CPU with AVX512-BF16 as the dot
+  products of bf16 pairs (vdpbf16ps, `AUTOPAR_CPU_ISA=avx512bf16`), on one
+  with AMX also on AMX tiles (tdpbf16ps, `AUTOPAR_CPU_ISA=amx`, the host's
+  own choice there), and with `AUTOPAR_CPU_ISA=avx512` (bf16 extended to
+  f32, f32 FMAs), elsewhere the extension only;
 - per model at one thread: step time of the f32 and the bf16 programs
-  (`compile --precision bf16`, extension and dot products as above);
+  (`compile --precision bf16`, extension, dot products and AMX as above);
 - per model (the MLP 4 x (1024 -> 4096 -> 1024) at batch 64, GPT-2 small at
   128 tokens, resnet18, mobilenet_v2 and a ViT-S/16 at 224x224, exported by
   the model zoo): step time of autopar (1 rank with the default threads, 1
@@ -101,10 +102,24 @@ def has_bf16_dot():
     return "avx512_bf16" in cpu_flags().split()
 
 
-# The ways a bf16 program is compiled: (label, AUTOPAR_CPU_ISA or None).
+def has_amx():
+    """Whether this CPU has AMX tiles for bf16 (autopar's `auto` ISA then
+    computes bf16 contractions on them)."""
+    flags = cpu_flags().split()
+    return has_bf16_dot() and "amx_tile" in flags and "amx_bf16" in flags
+
+
+# The ways a bf16 program is compiled: (label, AUTOPAR_CPU_ISA).
 # "ext": bf16 extended to f32 in registers, f32 FMAs (AVX-512F without
-# BF16); "dot": vdpbf16ps, the host's own choice on an AVX512-BF16 CPU.
-BF16_PATHS = [("ext", "avx512"), ("dot", None)]
+# BF16); "dot": vdpbf16ps (AVX512-BF16); "amx": tdpbf16ps on AMX tiles.
+BF16_PATHS = [("ext", "avx512"), ("dot", "avx512bf16"), ("amx", "amx")]
+
+
+def bf16_paths():
+    """The bf16 paths this CPU can run."""
+    if has_amx():
+        return BF16_PATHS
+    return BF16_PATHS[:2] if has_bf16_dot() else BF16_PATHS[:1]
 
 
 def autopar_step(autopar, model, work, name, grid, plan, threads, input_dir,
@@ -231,19 +246,23 @@ def main():
         one = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         shapes = MATMUL_SHAPES[:2] + MATMUL_SHAPES[4:5] if args.quick else MATMUL_SHAPES
         print()
-        dot = has_bf16_dot()
-        paths = BF16_PATHS if dot else BF16_PATHS[:1]
+        paths = bf16_paths()
+        labels = [path for path, _ in paths]
         print("GFLOP/s at one thread. bf16: `compile --precision bf16` (bf16 weight"
               " and activation, f32 accumulation), ext: extended to f32, f32 FMAs"
               " (AUTOPAR_CPU_ISA=avx512), dot: AVX512-BF16 dot products of bf16"
-              " pairs (%s); ratios by CPU time, which other jobs on the machine do"
-              " not inflate as they do wall time." % (
-                  "this CPU's choice" if dot else "not measured: no avx512_bf16"))
+              " pairs (AUTOPAR_CPU_ISA=avx512bf16; %s), amx: AMX tiles"
+              " (AUTOPAR_CPU_ISA=amx; %s); ratios by CPU time, which other jobs on"
+              " the machine do not inflate as they do wall time." % (
+                  "measured" if "dot" in labels else "not measured: no avx512_bf16",
+                  "measured" if "amx" in labels else
+                  "not measured: no amx_tile/amx_bf16"))
         print("| matmul M x N x K | autopar 1 thread | autopar 1 thread, by CPU time |"
               " OpenBLAS 1 thread | oneDNN 1 thread | autopar / OpenBLAS |"
               " bf16 ext | bf16 ext, CPU | bf16 dot | bf16 dot, CPU |"
-              " ext / f32, CPU | dot / f32, CPU |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+              " bf16 amx | bf16 amx, CPU |"
+              " ext / f32, CPU | dot / f32, CPU | amx / f32, CPU | amx / dot, CPU |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for m, n, k in shapes:
             name = "mm_%d_%d_%d" % (m, n, k)
             try:
@@ -269,15 +288,20 @@ def main():
                 def cell(path, which):
                     return "%.1f" % bf16[path][which] if path in bf16 else "-"
 
-                def ratio(path):
-                    return "%.2f" % (bf16[path][1] / cpu_gflops) if path in bf16 else "-"
-                print("| %dx%dx%d | %.1f | %.1f | %.1f | %.1f | %.2f | %s | %s | %s | %s | %s | %s |"
+                def ratio(path, base=None):
+                    if path not in bf16 or (base and base not in bf16):
+                        return "-"
+                    return "%.2f" % (bf16[path][1] /
+                                     (bf16[base][1] if base else cpu_gflops))
+                print("| %dx%dx%d | %.1f | %.1f | %.1f | %.1f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"
                       % (m, n, k, gflops, cpu_gflops, blas, dnnl, gflops / blas,
                          cell("ext", 0), cell("ext", 1), cell("dot", 0),
-                         cell("dot", 1), ratio("ext"), ratio("dot")))
+                         cell("dot", 1), cell("amx", 0), cell("amx", 1),
+                         ratio("ext"), ratio("dot"), ratio("amx"),
+                         ratio("amx", "dot")))
             except Exception as error:  # noqa: BLE001 - reported, exit 1
                 failures.append("%s: %s" % (name, error))
-                print("| %dx%dx%d | FAILED | | | | | | | | | | |" % (m, n, k))
+                print("| %dx%dx%d | FAILED | | | | | | | | | | | | | | |" % (m, n, k))
             sys.stdout.flush()
 
         print()
@@ -298,12 +322,14 @@ def main():
                     failures.append("export %s: %s" % (name, error))
         print("Step time in ms at one thread, 1 rank (median of warm repeats):"
               " the f32 program against `compile --precision bf16` (ext: extended"
-              " to f32; dot: AVX512-BF16 dot products, where the CPU has them); CPU:"
-              " process CPU time per step.")
+              " to f32; dot: AVX512-BF16 dot products; amx: AMX tiles; each where"
+              " the CPU has them); CPU: process CPU time per step.")
         print("| model | GFLOP | autopar f32 | autopar bf16 ext | autopar bf16 dot |"
+              " autopar bf16 amx |"
               " autopar f32, CPU | autopar bf16 ext, CPU | autopar bf16 dot, CPU |"
-              " f32 / bf16 ext, CPU | f32 / bf16 dot, CPU |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+              " autopar bf16 amx, CPU |"
+              " f32 / bf16 ext, CPU | f32 / bf16 dot, CPU | f32 / bf16 amx, CPU |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         variants = [("f32", "f32", None)] + [
             ("bf16-" + path, "bf16", isa) for path, isa in paths]
         for label, model, inputs, flops, _ in models:
@@ -320,18 +346,19 @@ def main():
 
             def ms(key, which):
                 if key not in cells:
-                    return "-" if key == "bf16-dot" and not dot else "FAILED"
+                    measured = any(key == "bf16-" + path for path in labels)
+                    return "FAILED" if measured or key == "f32" else "-"
                 return "%.2f" % (cells[key][which] * 1e3)
 
             def speedup(key):
                 if "f32" in cells and key in cells:
                     return "%.2f" % (cells["f32"][1] / cells[key][1])
                 return "-"
-            print("| %s | %.2f | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            print("| %s | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 label, flops / 1e9,
                 *(ms(key, which) for which in (0, 1)
-                  for key in ("f32", "bf16-ext", "bf16-dot")),
-                speedup("bf16-ext"), speedup("bf16-dot")))
+                  for key in ("f32", "bf16-ext", "bf16-dot", "bf16-amx")),
+                speedup("bf16-ext"), speedup("bf16-dot"), speedup("bf16-amx")))
             sys.stdout.flush()
         if not args.only_precision:
             print()

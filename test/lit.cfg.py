@@ -67,6 +67,16 @@ if shutil.which("clang++-14") and shutil.which("cmake") and \
         shutil.which("ninja") and glob.glob(
             "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a"):
     config.available_features.add("libfuzzer")
+# AMX tiles for bf16 (test/Driver/amx.test runs programs compiled with
+# isa=amx): the CPU flags as Linux reports them.
+try:
+    with open("/proc/cpuinfo") as _cpuinfo:
+        _flags = next((line.split(":", 1)[1].split() for line in _cpuinfo
+                       if line.startswith("flags")), [])
+except OSError:
+    _flags = []
+if {"amx_tile", "amx_bf16", "avx512_bf16"} <= set(_flags):
+    config.available_features.add("amx")
 # Exported models are cached in the build tree between runs.
 config.substitutions.append(
     ("%models", os.path.join(config.autopar_obj_root, "models")))

@@ -13,6 +13,8 @@
 
 #include "autopar/Conversion/Passes.h"
 #include "autopar/Pipelines/Pipelines.h"
+
+#include "autopar/Target/Target.h"
 #include "autopar/Transforms/Lowering/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -97,6 +99,10 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   // Free each buffer after its last use, not at the end of the program.
   pm.addNestedPass<func::FuncOp>(createFreeBuffersEarlyPass());
   pm.addNestedPass<func::FuncOp>(createLowerStridedCopiesPass());
+  // bf16 contractions on AMX tiles (isa=amx; a no-op elsewhere), on buffers.
+  AmxContractionsPassOptions amx;
+  amx.isa = options.isa;
+  pm.addPass(createAmxContractionsPass(amx));
 
   // The parallel loops of the register tiles (scf.forall over column
   // panels) become OpenMP work-sharing loops run by the threads of the rank
@@ -128,6 +134,8 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   memrefToLLVM.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createSCFToControlFlowPass());
+  std::optional<CpuIsa> isa = parseCpuIsa(options.isa);
+  bool amxTiles = isa && hasAmxTiles(*isa);
   // Register-tile contractions become outer products: one broadcast FMA
   // per row of the tile; x86vector dot products of bf16 pairs become their
   // LLVM intrinsic (vdpbf16ps).
@@ -135,6 +143,7 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   vectorToLLVM.vectorContractLowering =
       vector::VectorContractLowering::OuterProduct;
   vectorToLLVM.x86Vector = true;
+  vectorToLLVM.amx = amxTiles;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
@@ -142,7 +151,14 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   // rounded to about 1 ulp, unlike a polynomial expansion).
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
+  // AMX tiles carried through loops are block arguments, whose type
+  // convert-cf-to-llvm does not convert: convert-to-llvm (every dialect's
+  // patterns with one type converter that knows the AMX tile) does, before
+  // the OpenMP regions that hold them are converted.
+  if (amxTiles)
+    pm.addPass(createConvertToLLVMPass());
+  else
+    pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertToLLVMPass());

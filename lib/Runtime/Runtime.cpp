@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -1624,6 +1625,30 @@ AUTOPAR_RT_EXPORT void _mlir_memref_to_llvm_free(void *ptr) {
   auto *header = static_cast<BlockHeader *>(ptr) - 1;
   noteFreed(header->size);
   std::free(header->base);
+}
+
+// Programs compiled for AMX tiles (autopar-amx-contractions) call this at
+// the entry of each function with tile instructions: Linux grants the AMX
+// tile state (XTILEDATA) to a process only on request, and raises SIGILL at
+// the first tile instruction otherwise. The permission is per process, so
+// it is requested once, before the OpenMP threads run tiles.
+AUTOPAR_RT_EXPORT void autopar_rt_require_amx() {
+  static const bool granted = [] {
+#if defined(__linux__) && defined(__x86_64__)
+    constexpr long kArchReqXcompPerm = 0x1023;
+    constexpr long kXfeatureXtiledata = 18;
+    if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0)
+      fail(format("the program was compiled for AMX tiles (isa=amx) but Linux "
+                  "refused the AMX tile state (arch_prctl(ARCH_REQ_XCOMP_PERM, "
+                  "XFEATURE_XTILEDATA): %s); recompile with isa=avx512bf16",
+                  std::strerror(errno)));
+#else
+    fail("the program was compiled for AMX tiles (isa=amx), which need "
+         "x86-64 Linux; recompile with isa=avx512bf16");
+#endif
+    return true;
+  }();
+  (void)granted;
 }
 
 AUTOPAR_RT_EXPORT void autopar_rt_fail(const char *message) {

@@ -28,6 +28,7 @@ static std::optional<CpuIsa> parseNamedIsa(StringRef name) {
       .Case("avx2", CpuIsa::Avx2)
       .Case("avx512", CpuIsa::Avx512)
       .Case("avx512bf16", CpuIsa::Avx512Bf16)
+      .Case("amx", CpuIsa::Amx)
       .Default(std::nullopt);
 }
 
@@ -42,13 +43,16 @@ CpuIsa mlir::autopar::getHostIsa() {
     static bool reported = false;
     if (!reported)
       llvm::errs() << "autopar: ignoring AUTOPAR_CPU_ISA='" << forced
-                   << "' (expected avx512bf16, avx512, avx2 or generic)\n";
+                   << "' (expected amx, avx512bf16, avx512, avx2 or generic)\n";
     reported = true;
   }
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   auto has = [&](StringRef name) { return features.lookup(name); };
+  if (has("avx512f") && has("avx512bf16"))
+    return has("amx-tile") && has("amx-bf16") ? CpuIsa::Amx
+                                              : CpuIsa::Avx512Bf16;
   if (has("avx512f"))
-    return has("avx512bf16") ? CpuIsa::Avx512Bf16 : CpuIsa::Avx512;
+    return CpuIsa::Avx512;
   if (has("avx2") && has("fma"))
     return CpuIsa::Avx2;
   return CpuIsa::Generic;
@@ -61,7 +65,7 @@ std::optional<CpuIsa> mlir::autopar::parseCpuIsa(StringRef name) {
 }
 
 StringRef mlir::autopar::getCpuIsaNames() {
-  return "auto, avx512bf16, avx512, avx2 or generic";
+  return "auto, amx, avx512bf16, avx512, avx2 or generic";
 }
 
 StringRef mlir::autopar::stringifyCpuIsa(CpuIsa isa) {
@@ -74,6 +78,8 @@ StringRef mlir::autopar::stringifyCpuIsa(CpuIsa isa) {
     return "avx512";
   case CpuIsa::Avx512Bf16:
     return "avx512bf16";
+  case CpuIsa::Amx:
+    return "amx";
   }
   llvm_unreachable("unknown CpuIsa");
 }
@@ -82,6 +88,7 @@ int64_t mlir::autopar::getF32VectorLanes(CpuIsa isa) {
   switch (isa) {
   case CpuIsa::Avx512:
   case CpuIsa::Avx512Bf16:
+  case CpuIsa::Amx:
     return 16;
   case CpuIsa::Avx2:
     return 8;
@@ -95,6 +102,7 @@ ContractionTile mlir::autopar::getContractionTile(CpuIsa isa) {
   switch (isa) {
   case CpuIsa::Avx512:
   case CpuIsa::Avx512Bf16:
+  case CpuIsa::Amx:
     // 8 rows x 2 zmm = 16 accumulators of 32; the broadcasts of A and the two
     // B vectors fit in the rest.
     return {8, 32, 1};
@@ -108,7 +116,16 @@ ContractionTile mlir::autopar::getContractionTile(CpuIsa isa) {
   llvm_unreachable("unknown CpuIsa");
 }
 
+bool mlir::autopar::hasAmxTiles(CpuIsa isa) { return isa == CpuIsa::Amx; }
+
 std::optional<ContractionTile> mlir::autopar::getBf16DotTile(CpuIsa isa) {
+  if (isa == CpuIsa::Amx) {
+    // The rows of A unpacked (m0 = 1: an AMX tile loads 16 of them at their
+    // row stride), B in panels of 32 columns by pairs of k, as for
+    // vdpbf16ps: 16 pairs of a panel are two 16x32 bf16 tiles of B (the
+    // weight files are the same as avx512bf16's).
+    return ContractionTile{1, 32, 2};
+  }
   if (isa != CpuIsa::Avx512Bf16)
     return std::nullopt;
   // The f32 tile's 8 rows x 2 zmm accumulators; each vdpbf16ps takes a

@@ -78,6 +78,34 @@ static void configureLLVMOptions() {
 /// Functions with more top-level loop nests than this get each nest outlined.
 static constexpr unsigned kMaxTopLevelLoops = 16;
 
+/// Whether an instruction of `region` produces or takes an AMX tile.
+static bool usesAmxTiles(llvm::ArrayRef<llvm::BasicBlock *> region) {
+  for (llvm::BasicBlock *block : region)
+    for (llvm::Instruction &inst : *block) {
+      if (inst.getType()->isX86_AMXTy())
+        return true;
+      for (llvm::Value *operand : inst.operands())
+        if (operand->getType()->isX86_AMXTy())
+          return true;
+    }
+  return false;
+}
+
+/// Whether `module` calls LLVM's AMX tile intrinsics.
+static bool usesAmxTiles(const llvm::Module &module) {
+  return llvm::any_of(module, [](const llvm::Function &function) {
+    return function.isDeclaration() &&
+           function.getName().starts_with("llvm.x86.tileloadd64");
+  });
+}
+
+/// Whether the host CPU (whose features the target machine takes) has AMX
+/// tiles for bf16.
+static bool hostHasAmxTiles() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup("amx-tile") && features.lookup("amx-bf16");
+}
+
 /// Outlines every top-level loop nest of a function that has more than
 /// kMaxTopLevelLoops of them into its own `noinline` function. A device
 /// program is one function with a loop nest per op, one after the other; on
@@ -104,6 +132,11 @@ static void outlineLoopNests(llvm::Module &module) {
     llvm::CodeExtractorAnalysisCache cache(*function);
     unsigned outlined = 0;
     for (llvm::ArrayRef<llvm::BasicBlock *> region : regions) {
+      // AMX tiles (x86_amx) cannot cross a call: a nest whose tiles live
+      // across its boundary (accumulators loaded before the reduction loop,
+      // stored after it) stays where it is.
+      if (usesAmxTiles(region))
+        continue;
       llvm::CodeExtractor extractor(region, &domTree, /*AggregateArgs=*/false,
                                     /*BFI=*/nullptr, /*BPI=*/nullptr,
                                     /*AC=*/nullptr, /*AllowVarArgs=*/false,
@@ -226,6 +259,14 @@ LogicalResult mlir::autopar::emitSharedLibrary(ModuleOp module,
     return failure();
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple());
+  // AMX tiles (isa=amx) on a CPU without them: LLVM cannot select the tile
+  // instructions for the host and would abort. (Reported at the module's
+  // location, not on it: the module itself is no help to the user.)
+  if (usesAmxTiles(*llvmModule) && !hostHasAmxTiles())
+    return mlir::emitError(module.getLoc())
+           << "the program uses AMX tiles (isa=amx or AUTOPAR_CPU_ISA=amx) "
+              "but this CPU has no amx-tile and amx-bf16; compile for its "
+              "own ISA (isa=auto) or avx512bf16";
 
   configureLLVMOptions();
   outlineLoopNests(*llvmModule);

@@ -16,9 +16,21 @@
 // AVX-512F alone, f32 FMAs of extended operands.
 // RUN: autopar-opt %s --autopar-pipeline="grid=1 plan=replicated precision=bf16 isa=avx512bf16" | FileCheck %s --check-prefix=BF16DOT
 // RUN: autopar-opt %s --autopar-pipeline="grid=1 plan=replicated precision=bf16 isa=avx512" | FileCheck %s --check-prefix=BF16EXT
+// With AMX, AMX tiles (LLVM's internal tile intrinsics, which take the tile
+// shape: 16 rows of 64 bytes), after the runtime's request for the tile
+// state; no vdpbf16ps.
+// RUN: autopar-opt %s --autopar-pipeline="grid=1 plan=replicated precision=bf16 isa=amx" | FileCheck %s --check-prefix=BF16AMX
 
 // BF16DOT: llvm.func @autopar_main()
 // BF16DOT-COUNT-32: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+// BF16AMX: llvm.func @autopar_rt_require_amx()
+// BF16AMX-NOT: dpbf16ps.512
+// BF16AMX: llvm.func @autopar_main()
+// BF16AMX: llvm.call @autopar_rt_require_amx() : () -> ()
+// BF16AMX: llvm.call_intrinsic "llvm.x86.tileloadd64.internal"
+// BF16AMX: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// BF16AMX: llvm.call_intrinsic "llvm.x86.tilestored64.internal"
+// BF16AMX-NOT: dpbf16ps.512
 // BF16EXT: llvm.func @autopar_main()
 // BF16EXT-NOT: dpbf16ps
 // BF16EXT: llvm.intr.fmuladd
@@ -49,7 +61,7 @@
 // OMP-NEXT: omp.wsloop {
 // OMP-NEXT: omp.loop_nest
 
-// BADISA: unknown isa 'avx9' (expected auto, avx512bf16, avx512, avx2 or generic)
+// BADISA: unknown isa 'avx9' (expected auto, amx, avx512bf16, avx512, avx2 or generic)
 
 // GRID1-NOT: all_reduce
 // GRID1: llvm.func @autopar_main()

@@ -62,7 +62,7 @@ struct LowerToLLVMPipelineOptions
   Option<std::string> isa{
       *this, "isa",
       llvm::cl::desc("vector ISA the kernels are generated for: auto (the "
-                     "host CPU), avx512bf16, avx512, avx2 or generic"),
+                     "host CPU), amx, avx512bf16, avx512, avx2 or generic"),
       llvm::cl::init("auto")};
   Option<bool> packWeights{
       *this, "pack-weights",
@@ -93,7 +93,7 @@ struct AutoparPipelineOptions
   Option<std::string> isa{
       *this, "isa",
       llvm::cl::desc("vector ISA the kernels are generated for: auto (the "
-                     "host CPU), avx512bf16, avx512, avx2 or generic"),
+                     "host CPU), amx, avx512bf16, avx512, avx2 or generic"),
       llvm::cl::init("auto")};
   Option<std::string> precision{
       *this, "precision",

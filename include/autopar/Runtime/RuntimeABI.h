@@ -152,6 +152,12 @@ void _mlir_memref_to_llvm_free(void *ptr);
 /* Aborts the job with `message` (a NUL-terminated string). */
 void autopar_rt_fail(const char *message);
 
+/* Requests the AMX tile state from Linux (arch_prctl ARCH_REQ_XCOMP_PERM,
+ * XFEATURE_XTILEDATA) once per process; aborts the job if it is refused.
+ * Called at the entry of each function of a program compiled with isa=amx
+ * that runs AMX tile instructions. */
+void autopar_rt_require_amx(void);
+
 /* Exported by the device program. */
 void autopar_main(void);
 

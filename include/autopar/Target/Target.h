@@ -34,16 +34,20 @@ enum class CpuIsa {
   /// contractions as `vdpbf16ps` dot products of bf16 pairs (k0 = 2) into
   /// f32 accumulators (see `getBf16DotTile`).
   Avx512Bf16,
+  /// AVX512-BF16 with AMX (amx-tile and amx-bf16): the f32 register tile of
+  /// `Avx512`, and bf16 contractions on AMX tiles (`tdpbf16ps` on 16x16 f32
+  /// accumulator tiles, see `getBf16DotTile` and autopar-amx-contractions).
+  Amx,
 };
 
 /// The ISA of the CPU this process runs on (LLVM's host feature list), or
-/// the one named by the environment variable `AUTOPAR_CPU_ISA` (avx512bf16,
-/// avx512, avx2 or generic; an invalid name is reported on stderr and
-/// ignored).
+/// the one named by the environment variable `AUTOPAR_CPU_ISA` (amx,
+/// avx512bf16, avx512, avx2 or generic; an invalid name is reported on stderr
+/// and ignored).
 CpuIsa getHostIsa();
 
-/// Parses `auto` (the host), `generic`, `avx2`, `avx512` or `avx512bf16`;
-/// nullopt otherwise.
+/// Parses `auto` (the host), `generic`, `avx2`, `avx512`, `avx512bf16` or
+/// `amx`; nullopt otherwise.
 std::optional<CpuIsa> parseCpuIsa(StringRef name);
 
 /// The names `parseCpuIsa` accepts, for diagnostics: "auto, avx512bf16, ...".
@@ -66,9 +70,15 @@ ContractionTile getContractionTile(CpuIsa isa);
 /// Register tile of a bf16 x bf16 -> f32 contraction computed with dot
 /// products of bf16 pairs (`x86vector.avx512.dot`, `vdpbf16ps`): k0 = 2, the
 /// pair each f32 lane consumes, and n0 a multiple of the 16 f32 lanes. Both
-/// operands are packed in bf16 with this tile. nullopt where `isa` has no
-/// bf16 dot product (the bf16 operands are then extended to f32).
+/// operands are packed in bf16 with this tile. On AMX, m0 = 1: the packed
+/// left operand is row-major (M x K1 x 1 x 2), so that an AMX tile of A is a
+/// strided load of 16 rows of 32 consecutive k, and a tile of B is 16 pairs
+/// of k by 16 columns of the n0 = 32 panel. nullopt where `isa` has no bf16
+/// dot product (the bf16 operands are then extended to f32).
 std::optional<ContractionTile> getBf16DotTile(CpuIsa isa);
+
+/// Whether bf16 contractions on `isa` run on AMX tiles.
+bool hasAmxTiles(CpuIsa isa);
 
 /// The f32 lanes of one vector register on `isa` (4, 8 or 16).
 int64_t getF32VectorLanes(CpuIsa isa);

@@ -52,8 +52,10 @@ namespace {
 /// panel of B stays in cache while the rows of A stream past it; its
 /// iterations become threads), then loops over M1 and the reduction K1.
 /// `batched`: the op has a leading batch dimension. Returns the tiled op.
+/// `panelsOnly`: stop after the `scf.forall` (AMX tiles, see
+/// autopar-amx-contractions, loop over M1 and K1 themselves).
 FailureOr<Operation *> tileMmt4d(RewriterBase &rewriter, linalg::LinalgOp op,
-                                 bool batched) {
+                                 bool batched, bool panelsOnly = false) {
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<int64_t> panelSizes = {0, 1, 0, 0, 0, 0};
   SmallVector<int64_t> tileSizes = {1, 0, 1, 0, 0, 0};
@@ -71,6 +73,8 @@ FailureOr<Operation *> tileMmt4d(RewriterBase &rewriter, linalg::LinalgOp op,
     return failure();
   rewriter.replaceOp(op, outer->replacements);
 
+  if (panelsOnly)
+    return outer->tiledOps.front();
   auto panel = cast<TilingInterface>(outer->tiledOps.front());
   scf::SCFTilingOptions tiles;
   tiles.setTileSizes(getAsIndexOpFoldResult(ctx, tileSizes));
@@ -251,6 +255,19 @@ LogicalResult rewriteToBf16Dot(RewriterBase &rewriter,
   return success();
 }
 
+/// Whether `op`, a static (batch_)mmt4d, has the form that
+/// autopar-amx-contractions computes on AMX tiles: bf16 x bf16 -> f32 with
+/// m0 = 1, k0 = 2 and n0 a multiple of 16.
+bool isAmxContraction(linalg::LinalgOp op) {
+  auto lhs = cast<ShapedType>(op->getOperand(0).getType());
+  auto rhs = cast<ShapedType>(op->getOperand(1).getType());
+  auto acc = cast<ShapedType>(op->getOperand(2).getType());
+  return lhs.getElementType().isBF16() && rhs.getElementType().isBF16() &&
+         acc.getElementType().isF32() && lhs.getShape().end()[-2] == 1 &&
+         lhs.getShape().back() == 2 && rhs.getShape().back() == 2 &&
+         rhs.getShape().end()[-2] % 16 == 0;
+}
+
 struct TileContractionsPass
     : public autopar::impl::TileContractionsPassBase<TileContractionsPass> {
   using Base::Base;
@@ -305,11 +322,19 @@ struct TileContractionsPass
             return cast<ShapedType>(type).hasStaticShape();
           }))
         continue;
+      // bf16 x bf16 on AMX: column panels only, the rest after
+      // bufferization (AMX tiles load from and store to buffers).
+      bool amx = hasAmxTiles(*target) && isAmxContraction(op);
       FailureOr<Operation *> tile = tileMmt4d(
-          rewriter, op, llvm::isa<linalg::BatchMmt4DOp>(op.getOperation()));
+          rewriter, op, llvm::isa<linalg::BatchMmt4DOp>(op.getOperation()),
+          /*panelsOnly=*/amx);
       if (failed(tile)) {
         op.emitOpError() << "cannot be tiled to its register tile";
         return signalPassFailure();
+      }
+      if (amx) {
+        ++numAmxPanels;
+        continue;
       }
       rewriter.setInsertionPoint(*tile);
       FailureOr<linalg::VectorizationResult> vectorized =

@@ -3,7 +3,7 @@
 // RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=generic" | FileCheck %s --check-prefix=PERCALL
 // RUN: not autopar-opt %s -split-input-file --autopar-pack-contractions="isa=sse9" 2>&1 | FileCheck %s --check-prefix=BADISA
 
-// BADISA: autopar-pack-contractions: unknown isa 'sse9' (expected auto, avx512bf16, avx512, avx2 or generic)
+// BADISA: autopar-pack-contractions: unknown isa 'sse9' (expected auto, amx, avx512bf16, avx512, avx2 or generic)
 
 // A weight that only feeds a matmul: packed at compile time (its type is the
 // mmt4d right-hand side layout); the activation is packed per call, padded

@@ -11,13 +11,17 @@
 //   (extended once per call) and the 32 x 1 bf16 weight tile extended in
 //   registers, an f32 vector.contract of the 8x32 tile;
 // - a bf16-pair tile on an ISA without dot products (pack for avx512bf16,
-//   tile for avx512): both operands are extended to f32 in registers.
+//   tile for avx512): both operands are extended to f32 in registers;
+// - amx: A packed row-major (m0 = 1), B as for avx512bf16; the mmt4d is only
+//   tiled into the parallel loop over column panels, and left for
+//   autopar-amx-contractions (after bufferization).
 // RUN: autopar-opt %s --autopar-lower-precision=precision=bf16 --autopar-pack-contractions="isa=avx512bf16 pack-weights=true" --autopar-lower-program-to-runtime --autopar-convert-to-linalg --canonicalize --autopar-tile-contractions=isa=avx512bf16 | FileCheck %s --check-prefix=DOT
 // RUN: autopar-opt %s --autopar-lower-precision=precision=bf16 --autopar-pack-contractions="isa=avx512 pack-weights=true" --autopar-lower-program-to-runtime --autopar-convert-to-linalg --canonicalize --autopar-tile-contractions=isa=avx512 | FileCheck %s --check-prefix=EXT
 // RUN: autopar-opt %s --autopar-lower-precision=precision=bf16 --autopar-pack-contractions="isa=avx512bf16 pack-weights=true" --autopar-lower-program-to-runtime --autopar-convert-to-linalg --canonicalize --autopar-tile-contractions=isa=avx512 | FileCheck %s --check-prefix=NODOT
+// RUN: autopar-opt %s --autopar-lower-precision=precision=bf16 --autopar-pack-contractions="isa=amx pack-weights=true" --autopar-lower-program-to-runtime --autopar-convert-to-linalg --canonicalize --autopar-tile-contractions=isa=amx | FileCheck %s --check-prefix=AMX
 // RUN: not autopar-opt %s --autopar-tile-contractions=isa=sse9 2>&1 | FileCheck %s --check-prefix=BADISA
 
-// BADISA: autopar-tile-contractions: unknown isa 'sse9' (expected auto, avx512bf16, avx512, avx2 or generic)
+// BADISA: autopar-tile-contractions: unknown isa 'sse9' (expected auto, amx, avx512bf16, avx512, avx2 or generic)
 
 shard.grid @grid(shape = 1)
 // DOT-LABEL: func.func @autopar_main
@@ -41,6 +45,14 @@ shard.grid @grid(shape = 1)
 // DOT-NOT: x86vector.avx512.dot
 // DOT: scf.yield %{{.*}} : vector<8x32xf32>
 // DOT-NOT: vector.contract
+
+// AMX-LABEL: func.func @autopar_main
+// AMX: memref.get_global @__autopar_weight_0 : memref<3x32x32x2xbf16>
+// AMX: scf.forall (%[[N1:.*]]) in (3)
+// AMX-NOT: scf.for
+// AMX: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<20x32x1x2xbf16>, tensor<1x32x32x2xbf16>) outs(%{{.*}} : tensor<20x1x1x32xf32>)
+// AMX-NOT: vector.contract
+// AMX-NOT: x86vector
 
 // EXT-LABEL: func.func @autopar_main
 // EXT: scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<8x32xf32>)

@@ -2,7 +2,7 @@
 // RUN: autopar-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(autopar-convert-to-linalg,canonicalize,autopar-vectorize-elementwise{isa=avx512}))' | FileCheck %s --check-prefix=AVX512
 // RUN: not autopar-opt %s --pass-pipeline='builtin.module(func.func(autopar-vectorize-elementwise{isa=mmx}))' 2>&1 | FileCheck %s --check-prefix=BADISA
 
-// BADISA: autopar-vectorize-elementwise: unknown isa 'mmx' (expected auto, avx512bf16, avx512, avx2 or generic)
+// BADISA: autopar-vectorize-elementwise: unknown isa 'mmx' (expected auto, amx, avx512bf16, avx512, avx2 or generic)
 
 // An elementwise op on NCHW: the four loops are contiguous in both operands
 // and collapse into one of 128 elements, in vectors of 8 (AVX2) or 16.

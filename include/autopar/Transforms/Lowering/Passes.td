@@ -117,7 +117,9 @@ def PackContractionsPass
     matmuls with a bf16 operand use the tile 8x32x2 instead: both operands
     packed in bf16 pairs along K (an f32 one rounded per call), the pairs
     that `vdpbf16ps` consumes (see autopar-tile-contractions); convolutions
-    keep the f32 tile.
+    keep the f32 tile. With `amx` (AMX tiles), the same contractions use the
+    tile 1x32x2: B packed as for `avx512bf16`, A row-major (M x K1 x 1 x 2),
+    for autopar-amx-contractions.
     `autopar-tile-contractions` then tiles and vectorizes the `linalg.mmt4d`.
     An ungrouped f32 `autopar.conv` (any number of spatial dimensions) is the
     same product in im2col form: the input is zero-padded and copied into its
@@ -149,7 +151,8 @@ def PackContractionsPass
   }];
   let options = [
     Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
-           "vector ISA of the register tile: auto, avx512bf16, avx512, avx2 or generic">,
+           "vector ISA of the register tile: auto, amx, avx512bf16, avx512, avx2 "
+           "or generic">,
     Option<"packWeights", "pack-weights", "bool", /*default=*/"false",
            "give weights the packed type (the driver then writes them "
            "packed); otherwise weights are packed per call">,
@@ -233,7 +236,10 @@ def TileContractionsPass
       bf16 pairs: both tiles read as contiguous 1-D vectors, and per row A's
       pair (one 32-bit word) broadcast to 16 lanes and one
       `x86vector.avx512.dot` (`vdpbf16ps`) per 16 columns into the f32
-      accumulator. On other ISAs both operands are extended to f32.
+      accumulator. With `isa=amx`, such an `linalg.mmt4d` (m0 = 1) is only
+      tiled into the parallel `scf.forall` over N1 and left for
+      autopar-amx-contractions (after bufferization). On other ISAs both
+      operands are extended to f32.
     - `linalg.pack` becomes `tensor.pad` + `tensor.expand_shape` +
       `linalg.transpose`, and `linalg.unpack` `linalg.transpose` +
       `tensor.collapse_shape` + `tensor.extract_slice` (`linalg::lowerPack`,
@@ -262,9 +268,10 @@ def TileContractionsPass
   }];
   let options = [
     Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
-           "vector ISA of the register tile: auto, avx512bf16, avx512, avx2 "
-           "or generic (bf16 x bf16 tiles become dot products of bf16 pairs "
-           "on avx512bf16, f32 FMAs of extended operands elsewhere)">,
+           "vector ISA of the register tile: auto, amx, avx512bf16, avx512, "
+           "avx2 or generic (bf16 x bf16 tiles become dot products of bf16 "
+           "pairs on avx512bf16, are left for autopar-amx-contractions on "
+           "amx, f32 FMAs of extended operands elsewhere)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
@@ -278,6 +285,8 @@ def TileContractionsPass
     Statistic<"numTiled", "tiled", "number of linalg.mmt4d ops vectorized">,
     Statistic<"numDotBf16", "dot-bf16",
               "number of bf16 register tiles as dot products of bf16 pairs">,
+    Statistic<"numAmxPanels", "amx-panels",
+              "number of bf16 linalg.mmt4d ops left for AMX tiles">,
   ];
 }
 
@@ -325,7 +334,8 @@ def VectorizeElementwisePass
   }];
   let options = [
     Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
-           "vector width: auto (the host CPU), avx512bf16, avx512, avx2 or generic">,
+           "vector width: auto (the host CPU), amx, avx512bf16, avx512, avx2 or "
+           "generic">,
   ];
   let dependentDialects = [
     "mlir::affine::AffineDialect",
@@ -479,6 +489,63 @@ def FreeBuffersEarlyPass
   }];
   let statistics = [
     Statistic<"numMoved", "moved", "number of deallocs moved earlier">,
+  ];
+}
+
+def AmxContractionsPass
+    : Pass<"autopar-amx-contractions", "mlir::ModuleOp"> {
+  let summary = "compute bf16 linalg.mmt4d on buffers with AMX tiles";
+  let description = [{
+    Input contract: bufferized IR after autopar-tile-contractions with
+    `isa=amx`, whose bf16 contractions are `linalg.mmt4d` (or a
+    `linalg.batch_mmt4d` of batch 1) of one column panel: A row-major
+    `M x K1 x 1 x 2` bf16, B `1 x K1 x n0 x 2` bf16 (n0 a multiple of 16, the
+    pairs of k that `tdpbf16ps` consumes), the accumulator `M x 1 x 1 x n0`
+    f32, all of static shape. With `isa=amx`, each becomes AMX dialect ops:
+    blocks of 32 rows by 32 columns, four 16x16 f32 accumulator tiles
+    (`amx.tile_load` of the accumulator, carried through the reduction loop,
+    `amx.tile_store` after it); per step of 16 pairs of k, two 16x32 bf16
+    tiles of A (rows of A at its row stride) and two of B (16 pairs by 16
+    columns of the panel), and four `amx.tile_mulf`. Rows and pairs that do
+    not fill a tile take a smaller tile (statically shaped). Each function
+    with AMX tiles first calls `autopar_rt_require_amx`, which asks Linux
+    for the AMX tile state (`arch_prctl(ARCH_REQ_XCOMP_PERM)`) once per
+    process. Other ops, and every op on other ISAs, are left alone.
+
+    Before:
+    ```mlir
+    linalg.mmt4d ins(%a, %b : memref<64x48x1x2xbf16>, memref<1x48x32x2xbf16, strided<...>>)
+        outs(%c : memref<64x1x1x32xf32, strided<...>>)
+    ```
+    After (one block of 32 rows):
+    ```mlir
+    %c00 = amx.tile_load %c2[%m, %c0] : memref<64x32xf32, ...> into !amx.tile<16x16xf32>
+    ...
+    %r:4 = scf.for %k = %c0 to %c48 step %c16 iter_args(%t00 = %c00, ...) {
+      %a0 = amx.tile_load %a2[%m, %k2] : memref<64x96xbf16> into !amx.tile<16x32xbf16>
+      %b0 = amx.tile_load %b2[%k, %c0] : memref<48x64xbf16, ...> into !amx.tile<16x32xbf16>
+      %n00 = amx.tile_mulf %a0, %b0, %t00 : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+      ...
+    }
+    amx.tile_store %c2[%m, %c0], %r#0 : memref<64x32xf32, ...>, !amx.tile<16x16xf32>
+    ```
+  }];
+  let options = [
+    Option<"isa", "isa", "std::string", /*default=*/"\"auto\"",
+           "vector ISA: auto, amx, avx512bf16, avx512, avx2 or generic (the "
+           "pass rewrites only with amx)">,
+  ];
+  let dependentDialects = [
+    "mlir::amx::AMXDialect",
+    "mlir::arith::ArithDialect",
+    "mlir::func::FuncDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect",
+  ];
+  let statistics = [
+    Statistic<"numAmx", "amx-contractions",
+              "number of bf16 contractions computed on AMX tiles">,
   ];
 }
 
