@@ -86,3 +86,47 @@ func.func @main(%ids: tensor<2x3xi64>) -> tensor<f32> {
   %l = autopar.reduce_sum %s {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// BatchNormalization with its statistics as operands: xhat = (X - mean)
+// rstd; dscale = sum dY xhat, dbias = sum dY, dmean = -sum dY scale rstd,
+// dvar = -1/2 rstd^3 sum dY scale (X - mean) (per channel: sums over all
+// but dimension 1). In a model the importer computes mean and var from X
+// in training mode, so these flow into X; here they are weights.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[S:.*]] = autopar.weight "bn.weight" : tensor<3xf32>
+// CHECK: %[[M:.*]] = autopar.weight "bn.running_mean" : tensor<3xf32>
+// CHECK: %[[V:.*]] = autopar.weight "bn.running_var" : tensor<3xf32>
+// CHECK: %[[DY:.*]] = autopar.expand
+// CHECK: %[[VE:.*]] = autopar.add %[[V]], %{{.*}} : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+// CHECK: %[[SQ:.*]] = autopar.sqrt %[[VE]]
+// CHECK: %[[RSTD:.*]] = autopar.reciprocal %[[SQ]]
+// CHECK: %[[SB:.*]] = autopar.reshape %[[S]] : (tensor<3xf32>) -> tensor<1x3x1xf32>
+// CHECK: %[[MB:.*]] = autopar.reshape %[[M]] : (tensor<3xf32>) -> tensor<1x3x1xf32>
+// CHECK: %[[C:.*]] = autopar.sub %{{.*}}, %[[MB]] : (tensor<2x3x4xf32>, tensor<1x3x1xf32>) -> tensor<2x3x4xf32>
+// CHECK: %[[GS:.*]] = autopar.mul %[[DY]], %[[SB]]
+// CHECK: %[[DIRECT:.*]] = autopar.mul %[[GS]], %{{.*}} : (tensor<2x3x4xf32>, tensor<1x3x1xf32>) -> tensor<2x3x4xf32>
+// CHECK: %[[XHAT:.*]] = autopar.mul %[[C]], %{{.*}} : (tensor<2x3x4xf32>, tensor<1x3x1xf32>) -> tensor<2x3x4xf32>
+// CHECK: %[[GX:.*]] = autopar.mul %[[DY]], %[[XHAT]] : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK: autopar.reduce_sum %[[GX]] {axes = array<i64: 0, 2>} : (tensor<2x3x4xf32>) -> tensor<1x3x1xf32>
+// CHECK: autopar.reduce_sum %[[DY]] {axes = array<i64: 0, 2>}
+// CHECK: %[[DM:.*]] = autopar.reduce_sum %[[DIRECT]] {axes = array<i64: 0, 2>}
+// CHECK: autopar.constant dense<-1.000000e+00>
+// CHECK: %[[R2:.*]] = autopar.mul %[[RSTD]], %[[RSTD]]
+// CHECK: %[[R3:.*]] = autopar.mul %[[RSTD]], %[[R2]]
+// CHECK: %[[GC:.*]] = autopar.mul %[[GS]], %[[C]]
+// CHECK: %[[DV0:.*]] = autopar.reduce_sum %[[GC]] {axes = array<i64: 0, 2>}
+// CHECK: %[[DV1:.*]] = autopar.reshape %[[DV0]]
+// CHECK: autopar.mul %[[DV1]], %[[R3]]
+// CHECK: autopar.constant dense<-5.000000e-01>
+// CHECK: autopar.assign %[[S]]
+func.func @main(%x: tensor<2x3x4xf32>) -> tensor<f32> {
+  %s = autopar.weight "bn.weight" : tensor<3xf32>
+  %b = autopar.weight "bn.bias" : tensor<3xf32>
+  %m = autopar.weight "bn.running_mean" : tensor<3xf32>
+  %v = autopar.weight "bn.running_var" : tensor<3xf32>
+  %y = autopar.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-5 : f32} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  %l = autopar.reduce_sum %y {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -699,6 +699,63 @@ static LogicalResult layerNormRule(LayerNormOp op, GradBuilder &gb,
   return success();
 }
 
+/// BatchNormalization with its statistics as operands: Y = (X - mean)
+/// rstd scale + bias per channel (dimension 1), rstd = 1/sqrt(var + eps).
+/// In training mode the importer computes mean and var from X by reductions,
+/// so their gradients below flow back into X through those reductions (the
+/// training-mode batch-statistics gradient); in inference mode they are
+/// initializers and nothing asks for them.
+static LogicalResult batchNormRule(BatchNormOp op, GradBuilder &gb,
+                                   ValueRange dy, ArrayRef<bool> wanted,
+                                   SmallVectorImpl<Value> &grads) {
+  Value x = op->getOperand(0);
+  ArrayRef<int64_t> shape = gb.shapeOf(x);
+  int64_t rank = shape.size();
+  if (rank < 2)
+    return op.emitError() << "batch_norm gradient needs an input of rank >= "
+                             "2 (N, C, ...), got rank "
+                          << rank;
+  int64_t channels = shape[1];
+  for (unsigned i = 1; i < 5; ++i)
+    if (gb.shapeOf(op->getOperand(i)) != ArrayRef<int64_t>{channels})
+      return op.emitError()
+             << "batch_norm gradient needs per-channel operands of shape ["
+             << channels << "]; operand " << i << " has rank "
+             << gb.shapeOf(op->getOperand(i)).size();
+  SmallVector<int64_t> perChannel(rank, 1), others;
+  perChannel[1] = channels;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != 1)
+      others.push_back(d);
+  auto broadcast = [&](Value v) { return gb.reshape(v, perChannel); };
+  auto channelSum = [&](Value v) {
+    return gb.reshape(gb.sumKeep(v, others), {channels});
+  };
+  double eps = op.getEpsilon().convertToDouble();
+  Value var = op->getOperand(4);
+  Value rstd = gb.unary<ReciprocalOp>(
+      gb.unary<SqrtOp>(gb.add(var, gb.scalarLike(var, eps))));
+  Value scale = broadcast(op->getOperand(1));
+  Value centered = gb.sub(x, broadcast(op->getOperand(3)));
+  Value g = dy[0];
+  Value gScaled = gb.mul(g, scale);
+  Value direct = gb.mul(gScaled, broadcast(rstd));
+  if (wanted[0])
+    grads[0] = direct;
+  if (wanted[1])
+    grads[1] = channelSum(gb.mul(g, gb.mul(centered, broadcast(rstd))));
+  if (wanted[2])
+    grads[2] = channelSum(g);
+  if (wanted[3])
+    grads[3] = gb.mul(channelSum(direct), -1.0);
+  if (wanted[4]) {
+    Value rstd3 = gb.mul(rstd, gb.mul(rstd, rstd));
+    grads[4] =
+        gb.mul(gb.mul(channelSum(gb.mul(gScaled, centered)), rstd3), -0.5);
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
@@ -1129,6 +1186,7 @@ void attachGradientModels(MLIRContext &ctx) {
   attach<SoftmaxOp, softmaxRule>(ctx);
   attach<LogSoftmaxOp, logSoftmaxRule>(ctx);
   attach<LayerNormOp, layerNormRule>(ctx);
+  attach<BatchNormOp, batchNormRule>(ctx);
   attach<ReduceSumOp, reduceSumRule>(ctx);
   attach<ReduceMeanOp, reduceMeanRule>(ctx);
   attach<ReshapeOp, reshapeRule>(ctx);
