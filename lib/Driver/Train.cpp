@@ -423,7 +423,7 @@ FailureOr<TrainingRun> mlir::autopar::runTraining(
                            getPipelineApps(manifest, absOutDir, inDir,
                                            resultDir, stateDir, common),
                            runDir.get(), options.timeoutSeconds, &err,
-                           /*hostfile=*/"", onLine);
+                           options.hostfile, onLine);
   } else {
     std::vector<std::string> args = {
         "--program", joinPath(absOutDir, "program.so"),
@@ -435,7 +435,7 @@ FailureOr<TrainingRun> mlir::autopar::runTraining(
       args.insert(args.end(), {"--save-state", stateDir});
     args.insert(args.end(), common.begin(), common.end());
     out = launchRunner(ctx, args, manifest.numDevices, runDir.get(),
-                       options.timeoutSeconds, &err, /*hostfile=*/"", onLine);
+                       options.timeoutSeconds, &err, options.hostfile, onLine);
   }
   if (failed(out))
     return failure();
@@ -484,6 +484,7 @@ int driver::trainCommand(int argc, char **argv) {
       llvm::cl::desc("write the ONNX model with the trained initializers "
                      "(same graph) after the last step"),
       llvm::cl::value_desc("model.onnx"), llvm::cl::cat(category));
+  static LauncherOptions launcher(category);
   static llvm::cl::opt<bool> profile(
       "profile",
       llvm::cl::desc("compare the measured step time (median over the "
@@ -572,6 +573,10 @@ int driver::trainCommand(int argc, char **argv) {
   options.threads = static_cast<unsigned>(threadCount);
   options.profile = profile;
   options.collectWeights = !save.empty();
+  RunOptions launch;
+  if (failed(launcher.apply(launch)))
+    return kErrorExitCode;
+  options.hostfile = launch.hostfile;
   // Each step's line as the job prints it.
   options.onStep = [](StringRef line) {
     llvm::outs() << line << "\n";

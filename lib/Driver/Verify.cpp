@@ -306,6 +306,8 @@ struct TrainingVerification {
   uint64_t steps = 1;
   unsigned timeoutSeconds = 300;
   std::optional<double> rtol, atol;
+  /// `--hostfile`, resolved; empty: this host.
+  std::string hostfile;
 };
 } // namespace
 
@@ -344,6 +346,7 @@ static int verifyTraining(MLIRContext &ctx, ModuleOp module,
   options.steps = check.steps;
   options.timeoutSeconds = check.timeoutSeconds;
   options.collectWeights = true;
+  options.hostfile = check.hostfile;
   progress.step("verify: " + Twine(check.steps) +
                 " training steps on one device");
   FailureOr<TrainingRun> expected =
@@ -615,6 +618,10 @@ int driver::verifyCommand(int argc, char **argv) {
     check.timeoutSeconds = static_cast<unsigned>(*timeoutSeconds);
     check.rtol = rtolOverride;
     check.atol = atolOverride;
+    RunOptions launch;
+    if (failed(launcher.apply(launch)))
+      return kVerifyErrorExitCode;
+    check.hostfile = launch.hostfile;
     return verifyTraining(ctx, *imported->module, check, progress);
   }
   FailureOr<std::vector<HostTensor>> inputTensors =

@@ -328,6 +328,9 @@ struct TrainingRunOptions {
   /// Assemble the trained initializers from the ranks' shards
   /// (`TrainingRun::weights`).
   bool collectWeights = false;
+  /// An OpenMPI hostfile: the ranks run across its hosts (the compiled
+  /// directory must be on a filesystem every host sees); empty: this host.
+  std::string hostfile;
   /// Called with each `step K loss=V` line as the job prints it.
   llvm::function_ref<void(StringRef)> onStep = nullptr;
 };

@@ -46,8 +46,32 @@ while [ "$i" -le "$hosts" ]; do
   ip -n "$ns" link set eth0 up || exit 1
   ip -n "$ns" link set lo up || exit 1
   echo "$addr slots=$slots" >> "$work/hostfile"
-  echo "$addr $ns" >> "$work/namespaces"
+  # Each "host" keeps OpenMPI's session directory apart: the namespaces
+  # share /tmp and the hostname, and two daemons in one session directory
+  # clash (PMIx "NO-PERMISSIONS", unroutable daemons).
+  mkdir -p "$work/tmp$i"
+  echo "$addr $ns $work/tmp$i" >> "$work/namespaces"
   i=$((i + 1))
+done
+
+# Wait (up to 10 s) until every bridge port forwards (state 3) and every
+# namespace's link is up, so that the first connections of the job are not
+# dropped (seen as "ORTE does not know how to route a message").
+tries=0
+while [ "$tries" -lt 100 ]; do
+  ready=1
+  i=1
+  while [ "$i" -le "$hosts" ]; do
+    state=$(cat "/sys/class/net/$bridge/brif/${prefix}v$i/state" 2>/dev/null)
+    oper=$(ip netns exec "$prefix-$i" cat /sys/class/net/eth0/operstate 2>/dev/null)
+    if [ "$state" != 3 ] || [ "$oper" != up ]; then
+      ready=0
+    fi
+    i=$((i + 1))
+  done
+  [ "$ready" = 1 ] && break
+  tries=$((tries + 1))
+  sleep 0.1
 done
 
 export AUTOPAR_TEST_HOSTFILE="$work/hostfile"

@@ -4,8 +4,9 @@
 host=$1
 shift
 ns=$(awk -v h="$host" '$1 == h { print $2 }' "$AUTOPAR_NETNS_MAP")
+tmp=$(awk -v h="$host" '$1 == h { print $3 }' "$AUTOPAR_NETNS_MAP")
 if [ -z "$ns" ]; then
   echo "netns-rsh.sh: unknown host '$host'" >&2
   exit 1
 fi
-exec ip netns exec "$ns" sh -c "$*"
+exec ip netns exec "$ns" env OMPI_MCA_orte_tmpdir_base="$tmp" sh -c "$*"
