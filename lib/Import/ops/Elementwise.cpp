@@ -264,15 +264,16 @@ LogicalResult OnnxImporter::importBinary(const NodeRef &ref, Location loc) {
   if (op == "Mod" && !*fmod &&
       isa<FloatType>(inputType(ref, 0).getElementType()))
     return emitError(ref) << "attribute 'fmod' must be 1 for float operands";
-  bool foldable = llvm::is_contained(
-      {"Add", "Sub", "Mul", "Div", "Pow", "And", "Equal", "Less", "Greater"},
-      op);
+  bool foldable = llvm::is_contained({"Add", "Sub", "Mul", "Div", "Mod", "Pow",
+                                      "And", "Equal", "Less", "Greater"},
+                                     op);
   const ConstTensor *lhs = knownInput(ref, 0), *rhs = knownInput(ref, 1);
   // 8-bit integers wrap around: computed by the lowering, not folded.
   if (foldable && lhs && rhs && (lhs->dtype == rhs->dtype || op == "Pow") &&
       !llvm::is_contained(kQuantized, lhs->dtype)) {
     std::string error;
-    FailureOr<ConstTensor> folded = foldBinary(op, *lhs, *rhs, error);
+    FailureOr<ConstTensor> folded =
+        foldBinary(op, *lhs, *rhs, error, *fmod != 0);
     if (failed(folded))
       return emitError(ref) << error;
     if (folded->getNumElements() <= kMaxFoldElements)
