@@ -266,9 +266,10 @@ static void forEachBroadcast(ArrayRef<int64_t> resultShape,
   }
 }
 
-FailureOr<ConstTensor> importer::foldBinary(StringRef op, const ConstTensor &lhs,
+FailureOr<ConstTensor> importer::foldBinary(StringRef op,
+                                            const ConstTensor &lhs,
                                             const ConstTensor &rhs,
-                                            std::string &error) {
+                                            std::string &error, bool fmod) {
   FailureOr<SmallVector<int64_t>> shape = broadcastStatic(lhs.shape, rhs.shape);
   if (failed(shape)) {
     error = "operand shapes " + formatShape(lhs.shape) + " and " +
@@ -296,6 +297,7 @@ FailureOr<ConstTensor> importer::foldBinary(StringRef op, const ConstTensor &lhs
                  : op == "Sub" ? a - b
                  : op == "Mul" ? a * b
                  : op == "Div" ? a / b
+                 : op == "Mod" ? std::fmod(a, b)
                                : std::pow(a, b);
       result.floats.push_back(roundFloat(lhs.dtype, r));
       return;
@@ -320,13 +322,24 @@ FailureOr<ConstTensor> importer::foldBinary(StringRef op, const ConstTensor &lhs
         divByZero = true;
       else
         r = a / b;
+    } else if (op == "Mod") {
+      // fmod: C's remainder, with the dividend's sign; otherwise the
+      // divisor's sign (r + b when the remainder and b differ in sign).
+      if (b == 0) {
+        divByZero = true;
+      } else if (b != -1) {
+        r = a % b;
+        if (!fmod && r != 0 && (r < 0) != (b < 0))
+          r += b;
+      }
     } else {
       r = static_cast<int64_t>(std::pow(double(a), rhs.getDouble(at[1])));
     }
     result.ints.push_back(wrapInt(lhs.dtype, r));
   });
   if (divByZero) {
-    error = "integer division by zero in a constant computation";
+    error = op == "Mod" ? "integer modulo by zero in a constant computation"
+                        : "integer division by zero in a constant computation";
     return failure();
   }
   return result;

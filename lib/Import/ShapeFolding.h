@@ -68,10 +68,13 @@ RankedTensorType getConstTensorType(MLIRContext *ctx,
 /// `tensor` as an attribute of its type (a splat when all elements match).
 DenseElementsAttr toAttr(MLIRContext *ctx, const ConstTensor &tensor);
 
-/// Elementwise binary `op` (Add, Sub, Mul, Div, Pow, Equal, Less, Greater,
-/// And) with multidirectional broadcasting.
+/// Elementwise binary `op` (Add, Sub, Mul, Div, Mod, Pow, Equal, Less,
+/// Greater, And) with multidirectional broadcasting. Mod follows ONNX: with
+/// `fmod` the remainder has the dividend's sign (C's fmod, the only form for
+/// floats), without it the divisor's sign (integers only).
 FailureOr<ConstTensor> foldBinary(StringRef op, const ConstTensor &lhs,
-                                  const ConstTensor &rhs, std::string &error);
+                                  const ConstTensor &rhs, std::string &error,
+                                  bool fmod = false);
 /// Elementwise unary `op` (Neg, Abs, Not).
 FailureOr<ConstTensor> foldUnary(StringRef op, const ConstTensor &input,
                                  std::string &error);

@@ -77,12 +77,15 @@ void OnnxImporter::registerElementwiseImporters(OpImporterRegistry &registry) {
   registry.add("Or", 7, &OnnxImporter::importBinary);
   registry.add("Xor", 7, &OnnxImporter::importBinary);
   registry.add("Mod", 10, &OnnxImporter::importBinary);
-  registry.add("PRelu", 7, &OnnxImporter::importBinary);
+  // Max/Min/Sum/Mean-6 (PyTorch's opset-6 exports) are the later forms
+  // without multidirectional broadcasting: a subset of what the handler
+  // accepts. PRelu-6 applies a 1-D slope per channel (importBinary).
+  registry.add("PRelu", 6, &OnnxImporter::importBinary);
   registry.add("BitShift", 11, &OnnxImporter::importBitShift);
-  registry.add("Max", 8, &OnnxImporter::importVariadic);
-  registry.add("Min", 8, &OnnxImporter::importVariadic);
-  registry.add("Sum", 8, &OnnxImporter::importVariadic);
-  registry.add("Mean", 8, &OnnxImporter::importVariadic);
+  registry.add("Max", 6, &OnnxImporter::importVariadic);
+  registry.add("Min", 6, &OnnxImporter::importVariadic);
+  registry.add("Sum", 6, &OnnxImporter::importVariadic);
+  registry.add("Mean", 6, &OnnxImporter::importVariadic);
   registry.add("Clip", 1, &OnnxImporter::importClip);
   registry.add("Cast", 1, &OnnxImporter::importCast);
   registry.add("Where", 1, &OnnxImporter::importWhere);
@@ -264,21 +267,35 @@ LogicalResult OnnxImporter::importBinary(const NodeRef &ref, Location loc) {
   if (op == "Mod" && !*fmod &&
       isa<FloatType>(inputType(ref, 0).getElementType()))
     return emitError(ref) << "attribute 'fmod' must be 1 for float operands";
-  bool foldable = llvm::is_contained(
-      {"Add", "Sub", "Mul", "Div", "Pow", "And", "Equal", "Less", "Greater"},
-      op);
+  bool foldable = llvm::is_contained({"Add", "Sub", "Mul", "Div", "Mod", "Pow",
+                                      "And", "Equal", "Less", "Greater"},
+                                     op);
   const ConstTensor *lhs = knownInput(ref, 0), *rhs = knownInput(ref, 1);
   // 8-bit integers wrap around: computed by the lowering, not folded.
   if (foldable && lhs && rhs && (lhs->dtype == rhs->dtype || op == "Pow") &&
       !llvm::is_contained(kQuantized, lhs->dtype)) {
     std::string error;
-    FailureOr<ConstTensor> folded = foldBinary(op, *lhs, *rhs, error);
+    FailureOr<ConstTensor> folded =
+        foldBinary(op, *lhs, *rhs, error, *fmod != 0);
     if (failed(folded))
       return emitError(ref) << error;
     if (folded->getNumElements() <= kMaxFoldElements)
       return setKnownOutput(ref, 0, std::move(*folded), loc);
   }
   Value a = input(ref, 0), b = input(ref, 1);
+  // PRelu before opset 7 (no broadcasting): a slope of one value per channel
+  // is a 1-D [C] tensor applied along axis 1, as in PyTorch's opset-6 exports.
+  if (op == "PRelu" && ref.opset < 7) {
+    auto xType = cast<RankedTensorType>(a.getType());
+    auto slopeType = cast<RankedTensorType>(b.getType());
+    if (xType.getRank() >= 3 && slopeType.getRank() == 1 &&
+        slopeType.getDimSize(0) > 1 &&
+        slopeType.getDimSize(0) == xType.getDimSize(1)) {
+      SmallVector<int64_t> shape(xType.getRank() - 1, 1);
+      shape[0] = slopeType.getDimSize(0);
+      b = createReshape(loc, b, shape);
+    }
+  }
   using Builder = FailureOr<Value> (OnnxImporter::*)(
       const NodeRef &, Location, ValueRange, const EmptyProperties &);
   Builder create =

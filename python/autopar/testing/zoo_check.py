@@ -26,6 +26,15 @@ with 1 when any run fails (2 on bad usage).
 The tolerances are the zoo's (atol 1e-4, rtol 1e-3, --atol/--rtol); the auto
 plans search with the compute-bound cluster descriptions of the tests
 (slow compute, fast links: the planner splits what it can).
+
+With --onnx-dir DIR it checks models nobody on the project wrote instead:
+every subdirectory of DIR in the ONNX test-data layout (model.onnx and
+test_data_set_0 with the producer's reference outputs), e.g. the PyTorch
+exports that Debian's libonnx-testdata ships:
+
+    /usr/bin/python3 python/autopar/testing/zoo_check.py \
+        --onnx-dir /usr/share/libonnx-testdata/data/pytorch-converted \
+        --atol 1e-7 --rtol 1e-3
 """
 
 import argparse
@@ -197,6 +206,9 @@ def main() -> int:
     parser.add_argument("--json", help="write the results to this file")
     parser.add_argument("--log-dir", help="keep the output of failing runs "
                         "here")
+    parser.add_argument("--onnx-dir", help="check every model directory "
+                        "(model.onnx, test_data_set_0) under this directory "
+                        "instead of the zoo; --models filters by name")
     parser.add_argument("--list", action="store_true",
                         help="print the zoo (CI models marked) and exit")
     args = parser.parse_args()
@@ -211,15 +223,24 @@ def main() -> int:
     except ValueError as e:
         print(f"zoo_check: error: {e}", file=sys.stderr)
         return 2
+    if args.onnx_dir:
+        known = sorted(
+            n for n in os.listdir(args.onnx_dir)
+            if os.path.isfile(os.path.join(args.onnx_dir, n, "model.onnx"))
+            and os.path.isdir(os.path.join(args.onnx_dir, n,
+                                           "test_data_set_0")))
+    else:
+        known = list(model_zoo.ZOO)
     if args.models:
         names = [n.strip() for n in args.models.split(",") if n.strip()]
-    elif args.ci:
+    elif args.ci and not args.onnx_dir:
         names = CI_ZOO
     else:
-        names = list(model_zoo.ZOO)
-    unknown = [n for n in names if n not in model_zoo.ZOO]
+        names = known
+    unknown = [n for n in names if n not in known]
     if unknown:
-        print(f"zoo_check: error: not in the zoo: {', '.join(unknown)} "
+        where = f"'{args.onnx_dir}'" if args.onnx_dir else "the zoo"
+        print(f"zoo_check: error: not in {where}: {', '.join(unknown)} "
               "(see --list)", file=sys.stderr)
         return 2
     if not os.access(args.autopar, os.X_OK):
@@ -236,7 +257,8 @@ def main() -> int:
         row = {"configs": {}}
         results[name] = row
         try:
-            model_dir = model_zoo.export(name, args.cache)
+            model_dir = os.path.join(args.onnx_dir, name) if args.onnx_dir \
+                else model_zoo.export(name, args.cache)
         except Exception as e:  # pylint: disable=broad-except
             row["export_error"] = f"{type(e).__name__}: {e}"[:300]
             failures += 1
