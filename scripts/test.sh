@@ -73,13 +73,18 @@ run_lit() {
 import json, os, re, sys
 report, test_root, check_all = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 
-def requirements(name):
-    """The features a test REQUIRES, from its source file."""
+# Features of the host CPU, which no package installs: a test that needs
+# one (REQUIRES) or runs only without it (UNSUPPORTED) is skipped, not failed,
+# on the other kind of machine.
+HOST_FEATURES = {"amx"}
+
+def requirements(name, keyword="REQUIRES"):
+    """The features a test names in its `keyword:` lines."""
     path = os.path.join(test_root, name.split(" :: ", 1)[-1])
     features = set()
     try:
         for line in open(path, errors="replace"):
-            m = re.search(r"REQUIRES:(.*)", line)
+            m = re.search(keyword + r":(.*)", line)
             if m:
                 features.update(f.strip() for f in m.group(1).split(","))
     except OSError:
@@ -95,8 +100,14 @@ for test in json.load(open(report)).get("tests", []):
         # Only the check-all tests may be left out (outside --all); any other
         # unsupported test lacks a dependency setup.sh installs: a failure.
         features = requirements(test["name"])
+        host = (features | requirements(test["name"], "UNSUPPORTED")) \
+            & HOST_FEATURES
         if not check_all and "check-all" in features:
             skipped += 1
+        elif host:
+            skipped += 1
+            print("test.sh: skipped on this CPU (%s): %s"
+                  % (" ".join(sorted(host)), test["name"]), file=sys.stderr)
         else:
             failed += 1
             print("test.sh: unsupported (missing dependency: %s): %s"
