@@ -157,8 +157,9 @@ static void splitGradientChain(Value grad, ShardingAttr zero,
     ShardingAttr source = getSharding(def->getOperand(0));
     if (!source)
       return;
-    // Only worth it where the input is a pending sum over the new split's
-    // axes (the reduce-scatter replaces an all-reduce).
+    // Split this value; stop at a pending-sum input (the partitioner
+    // reduce-scatters it into the split instead of all-reducing it),
+    // otherwise keep walking up the chain.
     setSharding(v, want);
     if (source.isPartial())
       return;
