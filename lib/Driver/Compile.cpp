@@ -1155,12 +1155,6 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
                          << "': expected f32, bf16 or f16";
     return failure();
   }
-  if (*precision != StoragePrecision::F32 && options.training) {
-    emitDriverError(ctx) << "--precision " << options.precision
-                         << " is for inference; training steps compute and "
-                            "store in the model's f32";
-    return failure();
-  }
   if (options.outDir.empty()) {
     emitDriverError(ctx) << "no output directory (-o OUTDIR)";
     return failure();

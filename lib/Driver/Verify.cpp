@@ -272,6 +272,16 @@ static Tolerance getTolerance(DType dtype, std::optional<double> rtol,
   return tolerance;
 }
 
+/// `base` (a precision's tolerance), overridden by --rtol/--atol.
+static Tolerance getTolerance(DType, std::optional<double> rtol,
+                              std::optional<double> atol, Tolerance base) {
+  if (rtol)
+    base.rtol = *rtol;
+  if (atol)
+    base.atol = *atol;
+  return base;
+}
+
 static void printComparison(StringRef kind, StringRef name,
                             const Comparison &comparison) {
   llvm::outs() << kind << " '" << name
@@ -308,8 +318,37 @@ struct TrainingVerification {
   std::optional<double> rtol, atol;
   /// `--hostfile`, resolved; empty: this host.
   std::string hostfile;
+  /// `--precision` of both programs (f32, bf16, f16).
+  StringRef precision = "f32";
+  /// The model's initializers: the weights before the first step.
+  WeightStore *initial = nullptr;
 };
 } // namespace
+
+/// `weight - initial` for an f32 weight: what the steps changed.
+static FailureOr<HostTensor> getWeightUpdate(MLIRContext &ctx, StringRef name,
+                                             const HostTensor &weight,
+                                             WeightStore &initial) {
+  std::string error;
+  FailureOr<ArrayRef<char>> before = initial.getData(name, error);
+  if (failed(before)) {
+    emitDriverError(ctx) << error;
+    return failure();
+  }
+  if (weight.dtype != DType::F32 || before->size() != weight.data.size()) {
+    emitDriverError(ctx) << "weight '" << name
+                         << "' is not an f32 tensor of the model's size";
+    return failure();
+  }
+  HostTensor update = weight;
+  auto *out = reinterpret_cast<float *>(update.data.data());
+  for (int64_t i = 0, e = weight.getNumElements(); i < e; ++i) {
+    float start;
+    std::memcpy(&start, before->data() + 4 * i, 4);
+    out[i] -= start;
+  }
+  return update;
+}
 
 /// The bounds of the random integer inputs of a training step compiled from
 /// `module`: the model's inputs' bounds, then, for the cross-entropy loss,
@@ -360,11 +399,22 @@ static int verifyTraining(MLIRContext &ctx, ModuleOp module,
   if (failed(actual))
     return kVerifyErrorExitCode;
 
+  // In bf16 or f16 the forward and backward passes round every activation
+  // and gradient, differently in each partitioning: losses and weight
+  // updates agree to the precision's tolerance (verify's inference rule: 8
+  // units of roundoff relative to each element, and to the largest for the
+  // absolute part). The weights are compared by their updates, which carry
+  // all of the rounding; the f32 master weights themselves would hide it.
+  bool reduced = check.precision != "f32";
   Tolerance tolerance = getTolerance(DType::F32, check.rtol, check.atol);
   bool allOk = true;
   Comparison total;
   for (auto [index, loss] : llvm::enumerate(actual->losses)) {
     double reference = expected->losses[index];
+    if (reduced)
+      tolerance = getTolerance(
+          DType::F32, check.rtol, check.atol,
+          getPrecisionTolerance(check.precision, std::fabs(reference)));
     double absErr = std::fabs(loss - reference);
     double relErr = absErr / std::max(std::fabs(reference), 1e-30);
     bool ok = absErr <= tolerance.atol + tolerance.rtol * std::fabs(reference);
@@ -397,11 +447,34 @@ static int verifyTraining(MLIRContext &ctx, ModuleOp module,
       emitDriverError(ctx) << "the grid did not train weight '" << name << "'";
       return kVerifyErrorExitCode;
     }
-    FailureOr<Comparison> comparison = compareTensors(
-        ctx, "weight '" + name + "'", it->second, reference, weightTolerance);
-    if (failed(comparison))
-      return kVerifyErrorExitCode;
-    printComparison("weight", name, *comparison);
+    FailureOr<Comparison> comparison;
+    if (reduced && check.initial && check.initial->lookup(name)) {
+      FailureOr<HostTensor> actualUpdate =
+          getWeightUpdate(ctx, name, it->second, *check.initial);
+      FailureOr<HostTensor> expectedUpdate =
+          getWeightUpdate(ctx, name, reference, *check.initial);
+      if (failed(actualUpdate) || failed(expectedUpdate))
+        return kVerifyErrorExitCode;
+      Tolerance updateTolerance =
+          getTolerance(DType::F32, check.rtol, check.atol,
+                       getPrecisionTolerance(check.precision,
+                                             getOutputScale(*expectedUpdate)));
+      if (check.training->optimizer == "adam" && !check.atol)
+        updateTolerance.atol =
+            std::max(updateTolerance.atol, 0.1 * check.training->learningRate);
+      comparison =
+          compareTensors(ctx, "update of weight '" + name + "'", *actualUpdate,
+                         *expectedUpdate, updateTolerance);
+      if (failed(comparison))
+        return kVerifyErrorExitCode;
+      printComparison("weight_update", name, *comparison);
+    } else {
+      comparison = compareTensors(ctx, "weight '" + name + "'", it->second,
+                                  reference, weightTolerance);
+      if (failed(comparison))
+        return kVerifyErrorExitCode;
+      printComparison("weight", name, *comparison);
+    }
     allOk &= comparison->ok;
     total.maxAbsErr = std::max(total.maxAbsErr, comparison->maxAbsErr);
     total.maxRelErr = std::max(total.maxRelErr, comparison->maxRelErr);
@@ -464,7 +537,9 @@ int driver::verifyCommand(int argc, char **argv) {
                      "partitioned program, compared with the f32 "
                      "single-device program; bf16/f16 float outputs default "
                      "to rtol = 8 units of roundoff and atol = rtol times the "
-                     "output's largest magnitude"),
+                     "output's largest magnitude. With --mode training both "
+                     "programs train at this precision, and losses and "
+                     "weight updates get that tolerance"),
       llvm::cl::value_desc("type"), llvm::cl::init("f32"),
       llvm::cl::cat(category));
   static TrainingFlags trainingFlags(category);
@@ -582,6 +657,10 @@ int driver::verifyCommand(int argc, char **argv) {
   singleOptions.inputShapes = *inputShapes;
   singleOptions.training = *training;
   singleOptions.modelPath = model;
+  // A training step is checked against one device at its own precision
+  // (an inference program against f32).
+  if (*training)
+    singleOptions.precision = precision;
   CompileOptions partitionedOptions;
   partitionedOptions.grid = grid;
   partitionedOptions.plan = plan;
@@ -622,6 +701,8 @@ int driver::verifyCommand(int argc, char **argv) {
     if (failed(launcher.apply(launch)))
       return kVerifyErrorExitCode;
     check.hostfile = launch.hostfile;
+    check.precision = precision;
+    check.initial = imported->weights.get();
     return verifyTraining(ctx, *imported->module, check, progress);
   }
   FailureOr<std::vector<HostTensor>> inputTensors =

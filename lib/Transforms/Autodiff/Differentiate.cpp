@@ -142,9 +142,12 @@ static LogicalResult sumTiedGradients(
                                  FloatAttr::get(type.getElementType(), 0.0)));
     std::string node = ("tied." + t.name).str();
     Location loc = getOnnxNodeLoc(ctx, node, {node});
+    if (Operation *zero = g.getDefiningOp<ConstantOp>())
+      zero->setAttr(kGradientExchangeAttrName, UnitAttr::get(ctx));
     for (int64_t peer : t.stages)
       if (peer != t.self)
-        SendOp::create(b, loc, type, g, peer, t.tag);
+        SendOp::create(b, loc, type, g, peer, t.tag)
+            ->setAttr(kGradientExchangeAttrName, UnitAttr::get(ctx));
   }
   for (Tied &t : tied) {
     Value &g = weightGrads[t.name];
@@ -153,9 +156,19 @@ static LogicalResult sumTiedGradients(
     Location loc = getOnnxNodeLoc(ctx, node, {node});
     Value sum;
     for (int64_t peer : t.stages) {
-      Value part =
-          peer == t.self ? g : RecvOp::create(b, loc, type, peer, t.tag);
-      sum = sum ? Value(AddOp::create(b, loc, type, sum, part)) : part;
+      Value part = g;
+      if (peer != t.self) {
+        auto recv = RecvOp::create(b, loc, type, peer, t.tag);
+        recv->setAttr(kGradientExchangeAttrName, UnitAttr::get(ctx));
+        part = recv;
+      }
+      if (sum) {
+        auto add = AddOp::create(b, loc, type, sum, part);
+        add->setAttr(kGradientExchangeAttrName, UnitAttr::get(ctx));
+        sum = add;
+      } else {
+        sum = part;
+      }
     }
     g = sum;
   }

@@ -17,6 +17,7 @@
 #include "autopar/Transforms/Lowering/Precision.h"
 
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Transforms/Autodiff/Markers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -24,6 +25,8 @@
 #include "mlir/IR/Builders.h"
 
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cstring>
@@ -110,7 +113,7 @@ bool movesDataOnly(Operation *op) {
     return true;
   return isa<TransposeOp, ReshapeOp, ExpandOp, ConcatOp, SplitOp, SliceOp,
              GatherOp, GatherElementsOp, ScatterElementsOp, ScatterNDOp, PadOp,
-             ToPartialOp, SwapGridAxesOp>(op);
+             ToPartialOp, SwapGridAxesOp, SendOp, RecvOp>(op);
 }
 
 struct LowerPrecisionPass
@@ -146,6 +149,8 @@ struct LowerPrecisionPass
   LogicalResult lowerFunction(func::FuncOp func, Type low, Type f32) {
     Block &body = func.getBody().front();
     OpBuilder b(func.getContext());
+    llvm::StringSet<> assigned = getAssignedWeights(body);
+    llvm::DenseSet<Operation *> master = getMasterRegion(body, assigned);
 
     // Graph inputs stay f32 at the boundary.
     b.setInsertionPointToStart(&body);
@@ -157,11 +162,58 @@ struct LowerPrecisionPass
       arg.replaceAllUsesExcept(cast.getResult(), cast);
     }
 
+    // Uses of the f32 `value` outside the master region read `low`.
+    auto roundForOthers = [&](Value value, Location loc) {
+      if (!isF32Tensor(value.getType()) ||
+          llvm::all_of(value.getUsers(),
+                       [&](Operation *user) { return master.contains(user); }))
+        return;
+      auto cast =
+          CastOp::create(b, loc, withElementType(value.getType(), low), value);
+      value.replaceUsesWithIf(cast.getResult(), [&](OpOperand &use) {
+        return use.getOwner() != cast && !master.contains(use.getOwner());
+      });
+    };
+
     for (Operation &op : llvm::make_early_inc_range(body)) {
       if (op.getNumRegions() != 0) {
         return op.emitOpError()
                << "has regions, which autopar-lower-precision does not "
                   "convert";
+      }
+      if (auto weight = dyn_cast<WeightOp>(op)) {
+        if (!isF32Tensor(weight.getType()))
+          continue;
+        if (assigned.contains(weight.getName())) {
+          // A master weight or optimizer state: stored and updated in f32;
+          // the forward and backward passes read a rounded copy.
+          b.setInsertionPointAfter(weight);
+          roundForOthers(weight.getResult(), weight.getLoc());
+          ++numMasterWeights;
+          continue;
+        }
+        weight.getResult().setType(withElementType(weight.getType(), low));
+        if (auto global = weight->getAttrOfType<TypeAttr>(kGlobalTypeAttrName))
+          weight->setAttr(kGlobalTypeAttrName, TypeAttr::get(withElementType(
+                                                   global.getValue(), low)));
+        ++numLoweredWeights;
+        continue;
+      }
+      if (master.contains(&op)) {
+        // The optimizer's region computes, moves and stores f32.
+        b.setInsertionPoint(&op);
+        for (OpOperand &operand : op.getOpOperands()) {
+          Type type = operand.get().getType();
+          if (isa<RankedTensorType>(type) && getElementTypeOrSelf(type) == low)
+            operand.set(CastOp::create(
+                b, op.getLoc(), withElementType(type, f32), operand.get()));
+        }
+        b.setInsertionPointAfter(&op);
+        for (OpResult result : op.getResults())
+          roundForOthers(result, op.getLoc());
+        if (!isa<func::ReturnOp>(op))
+          ++numMasterOps;
+        continue;
       }
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         b.setInsertionPoint(ret);
@@ -171,16 +223,6 @@ struct LowerPrecisionPass
             operand.set(CastOp::create(
                 b, ret.getLoc(), withElementType(operand.get().getType(), f32),
                 operand.get()));
-        continue;
-      }
-      if (auto weight = dyn_cast<WeightOp>(op)) {
-        if (!isF32Tensor(weight.getType()))
-          continue;
-        weight.getResult().setType(withElementType(weight.getType(), low));
-        if (auto global = weight->getAttrOfType<TypeAttr>(kGlobalTypeAttrName))
-          weight->setAttr(kGlobalTypeAttrName, TypeAttr::get(withElementType(
-                                                   global.getValue(), low)));
-        ++numLoweredWeights;
         continue;
       }
       if (movesDataOnly(&op)) {
@@ -225,6 +267,112 @@ struct LowerPrecisionPass
         ++numComputeOps;
     }
     return success();
+  }
+
+  /// The names of the weights a training step assigns: its parameters and
+  /// optimizer state.
+  static llvm::StringSet<> getAssignedWeights(Block &body) {
+    llvm::StringSet<> names;
+    for (auto assign : body.getOps<AssignOp>())
+      if (auto weight = assign.getWeight().getDefiningOp<WeightOp>())
+        names.insert(weight.getName());
+    return names;
+  }
+
+  /// The ops of a training step (a program with `autopar.assign`s) that stay
+  /// in f32: the assigns, the optimizer update (ops carrying
+  /// `autopar.optimizer_update`), the tied-gradient exchange, the return
+  /// (the loss); every op computing results that only these read, directly
+  /// or through a collective (the accumulation of each weight's gradient
+  /// over its loads and microbatches, the Adam step count, the loss's last
+  /// reduction); and every op or collective moving master data (an assigned
+  /// weight's, or the update's) only to them (a ZeRO update's slice of its
+  /// weight, the all-gather of the updated slices). Communication of
+  /// gradients stays in the lower type: an f32 accumulated gradient is
+  /// rounded once for its reduction. Empty for inference programs.
+  static llvm::DenseSet<Operation *>
+  getMasterRegion(Block &body, const llvm::StringSet<> &assigned) {
+    llvm::DenseSet<Operation *> region;
+    if (body.getOps<AssignOp>().empty())
+      return region;
+    for (Operation &op : body)
+      if (isa<AssignOp, func::ReturnOp>(op) ||
+          op.hasAttr(kOptimizerUpdateAttrName) ||
+          op.hasAttr(kGradientExchangeAttrName))
+        region.insert(&op);
+    llvm::DenseSet<Operation *> seeds = region;
+    auto isCollective = [](Operation *op) {
+      return isa<shard::ShardDialect>(op->getDialect());
+    };
+    auto allUsersIn = [](Operation *op, auto &&pred) {
+      return !op->use_empty() && llvm::all_of(op->getUsers(), pred);
+    };
+    // Ops that compute, in reverse program order: users come after their
+    // producers in a single block, so one pass reaches the fixed point.
+    for (Operation &op : llvm::reverse(body)) {
+      if (region.contains(&op) || isa<WeightOp, ConstantOp>(op) ||
+          movesDataOnly(&op))
+        continue;
+      if (allUsersIn(&op, [&](Operation *user) {
+            return region.contains(user) ||
+                   (isCollective(user) &&
+                    allUsersIn(user, [&](Operation *next) {
+                      return region.contains(next);
+                    }));
+          }))
+        region.insert(&op);
+    }
+    // A collective only the region reads that carries no gradient (the
+    // loss's sum over devices) joins too: the loss stays f32 to the end.
+    llvm::DenseSet<Operation *> reachesUpdate;
+    for (Operation &op : llvm::reverse(body))
+      if (isa<AssignOp>(op) || op.hasAttr(kOptimizerUpdateAttrName) ||
+          llvm::any_of(op.getUsers(), [&](Operation *user) {
+            return reachesUpdate.contains(user);
+          }))
+        reachesUpdate.insert(&op);
+    for (Operation &op : llvm::reverse(body))
+      if (isCollective(&op) && !reachesUpdate.contains(&op) &&
+          allUsersIn(&op,
+                     [&](Operation *user) { return region.contains(user); }))
+        region.insert(&op);
+    // Ops moving data (collectives included) join when they move master
+    // data only to the region: the largest such set, found by dropping
+    // violators from every candidate until none is left (a chain of them
+    // joins as a whole). A boundary send or receive never joins unmarked:
+    // its peer stage must agree on the type, and it sees only its own side.
+    llvm::DenseSet<Operation *> moving;
+    for (Operation &op : body)
+      if (!region.contains(&op) && movesDataOnly(&op) &&
+          !isa<SendOp, RecvOp>(op) && !op.use_empty())
+        moving.insert(&op);
+    auto isMaster = [&](Value value) {
+      if (!isa<FloatType>(getElementTypeOrSelf(value.getType())))
+        return true;
+      Operation *def = value.getDefiningOp();
+      if (!def)
+        return false;
+      if (auto weight = dyn_cast<WeightOp>(def))
+        return assigned.contains(weight.getName());
+      return isa<ConstantOp>(def) || seeds.contains(def) ||
+             moving.contains(def);
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Operation &op : body) {
+        if (!moving.contains(&op))
+          continue;
+        bool usersOk = llvm::all_of(op.getUsers(), [&](Operation *user) {
+          return region.contains(user) || moving.contains(user);
+        });
+        if (usersOk && llvm::all_of(op.getOperands(), isMaster))
+          continue;
+        moving.erase(&op);
+        changed = true;
+      }
+    }
+    region.insert(moving.begin(), moving.end());
+    return region;
   }
 };
 

@@ -39,6 +39,12 @@ inline constexpr llvm::StringLiteral kBackwardAttrName = "autopar.backward";
 /// order, so every stage applies the same update to its copy.
 inline constexpr llvm::StringLiteral kTiedAttrName = "autopar.tied";
 
+/// On the sends, receives and sums by which the stages sharing a weight
+/// exchange its gradient (unit attribute): that exchange belongs to the
+/// optimizer, so autopar-lower-precision keeps it in f32 (every stage must
+/// sum the same bits).
+inline constexpr llvm::StringLiteral kGradientExchangeAttrName =
+    "autopar.gradient_exchange";
 /// On every op of one trainable weight's optimizer update (its optimizer
 /// state loads, the update arithmetic and the stores of the state and of the
 /// weight): the weight's name (a string), so that autopar-shard-optimizer-state

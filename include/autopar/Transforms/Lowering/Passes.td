@@ -49,7 +49,24 @@ def LowerPrecisionPass
       operand to f32 once per call, and emits `linalg.mmt4d` with the
       lower-type right operand and an f32 accumulator;
       `autopar-tile-contractions` reads its register tile as one vector and
-      extends it in registers.
+      extends it in registers;
+    - pipeline sends and receives move the lower type (both stages are
+      lowered alike).
+
+    A training step (a program with `autopar.assign`s) is mixed precision:
+    the forward and backward passes are lowered as above, and the optimizer
+    keeps f32. The master region stays f32: the assigns, the ops carrying
+    `autopar.optimizer_update`, the tied-gradient exchange
+    (`autopar.gradient_exchange`), the return (the loss), and every op
+    whose results only that region reads, directly or through a collective
+    (the accumulation of a weight's gradient over its loads and
+    microbatches, the Adam step count, the loss's last reduction), and the
+    ops and collectives moving master data only to it (a ZeRO update's
+    slice of its weight, the all-gather of the updated slices). Gradients
+    are still communicated in the lower type: the f32 accumulated gradient
+    is rounded once for its all-reduce or reduce-scatter. Assigned weights
+    (parameters and optimizer state) keep f32 storage; their reads outside
+    the region go through one rounding cast.
 
     Before:
     ```mlir
@@ -75,6 +92,10 @@ def LowerPrecisionPass
   let statistics = [
     Statistic<"numLoweredWeights", "lowered-weights",
               "weights stored in the lower type">,
+    Statistic<"numMasterWeights", "master-weights",
+              "assigned weights (parameters, optimizer state) kept in f32">,
+    Statistic<"numMasterOps", "master-ops",
+              "ops of a training step's optimizer region kept in f32">,
     Statistic<"numComputeOps", "compute-ops",
               "ops computing in f32 between conversions">
   ];
