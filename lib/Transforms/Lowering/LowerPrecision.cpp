@@ -17,7 +17,7 @@
 #include "autopar/Transforms/Lowering/Precision.h"
 
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
-#include "autopar/Transforms/Autodiff/Markers.h"
+#include "autopar/Transforms/Autodiff/MixedPrecision.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -25,8 +25,6 @@
 #include "mlir/IR/Builders.h"
 
 #include "llvm/ADT/APFloat.h"
-#include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cstring>
@@ -103,17 +101,6 @@ bool isF32Tensor(Type type) {
 
 RankedTensorType withElementType(Type type, Type element) {
   return cast<RankedTensorType>(type).clone(element);
-}
-
-/// Ops whose result is a rearrangement (or a sum over devices) of their
-/// operands' elements: exact in any element type, so they move the lower
-/// type instead of converting around it.
-bool movesDataOnly(Operation *op) {
-  if (isa<shard::ShardDialect>(op->getDialect()))
-    return true;
-  return isa<TransposeOp, ReshapeOp, ExpandOp, ConcatOp, SplitOp, SliceOp,
-             GatherOp, GatherElementsOp, ScatterElementsOp, ScatterNDOp, PadOp,
-             ToPartialOp, SwapGridAxesOp, SendOp, RecvOp>(op);
 }
 
 struct LowerPrecisionPass
@@ -267,112 +254,6 @@ struct LowerPrecisionPass
         ++numComputeOps;
     }
     return success();
-  }
-
-  /// The names of the weights a training step assigns: its parameters and
-  /// optimizer state.
-  static llvm::StringSet<> getAssignedWeights(Block &body) {
-    llvm::StringSet<> names;
-    for (auto assign : body.getOps<AssignOp>())
-      if (auto weight = assign.getWeight().getDefiningOp<WeightOp>())
-        names.insert(weight.getName());
-    return names;
-  }
-
-  /// The ops of a training step (a program with `autopar.assign`s) that stay
-  /// in f32: the assigns, the optimizer update (ops carrying
-  /// `autopar.optimizer_update`), the tied-gradient exchange, the return
-  /// (the loss); every op computing results that only these read, directly
-  /// or through a collective (the accumulation of each weight's gradient
-  /// over its loads and microbatches, the Adam step count, the loss's last
-  /// reduction); and every op or collective moving master data (an assigned
-  /// weight's, or the update's) only to them (a ZeRO update's slice of its
-  /// weight, the all-gather of the updated slices). Communication of
-  /// gradients stays in the lower type: an f32 accumulated gradient is
-  /// rounded once for its reduction. Empty for inference programs.
-  static llvm::DenseSet<Operation *>
-  getMasterRegion(Block &body, const llvm::StringSet<> &assigned) {
-    llvm::DenseSet<Operation *> region;
-    if (body.getOps<AssignOp>().empty())
-      return region;
-    for (Operation &op : body)
-      if (isa<AssignOp, func::ReturnOp>(op) ||
-          op.hasAttr(kOptimizerUpdateAttrName) ||
-          op.hasAttr(kGradientExchangeAttrName))
-        region.insert(&op);
-    llvm::DenseSet<Operation *> seeds = region;
-    auto isCollective = [](Operation *op) {
-      return isa<shard::ShardDialect>(op->getDialect());
-    };
-    auto allUsersIn = [](Operation *op, auto &&pred) {
-      return !op->use_empty() && llvm::all_of(op->getUsers(), pred);
-    };
-    // Ops that compute, in reverse program order: users come after their
-    // producers in a single block, so one pass reaches the fixed point.
-    for (Operation &op : llvm::reverse(body)) {
-      if (region.contains(&op) || isa<WeightOp, ConstantOp>(op) ||
-          movesDataOnly(&op))
-        continue;
-      if (allUsersIn(&op, [&](Operation *user) {
-            return region.contains(user) ||
-                   (isCollective(user) &&
-                    allUsersIn(user, [&](Operation *next) {
-                      return region.contains(next);
-                    }));
-          }))
-        region.insert(&op);
-    }
-    // A collective only the region reads that carries no gradient (the
-    // loss's sum over devices) joins too: the loss stays f32 to the end.
-    llvm::DenseSet<Operation *> reachesUpdate;
-    for (Operation &op : llvm::reverse(body))
-      if (isa<AssignOp>(op) || op.hasAttr(kOptimizerUpdateAttrName) ||
-          llvm::any_of(op.getUsers(), [&](Operation *user) {
-            return reachesUpdate.contains(user);
-          }))
-        reachesUpdate.insert(&op);
-    for (Operation &op : llvm::reverse(body))
-      if (isCollective(&op) && !reachesUpdate.contains(&op) &&
-          allUsersIn(&op,
-                     [&](Operation *user) { return region.contains(user); }))
-        region.insert(&op);
-    // Ops moving data (collectives included) join when they move master
-    // data only to the region: the largest such set, found by dropping
-    // violators from every candidate until none is left (a chain of them
-    // joins as a whole). A boundary send or receive never joins unmarked:
-    // its peer stage must agree on the type, and it sees only its own side.
-    llvm::DenseSet<Operation *> moving;
-    for (Operation &op : body)
-      if (!region.contains(&op) && movesDataOnly(&op) &&
-          !isa<SendOp, RecvOp>(op) && !op.use_empty())
-        moving.insert(&op);
-    auto isMaster = [&](Value value) {
-      if (!isa<FloatType>(getElementTypeOrSelf(value.getType())))
-        return true;
-      Operation *def = value.getDefiningOp();
-      if (!def)
-        return false;
-      if (auto weight = dyn_cast<WeightOp>(def))
-        return assigned.contains(weight.getName());
-      return isa<ConstantOp>(def) || seeds.contains(def) ||
-             moving.contains(def);
-    };
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (Operation &op : body) {
-        if (!moving.contains(&op))
-          continue;
-        bool usersOk = llvm::all_of(op.getUsers(), [&](Operation *user) {
-          return region.contains(user) || moving.contains(user);
-        });
-        if (usersOk && llvm::all_of(op.getOperands(), isMaster))
-          continue;
-        moving.erase(&op);
-        changed = true;
-      }
-    }
-    region.insert(moving.begin(), moving.end());
-    return region;
   }
 };
 

@@ -75,7 +75,7 @@ double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t,
 
 double PlanPricer::valueBytes(unsigned n, unsigned r,
                               ShardingAttr layout) const {
-  RankedTensorType type = graph.pricedTypeOf(n, r);
+  RankedTensorType type = graph.storedTypeOf(n, r);
   double bytes = getLocalBytes(type, layout, graph.gridShape);
   if (options.mode != PlanMode::Training ||
       graph.nodes[n].kind != NodeKind::Weight ||

@@ -18,6 +18,8 @@
 
 #include "StrategyGraph.h"
 
+#include "autopar/Transforms/Autodiff/MixedPrecision.h"
+
 #include "autopar/Analysis/CostModel.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 
@@ -145,7 +147,8 @@ Strategy StrategyGraph::makeComputeStrategy(Node &node,
       elementType = t.getElementType();
   std::string dtype;
   if (elementType) {
-    Type priced = getPricedElementType(elementType);
+    Type priced =
+        node.keepsF32 ? elementType : getPricedElementType(elementType);
     if (priced != elementType)
       work.bytes =
           work.bytes * getElementBytes(priced) / getElementBytes(elementType);
@@ -272,9 +275,22 @@ LogicalResult StrategyGraph::build() {
     producer[arg] = {nodes.size(), 0};
     nodes.push_back(std::move(n));
   }
+  // In a mixed-precision training step the master weights, optimizer state,
+  // accumulated gradients and update stay f32 (autopar-lower-precision).
+  llvm::StringSet<> assigned;
+  llvm::DenseSet<Operation *> master;
+  if (options.precision == PlanPrecision::BF16 ||
+      options.precision == PlanPrecision::F16) {
+    assigned = getAssignedWeights(func.getBody().front());
+    master = getMasterRegion(func.getBody().front(), assigned);
+  }
   for (Operation &op : func.getBody().front()) {
     Node n;
     n.op = &op;
+    if (auto weight = dyn_cast<WeightOp>(op))
+      n.keepsF32 = assigned.contains(weight.getName());
+    else
+      n.keepsF32 = master.contains(&op);
     if (isa<func::ReturnOp>(op))
       n.kind = NodeKind::Output;
     else if (isa<WeightOp>(op))

@@ -48,6 +48,10 @@ struct Node {
   unsigned rep = 0;      ///< representative node after folding
   unsigned seqPos = ~0u; ///< position among compute nodes
   std::string name;
+  /// Stored and computed in the model's type whatever the plan's precision:
+  /// a mixed-precision training step's master weights, optimizer state,
+  /// accumulated gradients and update (getMasterRegion).
+  bool keepsF32 = false;
 };
 
 struct Edge {
@@ -91,6 +95,13 @@ public:
   RankedTensorType pricedTypeOf(unsigned node, unsigned result) const {
     RankedTensorType t = typeOf(node, result);
     return t.clone(getPricedElementType(t.getElementType()));
+  }
+  /// The type a value is stored in (memory): the priced type, or the
+  /// model's own for a node that keeps f32. Its communication is still
+  /// priced in pricedTypeOf: a gradient is rounded for its reduction.
+  RankedTensorType storedTypeOf(unsigned node, unsigned result) const {
+    return nodes[node].keepsF32 ? typeOf(node, result)
+                                : pricedTypeOf(node, result);
   }
   size_t getNumNodes() const { return nodes.size(); }
   size_t getNumReps() const;

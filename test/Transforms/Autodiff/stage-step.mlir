@@ -71,15 +71,15 @@ module {
 
 // GRAD-LABEL: module @stage0
 // GRAD: %[[OWN0:.*]] = autopar.add {{.*}} -> tensor<4x4xf32>
-// GRAD: autopar.send %[[OWN0]] to 1 tag 2 : tensor<4x4xf32>
-// GRAD: %[[PEER1:.*]] = autopar.recv from 1 tag 2 : tensor<4x4xf32>
+// GRAD: autopar.send %[[OWN0]] to 1 tag 2 {autopar.gradient_exchange} : tensor<4x4xf32>
+// GRAD: %[[PEER1:.*]] = autopar.recv from 1 tag 2 {autopar.gradient_exchange} : tensor<4x4xf32>
 // GRAD: %[[SUM0:.*]] = autopar.add %[[OWN0]], %[[PEER1]]
 // GRAD: autopar.mul %[[SUM0]]
 // GRAD: autopar.assign
 // GRAD-LABEL: module @stage1
 // GRAD: %[[OWN1:.*]] = autopar.add {{.*}} -> tensor<4x4xf32>
-// GRAD: autopar.send %[[OWN1]] to 0 tag 2 : tensor<4x4xf32>
-// GRAD: %[[PEER0:.*]] = autopar.recv from 0 tag 2 : tensor<4x4xf32>
+// GRAD: autopar.send %[[OWN1]] to 0 tag 2 {autopar.gradient_exchange} : tensor<4x4xf32>
+// GRAD: %[[PEER0:.*]] = autopar.recv from 0 tag 2 {autopar.gradient_exchange} : tensor<4x4xf32>
 // GRAD: %[[SUM1:.*]] = autopar.add %[[PEER0]], %[[OWN1]]
 // GRAD: autopar.mul %[[SUM1]]
 module {
