@@ -126,15 +126,17 @@ void noteAllocated(size_t bytes) {
   while (live > peak && !counter.peak.compare_exchange_weak(peak, live)) {
   }
   if (traceMemory())
-    std::fprintf(stderr, "autopar-runtime: alloc %zu live %" PRId64 "\n",
-                 bytes, live);
+    std::fprintf(stderr,
+                 "autopar-runtime: pid %d alloc %zu live %" PRId64 "\n",
+                 static_cast<int>(getpid()), bytes, live);
 }
 
 void noteFreed(size_t bytes) {
   int64_t live = memoryCounter().live -= static_cast<int64_t>(bytes);
   if (traceMemory())
-    std::fprintf(stderr, "autopar-runtime: free %zu live %" PRId64 "\n", bytes,
-                 live);
+    std::fprintf(stderr,
+                 "autopar-runtime: pid %d free %zu live %" PRId64 "\n",
+                 static_cast<int>(getpid()), bytes, live);
 }
 
 /// Keeps the memory of freed buffers in the process. A step allocates and
