@@ -634,6 +634,8 @@ struct PipelineRequest {
   std::vector<SmallVector<int64_t>> stageGrids;
   /// A plan file's schedule (`pipeline.schedule`).
   std::string schedule;
+  /// A plan file's recomputation per stage (`stage_list[s].recompute`).
+  std::vector<RecomputeSpec> stageRecompute;
 };
 } // namespace
 
@@ -705,13 +707,13 @@ readPipelinePlan(MLIRContext &ctx, StringRef path,
       return bad("a stage's 'blocks' must be [first, end) with end > first");
     request.blocks.push_back(unsigned(*end - *first));
     if (training) {
-      // An executed training stage keeps its microbatches' activations.
       StringRef recompute = stage->getString("recompute").value_or("none");
-      if (recompute != "none")
+      std::optional<RecomputeSpec> spec = parseRecomputeSpec(recompute);
+      if (!spec)
         return bad("stage " + Twine(request.stageGrids.size()) +
-                   " recomputes (" + recompute +
-                   "); an executed training pipeline does not recompute yet "
-                   "(plan it with --recompute none)");
+                   " has recompute '" + recompute +
+                   "', expected none, selective, full or full:K");
+      request.stageRecompute.push_back(*spec);
     }
     SmallVector<int64_t> shape;
     for (const llvm::json::Value &size : *grid) {
@@ -745,14 +747,6 @@ static FailureOr<Manifest> compilePipeline(
                            << ": training pipelines run the 1f1b or "
                               "gpipe schedule, not "
                            << schedule;
-      return failure();
-    }
-    if (request.fixed && request.fixed->recompute.kind != RecomputeKind::None) {
-      emitDriverError(ctx)
-          << "--fixed: an executed training pipeline keeps every "
-             "microbatch's activations until its backward pass; "
-             "recomputation is planned but not executed yet (use "
-             "recompute=none)";
       return failure();
     }
   }
@@ -865,6 +859,21 @@ static FailureOr<Manifest> compilePipeline(
         buildStageSplitPipeline(pm, split);
       })))
     return failure();
+  // The regions each training stage recomputes (the plan's setting, marked
+  // on its forward program; autopar-recompute-regions clones them).
+  if (options.training) {
+    SmallVector<ModuleOp> stageModules(module->getBody()->getOps<ModuleOp>());
+    for (auto [s, stageOp] : llvm::enumerate(stageModules)) {
+      RecomputeSpec spec;
+      if (request.fixed)
+        spec = request.fixed->recompute;
+      else if (s < request.stageRecompute.size())
+        spec = request.stageRecompute[s];
+      bool singleBlock = s < request.blocks.size() && request.blocks[s] == 1;
+      if (failed(markRecomputeRegions(stageOp, spec, singleBlock)))
+        return failure();
+    }
+  }
   if (options.training &&
       failed(runStage(ctx, *module, "stage steps", [&](OpPassManager &pm) {
         BuildStageStepPassOptions step;
@@ -942,6 +951,7 @@ static FailureOr<Manifest> compilePipeline(
                         [&](OpPassManager &pm) {
                           pm.addPass(createDifferentiatePass(
                               getDifferentiateOptions(*options.training)));
+                          pm.addPass(createRecomputeRegionsPass());
                           ScheduleMicrobatchesPassOptions order;
                           order.stage = s;
                           order.stages = p;

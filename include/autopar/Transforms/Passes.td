@@ -357,6 +357,45 @@ def BuildStageStepPass : Pass<"autopar-build-stage-step", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def RecomputeRegionsPass
+    : Pass<"autopar-recompute-regions", "mlir::ModuleOp"> {
+  let summary = "recompute marked forward regions before the backward pass "
+                "(activation recomputation)";
+  let description = [{
+    Input contract: a training step after `autopar-differentiate` (a pipeline
+    stage's, before `autopar-schedule-microbatches`), whose forward ops carry
+    `autopar.recompute_region = i` where the plan recomputes
+    (`markRecomputeRegions`: attention cores, or whole repeated blocks).
+    Output: every operand of a backward op (`autopar.backward`) produced by a
+    pure op of a region, and read outside the region by no forward op, reads a
+    clone of the region's ops instead. The clones are built right before the
+    first backward op that reads them, marked backward of the same microbatch
+    and `autopar.recomputed`; their own operands are the region's inputs and
+    the values it stores (those forward ops outside it read). The original
+    forward values then die with their last forward use, and a region's
+    recomputed working set lives during its own backward pass only: the
+    memory the planner's recomputation counts. Ops with side effects
+    (sends, receives) are never cloned. Without marks the pass changes
+    nothing.
+
+    Before:
+    ```mlir
+    %h = autopar.relu %x {autopar.recompute_region = 0 : i64, autopar.microbatch = 0 : i64}
+    %y = autopar.matmul %h, %w {autopar.recompute_region = 0 : i64, autopar.microbatch = 0 : i64}
+    ...
+    %dh = autopar.matmul %dy, %wt {autopar.backward, autopar.microbatch = 0 : i64}
+    %dx = autopar.relu_grad %dh, %h {autopar.backward, autopar.microbatch = 0 : i64}
+    ```
+    After: `%h2 = autopar.relu %x {autopar.backward, autopar.microbatch = 0,
+    autopar.recomputed}` right before the op reading `%h`, which reads `%h2`.
+  }];
+  let statistics = [
+    Statistic<"numRecomputed", "recomputed-ops",
+              "forward ops cloned before the backward pass">
+  ];
+  let dependentDialects = ["mlir::autopar::AutoparDialect"];
+}
+
 def ScheduleMicrobatchesPass
     : Pass<"autopar-schedule-microbatches", "mlir::ModuleOp"> {
   let summary = "order a pipeline stage's training step by its schedule";

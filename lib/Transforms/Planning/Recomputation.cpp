@@ -19,6 +19,9 @@
 #include "Recomputation.h"
 
 #include "autopar/Analysis/Cluster.h"
+#include "autopar/Transforms/Autodiff/Markers.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <functional>
 #include <set>
@@ -211,4 +214,33 @@ FailureOr<RecomputeRegions> mlir::autopar::planning::applyRecomputation(
     if (!dropped.count(v))
       graph.persistent.push_back(v);
   return result;
+}
+
+LogicalResult mlir::autopar::markRecomputeRegions(ModuleOp module,
+                                                  const RecomputeSpec &spec,
+                                                  bool singleBlockStage) {
+  if (spec.kind == RecomputeKind::None)
+    return success();
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func)
+    return module.emitError() << "expected a function @main to recompute";
+  AutoPlanOptions options;
+  options.gridShape = {1};
+  options.mode = PlanMode::Training;
+  options.recompute = spec;
+  options.singleBlockStage = singleBlockStage;
+  StrategyGraph graph(func, options);
+  if (failed(graph.build()))
+    return failure();
+  std::vector<FoldedBlock> blocks = foldRepeatedBlocks(graph, false);
+  FailureOr<RecomputeRegions> regions =
+      applyRecomputation(graph, blocks, spec, func.getLoc());
+  if (failed(regions))
+    return failure();
+  Builder b(module.getContext());
+  for (auto [index, region] : llvm::enumerate(regions->regions))
+    for (unsigned n : region)
+      graph.nodes[n].op->setAttr(kRecomputeRegionAttrName,
+                                 b.getI64IntegerAttr(index));
+  return success();
 }

@@ -45,6 +45,15 @@ inline constexpr llvm::StringLiteral kTiedAttrName = "autopar.tied";
 /// sum the same bits).
 inline constexpr llvm::StringLiteral kGradientExchangeAttrName =
     "autopar.gradient_exchange";
+/// On every forward op of a region an executed training step recomputes
+/// (activation recomputation): the region's index (an i64). Set by the
+/// planner (markRecomputeRegions) on a stage's forward program; the values
+/// a region produces and only its own ops read are recomputed before the
+/// backward pass reads them (autopar-recompute-regions).
+inline constexpr llvm::StringLiteral kRecomputeRegionAttrName =
+    "autopar.recompute_region";
+/// On the ops autopar-recompute-regions cloned (unit attribute).
+inline constexpr llvm::StringLiteral kRecomputedAttrName = "autopar.recomputed";
 /// On every op of one trainable weight's optimizer update (its optimizer
 /// state loads, the update arithmetic and the stores of the state and of the
 /// weight): the weight's name (a string), so that autopar-shard-optimizer-state

@@ -182,6 +182,15 @@ double countModelFlops(ModuleOp module, const AutoPlanOptions &options);
 /// cluster's rate for the plan's precision when it lists one, else `flops`.
 double getPeakFlops(const AutoPlanOptions &options);
 
+/// Marks the regions `spec` recomputes in the forward program `module` (a
+/// training step's @main before differentiation): every op of region i gets
+/// `autopar.recompute_region = i`, the regions the planner prices
+/// (Recomputation.h: the attention cores, or the first K repeated blocks;
+/// `singleBlockStage`: the program is one block). Fails with the planner's
+/// diagnostic when the setting does not apply.
+LogicalResult markRecomputeRegions(ModuleOp module, const RecomputeSpec &spec,
+                                   bool singleBlockStage);
+
 /// Prices an annotated module (any plan) with the same model.
 FailureOr<PlanPrediction> predictAnnotatedPlan(ModuleOp annotated,
                                                const AutoPlanOptions &options);
