@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+# ===- zoo_precision.py - zoo models against float64, op by op -----------=== #
+#
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#
+# ===---------------------------------------------------------------------=== #
+"""Tells an autopar bug from float32 rounding on a zoo model.
+
+zoo_check.py compares autopar's float32 outputs with PyTorch's float32
+outputs. When they differ by more than the tolerance, either an op is wrong
+or both are within float32 rounding of the exact result and the model
+amplifies that rounding beyond the tolerance. This tool measures which:
+
+1. It rebuilds the model exactly as model_zoo.export() does and runs PyTorch
+   in float32 and in float64 (the same weights, converted), and evaluates the
+   exported ONNX graph itself in float64 (BatchNorm folded into the f32
+   weights, as autopar sees it).
+2. It compiles the model with autopar at grid 1 with the outputs of every
+   node whose op is in --nodes added as graph outputs, runs it, and compares
+   each value with the float64 evaluation of the ONNX graph, next to the error
+   of the same graph evaluated in float32 by PyTorch's kernels.
+
+It prints, per model, the final outputs' errors against PyTorch float64
+(max absolute error and the elements beyond atol + rtol * |ref|) and, per
+node, the error relative to the value's largest magnitude for autopar and
+for PyTorch float32. A node is flagged `WRONG` when autopar's error is above
+both 4 times PyTorch float32's error on the same graph and 64 float32 units
+of roundoff of the value's magnitude: a wrong op is off by orders of
+magnitude more than rounding. It exits 1 when a node is flagged.
+
+    /usr/bin/python3 python/autopar/testing/zoo_precision.py \\
+        --autopar build/bin/autopar --cache build/models \\
+        --models tv_inception_v3 --nodes Conv,Concat,AveragePool,Gemm
+
+The float64 evaluation of ONNX graphs supports the ops of the torchvision
+convolutional nets (Conv, Relu, Sigmoid, the pools, Add, Mul, Concat, Pad,
+Flatten, Gemm, ...); others stop with an error naming the op.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "models"))
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import onnx.numpy_helper  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import model_zoo  # noqa: E402
+
+# float32's unit roundoff.
+EPS32 = 2.0 ** -24
+
+
+def read_tensor(path: str) -> np.ndarray:
+    tensor = onnx.TensorProto()
+    with open(path, "rb") as f:
+        tensor.ParseFromString(f.read())
+    return onnx.numpy_helper.to_array(tensor)
+
+
+def node_attributes(node) -> dict:
+    return {a.name: onnx.helper.get_attribute_value(a)
+            for a in node.attribute}
+
+
+def torch_pads(pads):
+    """ONNX pads [b1, b2, ..., e1, e2, ...] -> F.pad's last-dim-first order."""
+    rank = len(pads) // 2
+    out = []
+    for i in reversed(range(rank)):
+        out += [int(pads[i]), int(pads[i + rank])]
+    return out
+
+
+def evaluate(model, feeds: dict, dtype) -> dict:
+    """Every value of ONNX `model` on `feeds`, computed by PyTorch in
+    `dtype` (float tensors only; integer tensors keep their type)."""
+
+    def tensor(array):
+        t = torch.from_numpy(np.array(array))
+        return t.to(dtype) if t.is_floating_point() else t
+
+    env = {i.name: tensor(onnx.numpy_helper.to_array(i))
+           for i in model.graph.initializer}
+    env.update({k: tensor(v) for k, v in feeds.items()})
+    for node in model.graph.node:
+        a = node_attributes(node)
+        x = [env[i] if i else None for i in node.input]
+        op = node.op_type
+        if op == "Constant":
+            y = tensor(onnx.numpy_helper.to_array(a["value"]))
+        elif op == "Conv":
+            pads = a.get("pads", [0] * 4)
+            inp = F.pad(x[0], torch_pads(pads))
+            y = F.conv2d(inp, x[1], x[2] if len(x) > 2 else None,
+                         a.get("strides", [1, 1]), 0,
+                         a.get("dilations", [1, 1]), a.get("group", 1))
+        elif op in ("MaxPool", "AveragePool"):
+            pads = a.get("pads", [0] * 4)
+            if pads[0] != pads[2] or pads[1] != pads[3]:
+                raise NotImplementedError(f"{op} with asymmetric pads")
+            args = (x[0], a["kernel_shape"], a.get("strides", [1, 1]),
+                    (pads[0], pads[1]))
+            ceil = bool(a.get("ceil_mode", 0))
+            if op == "MaxPool":
+                y = F.max_pool2d(*args, ceil_mode=ceil)
+            else:
+                y = F.avg_pool2d(*args, ceil_mode=ceil, count_include_pad=bool(
+                    a.get("count_include_pad", 0)))
+        elif op == "GlobalAveragePool":
+            y = x[0].mean(dim=tuple(range(2, x[0].dim())), keepdim=True)
+        elif op == "Pad":
+            if a.get("mode", b"constant") != b"constant":
+                raise NotImplementedError("Pad other than constant")
+            value = float(x[2]) if len(x) > 2 and x[2] is not None else 0.0
+            y = F.pad(x[0], torch_pads(x[1].tolist()), value=value)
+        elif op == "Gemm":
+            lhs = x[0].T if a.get("transA", 0) else x[0]
+            rhs = x[1].T if a.get("transB", 0) else x[1]
+            y = a.get("alpha", 1.0) * (lhs @ rhs)
+            if len(x) > 2:
+                y = y + a.get("beta", 1.0) * x[2]
+        elif op == "MatMul":
+            y = x[0] @ x[1]
+        elif op == "Flatten":
+            axis = a.get("axis", 1)
+            y = x[0].reshape(int(np.prod(x[0].shape[:axis])), -1)
+        elif op == "Reshape":
+            y = x[0].reshape([int(v) for v in x[1]])
+        elif op == "Concat":
+            y = torch.cat(x, dim=a["axis"])
+        elif op in ("Add", "Sub", "Mul", "Div"):
+            y = {"Add": torch.add, "Sub": torch.sub, "Mul": torch.mul,
+                 "Div": torch.div}[op](x[0], x[1])
+        elif op in ("Relu", "Sigmoid", "Tanh"):
+            y = {"Relu": torch.relu, "Sigmoid": torch.sigmoid,
+                 "Tanh": torch.tanh}[op](x[0])
+        elif op == "Clip":
+            y = torch.clamp(x[0], x[1] if len(x) > 1 else None,
+                            x[2] if len(x) > 2 else None)
+        elif op == "HardSigmoid":
+            y = torch.clamp(a.get("alpha", 0.2) * x[0] + a.get("beta", 0.5),
+                            0, 1)
+        elif op == "HardSwish":
+            y = x[0] * torch.clamp(x[0] / 6 + 0.5, 0, 1)
+        else:
+            raise NotImplementedError(f"no float64 evaluation of {op}")
+        env[node.output[0]] = y
+    return env
+
+
+def report(title: str, got: np.ndarray, ref: np.ndarray, atol: float,
+           rtol: float) -> None:
+    err = np.abs(got.astype(np.float64) - ref)
+    beyond = int((err > atol + rtol * np.abs(ref)).sum())
+    print(f"  {title:38s} max_abs_err={err.max():.3e} beyond tolerance: "
+          f"{beyond} of {err.size}")
+
+
+def check_model(args, name: str) -> int:
+    model_dir = model_zoo.export(name, args.cache)
+    data = os.path.join(model_dir, "test_data_set_0")
+    graph = onnx.load(os.path.join(model_dir, "model.onnx"))
+    feeds = {inp.name: read_tensor(os.path.join(data, f"input_{i}.pb"))
+             for i, inp in enumerate(graph.graph.input)}
+    reference = read_tensor(os.path.join(data, "output_0.pb"))
+
+    # PyTorch's own model, built as export() builds it, in f32 and f64.
+    torch.manual_seed(0)
+    module, inputs = model_zoo.builder_of(name)()
+    model_zoo.randomize(module)
+    model_zoo.calibrate(module, inputs)
+    module.eval()
+    for i, t in enumerate(inputs):
+        if not np.array_equal(t.numpy(), list(feeds.values())[i]):
+            print(f"{name}: error: the rebuilt model's input {i} differs "
+                  f"from the export in '{data}'")
+            return 1
+    with torch.no_grad():
+        exact = module.double()(*[t.double() if t.is_floating_point() else t
+                                  for t in inputs])
+    exact = (exact[0] if isinstance(exact, (tuple, list)) else exact).numpy()
+
+    # autopar at grid 1, with the chosen nodes' values as extra outputs.
+    ops = set(args.nodes.split(",")) if args.nodes else set()
+    inferred = onnx.shape_inference.infer_shapes(graph)
+    infos = {v.name: v for v in inferred.graph.value_info}
+    probes = [n.output[0] for n in graph.graph.node
+              if n.op_type in ops and n.output[0] in infos]
+    for value in probes:
+        graph.graph.output.append(infos[value])
+    with tempfile.TemporaryDirectory(prefix=f"zoo-precision-{name}-") as tmp:
+        onnx.save(graph, os.path.join(tmp, "model.onnx"))
+        for cmd in ([args.autopar, "compile", os.path.join(tmp, "model.onnx"),
+                     "--grid", "1", "-o", os.path.join(tmp, "compiled")],
+                    [args.autopar, "run", os.path.join(tmp, "compiled"),
+                     "--inputs", data, "--outputs", os.path.join(tmp, "out"),
+                     "--timeout", str(args.timeout)]):
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+            if proc.returncode != 0:
+                print(f"{name}: error: '{' '.join(cmd[:2])}' failed:\n"
+                      f"{proc.stdout[-2000:]}")
+                return 1
+        got = [read_tensor(os.path.join(tmp, "out", f"output_{i}.pb"))
+               for i in range(len(graph.graph.output))]
+
+    graph64 = evaluate(graph, feeds, torch.float64)
+    print(f"{name}: output 0, largest magnitude "
+          f"{np.abs(exact).max():.3g} (PyTorch float64)")
+    report("PyTorch float32 vs PyTorch float64", reference, exact,
+           args.atol, args.rtol)
+    report("autopar vs PyTorch float64", got[0], exact, args.atol, args.rtol)
+    report("autopar vs PyTorch float32", got[0], reference.astype(np.float64),
+           args.atol, args.rtol)
+    report("ONNX graph float64 vs PyTorch float64",
+           graph64[graph.graph.output[0].name].numpy(), exact, args.atol,
+           args.rtol)
+    if not probes:
+        return 0
+
+    graph32 = evaluate(graph, feeds, torch.float32)
+    kinds = {n.output[0]: n.op_type for n in graph.graph.node}
+    print(f"  {'value':60s} {'op':18s} {'max|x|':>9s} {'autopar':>9s} "
+          f"{'torch f32':>9s} ratio (errors relative to max|x|)")
+    wrong = 0
+    for value, result in zip([o.name for o in graph.graph.output], got):
+        ref = graph64[value].numpy()
+        scale = max(float(np.abs(ref).max()), np.finfo(np.float32).tiny)
+        ours = float(np.abs(result.astype(np.float64) - ref).max()) / scale
+        theirs = float(np.abs(graph32[value].numpy().astype(np.float64)
+                              - ref).max()) / scale
+        flag = ours > 4 * theirs and ours > 64 * EPS32
+        wrong += flag
+        ratio = ours / theirs if theirs > 0 else float("inf")
+        print(f"  {value[-60:]:60s} {kinds.get(value, '?'):18s} "
+              f"{scale:9.2e} {ours:9.2e} {theirs:9.2e} {ratio:6.2f}"
+              + ("  WRONG" if flag else ""))
+    print(f"{name}: {len(probes) + 1} values, {wrong} wrong")
+    return 1 if wrong else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--autopar", default=os.path.join(
+        ROOT, "build", "bin", "autopar"), help="the autopar tool")
+    parser.add_argument("--cache", default=os.path.join(
+        ROOT, "build", "models"), help="directory of the exported models")
+    parser.add_argument("--models", required=True,
+                        help="comma-separated zoo models")
+    parser.add_argument("--nodes", default="",
+                        help="comma-separated ONNX op types whose outputs "
+                        "are compared node by node (e.g. Conv,Add,Gemm)")
+    parser.add_argument("--atol", type=float, default=1e-4)
+    parser.add_argument("--rtol", type=float, default=1e-3)
+    parser.add_argument("--timeout", type=int, default=1200,
+                        help="seconds for the autopar run (default 1200)")
+    args = parser.parse_args()
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    unknown = [n for n in names if n not in model_zoo.ZOO]
+    if unknown:
+        print(f"zoo_precision: error: not in the zoo: {', '.join(unknown)}",
+              file=sys.stderr)
+        return 2
+    failed = 0
+    for name in names:
+        try:
+            failed += check_model(args, name)
+        except NotImplementedError as e:
+            print(f"{name}: error: {e}")
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
