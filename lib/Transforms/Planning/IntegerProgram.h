@@ -18,6 +18,9 @@
 #include "IlpSolver.h"
 #include "Pricing.h"
 
+#include <map>
+#include <string>
+
 namespace mlir::autopar::planning {
 
 /// The outcome of one solve.
@@ -43,5 +46,22 @@ SolvedProgram solvePlanProgram(const StrategyGraph &graph,
                                bool minimizeMemory, double timeLimitSeconds);
 
 } // namespace mlir::autopar::planning
+
+namespace mlir::autopar {
+
+/// What the plans of one module share (AutoPlanOptions::memo): the proven
+/// optimum of the memory-unconstrained program per recomputation setting
+/// (`none`, `selective`, `full`, ...). That program has no memory rows, so
+/// it does not depend on the microbatches in flight or the memory limit.
+struct PlanSearchMemo {
+  std::map<std::string, planning::SolvedProgram> unconstrained;
+  /// Unconstrained solves answered from the memo.
+  unsigned reused = 0;
+  /// Memory-constrained solves skipped: their setting's unconstrained plan
+  /// was already slower than a fitting plan.
+  unsigned pruned = 0;
+};
+
+} // namespace mlir::autopar
 
 #endif // AUTOPAR_LIB_TRANSFORMS_PLANNING_INTEGERPROGRAM_H
