@@ -202,9 +202,10 @@ mlir::autopar::planAutomatically(ModuleOp module,
   if (options.foldRepeatedBlocks)
     foldedBlocks = blocks;
   PlanPricer pricer(graph);
-  auto solve = [&](double memoryLimit, bool minimizeMemory) {
+  auto solve = [&](double memoryLimit, bool minimizeMemory,
+                   double cutoffSeconds = -1) {
     return solvePlanProgram(graph, pricer, memoryLimit, minimizeMemory,
-                            options.timeLimitSeconds);
+                            options.timeLimitSeconds, cutoffSeconds);
   };
   if (log)
     *log << llvm::formatv("autopar: [{3:f1} s] planning {0} ops on grid "
@@ -247,10 +248,10 @@ mlir::autopar::planAutomatically(ModuleOp module,
     SolvedProgram solved;
     PlanPrediction predicted, free;
     bool binding = false, fits = false;
-    /// The memory-constrained program was not solved: its optimum cannot
-    /// beat the chosen plan (it is no faster than the setting's fastest
-    /// plan ignoring memory, which already is slower).
-    bool pruned = false;
+    /// Why the setting's fastest plan that fits was not searched to the
+    /// end: it cannot beat a plan that fits with another setting (empty:
+    /// it was).
+    std::string pruned;
   };
   std::vector<Outcome> outcomes;
   // The setting the graph holds, and the last one (in the searched order)
@@ -330,7 +331,10 @@ mlir::autopar::planAutomatically(ModuleOp module,
   // order. A constrained optimum is never faster than the setting's
   // unconstrained one, so a setting whose unconstrained plan is already
   // slower than a fitting plan found (beyond the solver's tolerance) cannot
-  // be chosen and its constrained program is not solved.
+  // be chosen and its constrained program is not solved. Otherwise the
+  // program is solved with that plan's step as a cutoff: it only has to
+  // find plans at least as fast, and proving there are none is cheaper than
+  // finding its own optimum.
   auto fastestFitting = [&]() -> const Outcome * {
     const Outcome *fastest = nullptr;
     for (const Outcome &o : outcomes)
@@ -342,10 +346,13 @@ mlir::autopar::planAutomatically(ModuleOp module,
   for (Outcome &outcome : outcomes) {
     if (!outcome.skipped.empty() || !outcome.binding)
       continue;
-    if (const Outcome *fastest = fastestFitting();
-        fastest && outcome.free.stepTime >
-                       fastest->predicted.stepTime * (1 + 1e-6) + 1e-12) {
-      outcome.pruned = true;
+    // The solver's tolerance: ties within it are solved, not pruned.
+    double cutoff = -1;
+    if (const Outcome *fastest = fastestFitting())
+      cutoff = fastest->predicted.stepTime * (1 + 1e-6) + 1e-12;
+    if (cutoff >= 0 && outcome.free.stepTime > cutoff) {
+      outcome.pruned = "its fastest plan ignoring memory is slower than a "
+                       "plan that fits";
       if (options.memo)
         ++options.memo->pruned;
       continue;
@@ -354,13 +361,20 @@ mlir::autopar::planAutomatically(ModuleOp module,
     if (log)
       *log << llvm::formatv(
           "autopar: [{3:f1} s] {2}fastest plan needs {0} per device, over "
-          "the {1} limit; solving with the memory limit\n",
+          "the {1} limit; solving with the memory limit{4}\n",
           formatByteSize(outcome.free.peakMemoryBytes), formatByteSize(limit),
           training ? "recomputation " +
                          stringifyRecomputeSpec(outcome.recompute) + ": "
                    : std::string(),
-          elapsed());
-    SolvedProgram constrained = solve(limit, false);
+          elapsed(),
+          cutoff >= 0
+              ? llvm::formatv(" (plans of at most {0:e3} s)", cutoff).str()
+              : std::string());
+    SolvedProgram constrained = solve(limit, false, cutoff);
+    // Stopped by the time limit under the cutoff: nothing is proven, solve
+    // as without one.
+    if (cutoff >= 0 && constrained.status == IlpSolution::Status::TimeLimit)
+      constrained = solve(limit, false);
     if (constrained.hasSolution()) {
       outcome.solved = constrained;
       outcome.fits = true;
@@ -370,6 +384,11 @@ mlir::autopar::planAutomatically(ModuleOp module,
                           "a plan that fits in " +
                               std::to_string(options.cluster.memoryBytes) +
                               " bytes per device");
+    } else if (cutoff >= 0) {
+      outcome.pruned = "no plan that fits is as fast as a plan that fits "
+                       "with another setting";
+      if (options.memo)
+        ++options.memo->pruned;
     }
   }
   json::Array tried;
@@ -382,14 +401,13 @@ mlir::autopar::planAutomatically(ModuleOp module,
     }
     json::Object entry{
         {"recompute", stringifyRecomputeSpec(outcome.recompute)}};
-    if (outcome.pruned)
-      entry["pruned"] = "its fastest plan ignoring memory is slower than the "
-                        "chosen plan";
+    if (!outcome.pruned.empty())
+      entry["pruned"] = outcome.pruned;
     else
       entry["fits"] = outcome.fits;
     if (outcome.fits)
       entry["step_time_s"] = outcome.predicted.stepTime;
-    if (outcome.pruned)
+    if (!outcome.pruned.empty())
       entry["unconstrained_step_time_s"] = outcome.free.stepTime;
     entry["unconstrained_peak_bytes"] = outcome.free.peakMemoryBytes;
     tried.push_back(std::move(entry));

@@ -41,9 +41,12 @@ struct SolvedProgram {
 
 /// Solves the program over `graph`; `memoryLimit` < 0 means unconstrained,
 /// `minimizeMemory` finds the smallest peak instead of the fastest plan.
+/// `cutoffSeconds` >= 0 (fastest plan only): only plans of at most that step
+/// time are sought; without one the status is Infeasible.
 SolvedProgram solvePlanProgram(const StrategyGraph &graph,
                                const PlanPricer &pricer, double memoryLimit,
-                               bool minimizeMemory, double timeLimitSeconds);
+                               bool minimizeMemory, double timeLimitSeconds,
+                               double cutoffSeconds = -1);
 
 } // namespace mlir::autopar::planning
 
@@ -57,8 +60,9 @@ struct PlanSearchMemo {
   std::map<std::string, planning::SolvedProgram> unconstrained;
   /// Unconstrained solves answered from the memo.
   unsigned reused = 0;
-  /// Memory-constrained solves skipped: their setting's unconstrained plan
-  /// was already slower than a fitting plan.
+  /// Memory-constrained searches cut short: their setting's unconstrained
+  /// plan was already slower than a plan that fits with another setting, or
+  /// the solve under that plan's step as a cutoff found nothing as fast.
   unsigned pruned = 0;
 };
 
