@@ -202,9 +202,10 @@ mlir::autopar::planAutomatically(ModuleOp module,
   if (options.foldRepeatedBlocks)
     foldedBlocks = blocks;
   PlanPricer pricer(graph);
-  auto solve = [&](double memoryLimit, bool minimizeMemory) {
+  auto solve = [&](double memoryLimit, bool minimizeMemory,
+                   double cutoffSeconds = -1) {
     return solvePlanProgram(graph, pricer, memoryLimit, minimizeMemory,
-                            options.timeLimitSeconds);
+                            options.timeLimitSeconds, cutoffSeconds);
   };
   if (log)
     *log << llvm::formatv("autopar: [{3:f1} s] planning {0} ops on grid "
@@ -242,15 +243,33 @@ mlir::autopar::planAutomatically(ModuleOp module,
   // The best plan of one setting.
   struct Outcome {
     RecomputeSpec recompute;
+    /// Why the setting does not apply (empty: it does).
+    std::string skipped;
     SolvedProgram solved;
     PlanPrediction predicted, free;
     bool binding = false, fits = false;
+    /// Why the setting's fastest plan that fits was not searched to the
+    /// end: it cannot beat a plan that fits with another setting (empty:
+    /// it was).
+    std::string pruned;
   };
-  std::optional<Outcome> best;
-  std::optional<RecomputeSpec> lastApplied;
-  json::Array tried;
+  std::vector<Outcome> outcomes;
+  // The setting the graph holds, and the last one (in the searched order)
+  // that applies.
+  std::optional<RecomputeSpec> held, lastApplied;
+  auto hold = [&](const RecomputeSpec &spec) {
+    if (!held || !(*held == spec))
+      (void)applyRecomputation(graph, blocks, spec, func.getLoc());
+    held = spec;
+  };
+  // 1. The fastest plan of each setting ignoring memory (none first;
+  // selective and full only when it does not fit). These do not depend on
+  // the memory rows, so a memo shared by plans of the same module reuses
+  // them.
   for (const RecomputeSpec &spec : candidates) {
     bool searched = candidates.size() > 1;
+    Outcome outcome;
+    outcome.recompute = spec;
     {
       // A searched setting the model has no region for is skipped.
       std::optional<ScopedDiagnosticHandler> quiet;
@@ -260,67 +279,147 @@ mlir::autopar::planAutomatically(ModuleOp module,
           why = diag.str();
           return success();
         });
+      held.reset();
       if (failed(applyRecomputation(graph, blocks, spec, func.getLoc()))) {
         if (!searched)
           return failure();
-        tried.push_back(json::Object{
-            {"recompute", stringifyRecomputeSpec(spec)}, {"skipped", why}});
+        outcome.skipped = why;
+        outcomes.push_back(std::move(outcome));
         continue;
       }
-      lastApplied = spec;
+      held = lastApplied = spec;
     }
+    std::string memoKey = stringifyRecomputeSpec(spec);
+    const SolvedProgram *memoised = nullptr;
+    if (options.memo)
+      if (auto it = options.memo->unconstrained.find(memoKey);
+          it != options.memo->unconstrained.end())
+        memoised = &it->second;
     if (log)
-      *log << llvm::formatv("autopar: [{0:f1} s] {1}solving for the fastest "
+      *log << llvm::formatv("autopar: [{0:f1} s] {1}{2} the fastest "
                             "plan (memory unconstrained)\n",
                             elapsed(),
                             training ? "recomputation " +
                                            stringifyRecomputeSpec(spec) + ": "
-                                     : std::string());
-    Outcome outcome;
-    outcome.recompute = spec;
-    outcome.solved = solve(-1, false);
+                                     : std::string(),
+                            memoised ? "reusing" : "solving for");
+    if (memoised) {
+      outcome.solved = *memoised;
+      ++options.memo->reused;
+    } else {
+      outcome.solved = solve(-1, false);
+      // Only a proven optimum is reused: a plan stopped at the time limit
+      // could come out differently when solved again.
+      if (options.memo && outcome.solved.status == IlpSolution::Status::Optimal)
+        options.memo->unconstrained[memoKey] = outcome.solved;
+    }
     if (!outcome.solved.hasSolution())
       return searchFailed(outcome.solved, "any plan");
     outcome.free = pricer.evaluate(outcome.solved.choice);
     outcome.fits = outcome.free.fits;
-    if (limit >= 0 && !outcome.free.fits) {
-      outcome.binding = true;
-      if (log)
-        *log << llvm::formatv(
-            "autopar: [{2:f1} s] fastest plan needs {0} per device, over the "
-            "{1} limit; solving with the memory limit\n",
-            formatByteSize(outcome.free.peakMemoryBytes), formatByteSize(limit),
-            elapsed());
-      SolvedProgram constrained = solve(limit, false);
-      if (constrained.hasSolution()) {
-        outcome.solved = constrained;
-        outcome.fits = true;
-      } else if (constrained.status != IlpSolution::Status::Infeasible) {
-        return searchFailed(constrained,
-                            "a plan that fits in " +
-                                std::to_string(options.cluster.memoryBytes) +
-                                " bytes per device");
-      }
-    }
+    outcome.binding = limit >= 0 && !outcome.free.fits;
     if (outcome.fits)
-      outcome.predicted = pricer.evaluate(outcome.solved.choice);
-    json::Object entry{{"recompute", stringifyRecomputeSpec(spec)},
-                       {"fits", outcome.fits}};
-    if (outcome.fits)
-      entry["step_time_s"] = outcome.predicted.stepTime;
-    entry["unconstrained_peak_bytes"] = outcome.free.peakMemoryBytes;
-    tried.push_back(std::move(entry));
-    if (outcome.fits &&
-        (!best || outcome.predicted.stepTime < best->predicted.stepTime))
-      best = outcome;
+      outcome.predicted = outcome.free;
+    outcomes.push_back(std::move(outcome));
     // Recomputation only adds time to every plan: when the fastest plan
     // without it fits, no setting is faster.
-    if (spec.kind == RecomputeKind::None && outcome.fits && !outcome.binding)
+    if (spec.kind == RecomputeKind::None && outcomes.back().fits &&
+        !outcomes.back().binding)
       break;
   }
+  // 2. Where memory binds, the fastest plan that fits, in the searched
+  // order. A constrained optimum is never faster than the setting's
+  // unconstrained one, so a setting whose unconstrained plan is already
+  // slower than a fitting plan found (beyond the solver's tolerance) cannot
+  // be chosen and its constrained program is not solved. Otherwise the
+  // program is solved with that plan's step as a cutoff: it only has to
+  // find plans at least as fast, and proving there are none is cheaper than
+  // finding its own optimum.
+  auto fastestFitting = [&]() -> const Outcome * {
+    const Outcome *fastest = nullptr;
+    for (const Outcome &o : outcomes)
+      if (o.fits &&
+          (!fastest || o.predicted.stepTime < fastest->predicted.stepTime))
+        fastest = &o;
+    return fastest;
+  };
+  for (Outcome &outcome : outcomes) {
+    if (!outcome.skipped.empty() || !outcome.binding)
+      continue;
+    // The solver's tolerance: ties within it are solved, not pruned.
+    double cutoff = -1;
+    if (const Outcome *fastest = fastestFitting())
+      cutoff = fastest->predicted.stepTime * (1 + 1e-6) + 1e-12;
+    if (cutoff >= 0 && outcome.free.stepTime > cutoff) {
+      outcome.pruned = "its fastest plan ignoring memory is slower than a "
+                       "plan that fits";
+      if (options.memo)
+        ++options.memo->pruned;
+      continue;
+    }
+    hold(outcome.recompute);
+    if (log)
+      *log << llvm::formatv(
+          "autopar: [{3:f1} s] {2}fastest plan needs {0} per device, over "
+          "the {1} limit; solving with the memory limit{4}\n",
+          formatByteSize(outcome.free.peakMemoryBytes), formatByteSize(limit),
+          training ? "recomputation " +
+                         stringifyRecomputeSpec(outcome.recompute) + ": "
+                   : std::string(),
+          elapsed(),
+          cutoff >= 0
+              ? llvm::formatv(" (plans of at most {0:e3} s)", cutoff).str()
+              : std::string());
+    SolvedProgram constrained = solve(limit, false, cutoff);
+    // Stopped by the time limit under the cutoff: nothing is proven, solve
+    // as without one.
+    if (cutoff >= 0 && constrained.status == IlpSolution::Status::TimeLimit)
+      constrained = solve(limit, false);
+    if (constrained.hasSolution()) {
+      outcome.solved = constrained;
+      outcome.fits = true;
+      outcome.predicted = pricer.evaluate(outcome.solved.choice);
+    } else if (constrained.status != IlpSolution::Status::Infeasible) {
+      return searchFailed(constrained,
+                          "a plan that fits in " +
+                              std::to_string(options.cluster.memoryBytes) +
+                              " bytes per device");
+    } else if (cutoff >= 0) {
+      outcome.pruned = "no plan that fits is as fast as a plan that fits "
+                       "with another setting";
+      if (options.memo)
+        ++options.memo->pruned;
+    }
+  }
+  json::Array tried;
+  for (const Outcome &outcome : outcomes) {
+    if (!outcome.skipped.empty()) {
+      tried.push_back(
+          json::Object{{"recompute", stringifyRecomputeSpec(outcome.recompute)},
+                       {"skipped", outcome.skipped}});
+      continue;
+    }
+    json::Object entry{
+        {"recompute", stringifyRecomputeSpec(outcome.recompute)}};
+    if (!outcome.pruned.empty())
+      entry["pruned"] = outcome.pruned;
+    else
+      entry["fits"] = outcome.fits;
+    if (outcome.fits)
+      entry["step_time_s"] = outcome.predicted.stepTime;
+    if (!outcome.pruned.empty())
+      entry["unconstrained_step_time_s"] = outcome.free.stepTime;
+    entry["unconstrained_peak_bytes"] = outcome.free.peakMemoryBytes;
+    tried.push_back(std::move(entry));
+  }
+  std::optional<Outcome> best;
+  if (const Outcome *fastest = fastestFitting())
+    best = *fastest;
   if (!best) {
     // Nothing fits even with the setting that stores least (the last one
-    // applied): name the smallest peak there.
+    // that applies): name the smallest peak there.
+    if (lastApplied)
+      hold(*lastApplied);
     SolvedProgram least = solve(-1, true);
     InFlightDiagnostic diag = emitError(func.getLoc())
                               << "no plan fits in "
@@ -349,8 +448,7 @@ mlir::autopar::planAutomatically(ModuleOp module,
     return failure();
   }
   // The graph holds the chosen setting again.
-  if (!lastApplied || !(*lastApplied == best->recompute))
-    (void)applyRecomputation(graph, blocks, best->recompute, func.getLoc());
+  hold(best->recompute);
   SolvedProgram chosen = best->solved;
   PlanPrediction free = best->free;
   bool binding = best->binding;

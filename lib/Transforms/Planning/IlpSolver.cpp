@@ -15,7 +15,8 @@ using namespace mlir::autopar;
 
 IlpSolution mlir::autopar::solveIlp(const IlpProblem &problem,
                                     double timeLimitSeconds,
-                                    const std::vector<double> &initial) {
+                                    const std::vector<double> &initial,
+                                    double cutoff) {
   IlpSolution result;
   int numCols = static_cast<int>(problem.getNumVariables());
   int numRows = static_cast<int>(problem.getNumRows());
@@ -54,6 +55,8 @@ IlpSolution mlir::autopar::solveIlp(const IlpProblem &problem,
   Cbc_setAllowableFractionGap(model, 0);
   Cbc_setParameter(model, "threads", "1");
   Cbc_setMaximumSeconds(model, timeLimitSeconds);
+  if (std::isfinite(cutoff))
+    Cbc_setCutoff(model, cutoff);
   std::vector<int> startIdx;
   std::vector<double> startVal;
   if (!initial.empty()) {

@@ -13,6 +13,7 @@
 #ifndef AUTOPAR_LIB_TRANSFORMS_PLANNING_ILPSOLVER_H
 #define AUTOPAR_LIB_TRANSFORMS_PLANNING_ILPSOLVER_H
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -61,9 +62,12 @@ struct IlpSolution {
 };
 
 /// Solves `problem` with CBC on one thread (deterministic) within
-/// `timeLimitSeconds`; `initial` (may be empty) is a feasible start.
+/// `timeLimitSeconds`; `initial` (may be empty) is a feasible start. With a
+/// finite `cutoff`, only solutions whose objective is at most `cutoff` are
+/// sought: without one the result is Infeasible.
 IlpSolution solveIlp(const IlpProblem &problem, double timeLimitSeconds,
-                     const std::vector<double> &initial = {});
+                     const std::vector<double> &initial = {},
+                     double cutoff = std::numeric_limits<double>::infinity());
 
 } // namespace mlir::autopar
 

@@ -7,6 +7,7 @@
 #include "IntegerProgram.h"
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -16,7 +17,7 @@ using namespace mlir::autopar::planning;
 
 SolvedProgram mlir::autopar::planning::solvePlanProgram(
     const StrategyGraph &graph, const PlanPricer &pricer, double memoryLimit,
-    bool minimizeMemory, double timeLimitSeconds) {
+    bool minimizeMemory, double timeLimitSeconds, double cutoffSeconds) {
   const std::vector<Node> &nodes = graph.nodes;
   const std::vector<Edge> &edges = graph.edges;
   auto nodeCost = [&](unsigned n, unsigned s) { return pricer.nodeCost(n, s); };
@@ -296,7 +297,12 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
     if (!fits)
       sol.status = IlpSolution::Status::Infeasible;
   } else {
-    sol = solveIlp(ilp, timeLimitSeconds);
+    // The cutoff in the program's units: the objective leaves out the part
+    // no variable controls.
+    double cutoff = cutoffSeconds >= 0 && !minimizeMemory
+                        ? objScale * cutoffSeconds - objConstant
+                        : std::numeric_limits<double>::infinity();
+    sol = solveIlp(ilp, timeLimitSeconds, /*initial=*/{}, cutoff);
   }
   result.status = sol.status;
   result.gap = sol.gap;

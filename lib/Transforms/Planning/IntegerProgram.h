@@ -18,6 +18,9 @@
 #include "IlpSolver.h"
 #include "Pricing.h"
 
+#include <map>
+#include <string>
+
 namespace mlir::autopar::planning {
 
 /// The outcome of one solve.
@@ -38,10 +41,31 @@ struct SolvedProgram {
 
 /// Solves the program over `graph`; `memoryLimit` < 0 means unconstrained,
 /// `minimizeMemory` finds the smallest peak instead of the fastest plan.
+/// `cutoffSeconds` >= 0 (fastest plan only): only plans of at most that step
+/// time are sought; without one the status is Infeasible.
 SolvedProgram solvePlanProgram(const StrategyGraph &graph,
                                const PlanPricer &pricer, double memoryLimit,
-                               bool minimizeMemory, double timeLimitSeconds);
+                               bool minimizeMemory, double timeLimitSeconds,
+                               double cutoffSeconds = -1);
 
 } // namespace mlir::autopar::planning
+
+namespace mlir::autopar {
+
+/// What the plans of one module share (AutoPlanOptions::memo): the proven
+/// optimum of the memory-unconstrained program per recomputation setting
+/// (`none`, `selective`, `full`, ...). That program has no memory rows, so
+/// it does not depend on the microbatches in flight or the memory limit.
+struct PlanSearchMemo {
+  std::map<std::string, planning::SolvedProgram> unconstrained;
+  /// Unconstrained solves answered from the memo.
+  unsigned reused = 0;
+  /// Memory-constrained searches cut short: their setting's unconstrained
+  /// plan was already slower than a plan that fits with another setting, or
+  /// the solve under that plan's step as a cutoff found nothing as fast.
+  unsigned pruned = 0;
+};
+
+} // namespace mlir::autopar
 
 #endif // AUTOPAR_LIB_TRANSFORMS_PLANNING_INTEGERPROGRAM_H

@@ -22,6 +22,7 @@
 #include "autopar/Transforms/Planning/PlanReport.h"
 
 #include "BlockFolding.h"
+#include "IntegerProgram.h"
 #include "PipelineSimulator.h"
 #include "PipelineSplit.h"
 #include "Pricing.h"
@@ -349,6 +350,18 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   std::map<StageKey, std::unique_ptr<StageEval>> evals;
   unsigned solved = 0;
   unsigned repriced = 0;
+  // The candidates that differ only in their microbatches in flight are the
+  // same module under different memory rows: they share their
+  // memory-unconstrained solves.
+  std::map<std::tuple<unsigned, bool, bool, unsigned>, PlanSearchMemo> memos;
+  auto memoStats = [&] {
+    std::pair<unsigned, unsigned> stats{0, 0};
+    for (const auto &[key, memo] : memos) {
+      stats.first += memo.reused;
+      stats.second += memo.pruned;
+    }
+    return stats;
+  };
   auto plan = [&](unsigned k, bool first, bool last, unsigned copies,
                   unsigned kind) -> StageEval & {
     StageKey key{k, first, last, copies, kind};
@@ -387,6 +400,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       stageOptions.cluster.memoryBytes /= int64_t(v);
     stageOptions.singleBlockStage = k == 1;
     stageOptions.progress = nullptr;
+    stageOptions.memo = &memos[{k, first, last, kind}];
     if (options.progress)
       *options.progress << llvm::formatv(
           "autopar: [{0:f1} s] planning a {1} stage of {2} blocks on grid "
@@ -632,6 +646,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
         {"block_range", json::Array{k, k}},
         {"stage_plans_solved", solved},
         {"stage_plans_repriced", repriced},
+        {"unconstrained_solves_reused", memoStats().first},
+        {"constrained_solves_pruned", memoStats().second},
         {"splits_simulated", 1},
         {"split_search", "none: the interleaved schedule cuts the blocks "
                          "evenly (Megatron-LM's rule)"},
@@ -860,6 +876,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       {"block_range", json::Array{kMin, kMax}},
       {"stage_plans_solved", solved},
       {"stage_plans_repriced", repriced},
+      {"unconstrained_solves_reused", memoStats().first},
+      {"constrained_solves_pruned", memoStats().second},
       {"splits_simulated", simulated},
       {"split_search", best->exhaustive
                            ? "exhaustive: every split simulated"
@@ -889,11 +907,12 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   if (options.progress)
     *options.progress << llvm::formatv(
         "autopar: [{0:f1} s] pipeline of {1} stages ({2}): step {3:e3} s, "
-        "bubble {4:p}, peak {5} per device; {6} stage plans, {7} splits "
-        "simulated\n",
+        "bubble {4:p}, peak {5} per device; {6} stage plans ({8} "
+        "unconstrained solves reused, {9} constrained solves pruned), {7} "
+        "splits simulated\n",
         elapsed(), p, result.layout, result.predicted.stepTime,
         result.bubbleFraction, formatByteSize(result.predicted.peakMemoryBytes),
-        solved, simulated);
+        solved, simulated, memoStats().first, memoStats().second);
   return result;
 }
 

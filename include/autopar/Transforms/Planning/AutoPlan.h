@@ -37,6 +37,10 @@
 
 namespace mlir::autopar {
 
+/// Solutions that plans of one module can share (defined where the search
+/// is): see AutoPlanOptions::memo.
+struct PlanSearchMemo;
+
 enum class PlanMode { Inference, Training };
 StringRef stringifyPlanMode(PlanMode mode);
 std::optional<PlanMode> symbolizePlanMode(StringRef name);
@@ -120,6 +124,11 @@ struct AutoPlanOptions {
   double timeLimitSeconds = 600;
   /// Progress lines go here (null: silent).
   llvm::raw_ostream *progress = nullptr;
+  /// Shared by the plans of one module whose options differ at most in
+  /// `activationCopies` and the memory limit (a pipeline stage planned with
+  /// different microbatches in flight): the memory-unconstrained optimum of
+  /// each recomputation setting is solved once. Null: nothing is shared.
+  PlanSearchMemo *memo = nullptr;
 };
 
 /// The predicted cost of one plan.
