@@ -50,6 +50,10 @@ using namespace mlir::autopar::driver;
 // Stages
 //===----------------------------------------------------------------------===//
 
+/// Set by `compile --pass-timing`: every stage prints MLIR's pass timing
+/// report (wall time per pass) to stderr.
+static bool reportPassTiming = false;
+
 /// Runs the passes that `build` adds on `module`; reports a generic error
 /// naming `stage` when the passes failed without saying why.
 static LogicalResult runStage(MLIRContext &ctx, ModuleOp module,
@@ -63,6 +67,8 @@ static LogicalResult runStage(MLIRContext &ctx, ModuleOp module,
   });
   PassManager pm(&ctx, ModuleOp::getOperationName());
   build(pm);
+  if (reportPassTiming)
+    pm.enableTiming();
   if (succeeded(pm.run(module)))
     return success();
   if (!sawError)
@@ -1405,6 +1411,11 @@ int driver::compileCommand(int argc, char **argv) {
       llvm::cl::value_desc("type"), llvm::cl::init("f32"),
       llvm::cl::cat(category));
   static TrainingFlags trainingFlags(category);
+  static llvm::cl::opt<bool> passTiming(
+      "pass-timing",
+      llvm::cl::desc("print the wall time of every pass of every stage "
+                     "(MLIR's timing report) to stderr"),
+      llvm::cl::cat(category));
 
   if (std::optional<int> exit = parseCommandLine(
           argc, argv, "compile",
@@ -1418,6 +1429,7 @@ int driver::compileCommand(int argc, char **argv) {
           "weights/rank<R>/w<id>.bin, plan.json, plan.txt and manifest.json.\n",
           category, kErrorExitCode))
     return *exit;
+  reportPassTiming = passTiming;
   if (model.empty()) {
     printError("no model given (autopar compile MODEL.onnx --grid SHAPE -o "
                "OUTDIR)");

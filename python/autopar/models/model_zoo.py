@@ -21,7 +21,7 @@ Models (`gpt2_124m`, GPT-2 small's size, only on request): mlp, gpt2_block (a GP
 self-attention and a GELU MLP), tiny_gpt (token and position embeddings, two
 blocks, final LayerNorm, LM head; tiny_gpt_tied with the head tied to the token
 embedding), resnet18 and mobilenet_v2 (torchvision, at
-64x64 with 10 classes), vit (a small torchvision VisionTransformer), lstm
+64x64 with 10 classes), depthwise_net (mobilenet_v2's blocks at 16x16), vit (a small torchvision VisionTransformer), lstm
 and gru (two-layer bidirectional recurrent sequence models with a linear
 head per step).
 
@@ -159,6 +159,41 @@ def build_mobilenet_v2():
     import torchvision
     model = torchvision.models.mobilenet_v2(num_classes=10)
     return model, (torch.randn(4, 3, 64, 64),)
+
+
+class DepthwiseNet(torch.nn.Module):
+    """mobilenet_v2's building blocks at a size whose training step float32
+    reproduces: a stride-2 stem, an inverted residual (1x1 expansion,
+    depthwise 3x3, 1x1 projection, residual add), a stride-2 depthwise
+    convolution with channel multiplier 2, batch norms, ReLU6 (Clip), global
+    average pooling and a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+
+        def block(cin, cout, kernel, stride=1, groups=1, act=True):
+            layers = [nn.Conv2d(cin, cout, kernel, stride, kernel // 2,
+                                groups=groups, bias=False),
+                      nn.BatchNorm2d(cout)]
+            return nn.Sequential(*layers, *([nn.ReLU6()] if act else []))
+
+        self.stem = block(3, 16, 3, stride=2)
+        self.expand = block(16, 32, 1)
+        self.depthwise = block(32, 32, 3, groups=32)
+        self.project = block(32, 16, 1, act=False)
+        self.down = block(16, 32, 3, stride=2, groups=16)
+        self.head = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        x = x + self.project(self.depthwise(self.expand(x)))
+        x = self.down(x).mean((2, 3))
+        return self.head(x)
+
+
+def build_depthwise_net():
+    return DepthwiseNet(), (torch.randn(4, 3, 16, 16),)
 
 
 def build_vit():
@@ -483,6 +518,7 @@ MODELS = {
     "tiny_gpt_tied": build_tiny_gpt_tied,
     "resnet18": build_resnet18,
     "mobilenet_v2": build_mobilenet_v2,
+    "depthwise_net": build_depthwise_net,
     "vit": build_vit,
     "lstm": build_lstm,
     "gru": build_gru,

@@ -130,3 +130,36 @@ func.func @main(%x: tensor<2x3x4xf32>) -> tensor<f32> {
   %l = autopar.reduce_sum %y {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A depthwise convolution (group = 4, as in mobilenet_v2) after an ungrouped
+// one: its dX is the transposed convolution in the same 4 groups (the
+// weight's channels swapped within each group: here a unit reshape around
+// the transpose), and its dW is a grouped convolution of the input with
+// each group's channels as batch and (group, image) as channels.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x6x6xf32>)
+// CHECK-DAG: %[[W1:.*]] = autopar.weight "w1" : tensor<4x3x1x1xf32>
+// CHECK-DAG: %[[W2:.*]] = autopar.weight "w2" : tensor<4x1x3x3xf32>
+// CHECK: %[[H:.*]] = autopar.conv %[[X]], %[[W1]]
+// CHECK: %[[Y:.*]] = autopar.conv %[[H]], %[[W2]] {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+// CHECK: %[[WS:.*]] = autopar.reshape %[[W2]] : (tensor<4x1x3x3xf32>) -> tensor<4x1x1x3x3xf32>
+// CHECK: %[[WT:.*]] = autopar.transpose %[[WS]] {perm = array<i64: 0, 2, 1, 3, 4>}
+// CHECK: %[[WG:.*]] = autopar.reshape %[[WT]] : (tensor<4x1x1x3x3xf32>) -> tensor<4x1x3x3xf32>
+// CHECK: %[[WF:.*]] = autopar.slice %[[WG]]
+// CHECK: %[[DH:.*]] = autopar.conv %{{.*}}, %[[WF]] {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x6x6xf32>
+// CHECK: %[[HS:.*]] = autopar.reshape %[[H]] : (tensor<2x4x6x6xf32>) -> tensor<2x4x1x6x6xf32>
+// CHECK: %[[HT:.*]] = autopar.transpose %[[HS]] {perm = array<i64: 2, 1, 0, 3, 4>}
+// CHECK: %[[HB:.*]] = autopar.reshape %[[HT]] : (tensor<1x4x2x6x6xf32>) -> tensor<1x8x6x6xf32>
+// CHECK: %[[HP:.*]] = autopar.pad %[[HB]]
+// CHECK: %[[DW0:.*]] = autopar.conv %[[HP]], %{{.*}} {dilations = array<i64: 2, 2>, group = 4 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x7x7xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x3x3xf32>
+// CHECK: autopar.transpose %[[DW0]] {perm = array<i64: 1, 0, 2, 3>} : (tensor<1x4x3x3xf32>) -> tensor<4x1x3x3xf32>
+func.func @main(%x: tensor<2x3x6x6xf32>) -> tensor<f32> {
+  %w1 = autopar.weight "w1" : tensor<4x3x1x1xf32>
+  %w2 = autopar.weight "w2" : tensor<4x1x3x3xf32>
+  %h = autopar.conv %x, %w1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x3x6x6xf32>, tensor<4x3x1x1xf32>) -> tensor<2x4x6x6xf32>
+  %y = autopar.conv %h, %w2 {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 4 : i64} : (tensor<2x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x3x3xf32>
+  %l = autopar.reduce_sum %y {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<2x4x3x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

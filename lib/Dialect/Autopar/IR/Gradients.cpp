@@ -244,10 +244,10 @@ public:
     std::swap(perm[0], perm[1]);
     return transpose(v, perm);
   }
-  /// An ungrouped, unpadded convolution of `x` [N, C, ...] with `w`
-  /// [M, C, K...].
+  /// An unpadded convolution of `x` [N, C, ...] with `w` [M, C / group,
+  /// K...] in `group` groups.
   Value conv(Value x, Value w, ArrayRef<int64_t> strides,
-             ArrayRef<int64_t> dilations) {
+             ArrayRef<int64_t> dilations, int64_t group = 1) {
     ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w);
     SmallVector<int64_t> shape = {xs[0], ws[0]};
     for (size_t i = 0; i < strides.size(); ++i)
@@ -257,14 +257,50 @@ public:
         b, loc, RankedTensorType::get(shape, typeOf(x).getElementType()), x, w,
         Value(), b.getDenseI64ArrayAttr(strides),
         b.getDenseI64ArrayAttr(SmallVector<int64_t>(2 * strides.size(), 0)),
-        b.getDenseI64ArrayAttr(dilations), b.getI64IntegerAttr(1));
+        b.getDenseI64ArrayAttr(dilations), b.getI64IntegerAttr(group));
   }
-  /// The gradient of the input of an ungrouped convolution with weight `w`
-  /// [M, C, K...], strides, begin pads and dilations, whose input had the
-  /// spatial sizes `inputSizes`: the transposed convolution of `g`.
+  /// Splits dimension 0 of `v` [G * A, B, ...] into groups and swaps each
+  /// group's two leading dimensions: [G * B, A, ...], group by group.
+  /// With one group this is `swap01`.
+  Value swapWithinGroups(Value v, int64_t groups) {
+    if (groups == 1)
+      return swap01(v);
+    ArrayRef<int64_t> vs = shapeOf(v);
+    int64_t rank = vs.size();
+    SmallVector<int64_t> split = {groups, vs[0] / groups, vs[1]};
+    llvm::append_range(split, vs.drop_front(2));
+    SmallVector<int64_t> perm = {0, 2, 1};
+    for (int64_t d = 3; d <= rank; ++d)
+      perm.push_back(d);
+    SmallVector<int64_t> merged = {groups * vs[1], vs[0] / groups};
+    llvm::append_range(merged, vs.drop_front(2));
+    return reshape(transpose(reshape(v, split), perm), merged);
+  }
+  /// Moves the `groups` channel groups of `v` [N, G * A, ...] next to the
+  /// batch and makes each group's channels the leading dimension:
+  /// [A, G * N, ...], with the channel index of the result (g, n). With one
+  /// group this is `swap01`.
+  Value groupsToBatch(Value v, int64_t groups) {
+    if (groups == 1)
+      return swap01(v);
+    ArrayRef<int64_t> vs = shapeOf(v);
+    int64_t rank = vs.size();
+    SmallVector<int64_t> split = {vs[0], groups, vs[1] / groups};
+    llvm::append_range(split, vs.drop_front(2));
+    SmallVector<int64_t> perm = {2, 1, 0};
+    for (int64_t d = 3; d <= rank; ++d)
+      perm.push_back(d);
+    SmallVector<int64_t> merged = {vs[1] / groups, groups * vs[0]};
+    llvm::append_range(merged, vs.drop_front(2));
+    return reshape(transpose(reshape(v, split), perm), merged);
+  }
+  /// The gradient of the input of a convolution in `group` groups with
+  /// weight `w` [M, C / group, K...], strides, begin pads and dilations,
+  /// whose input had the spatial sizes `inputSizes`: the transposed
+  /// convolution of `g`, in the same groups.
   Value convInputGrad(Value g, Value w, ArrayRef<int64_t> inputSizes,
                       ArrayRef<int64_t> strides, ArrayRef<int64_t> padsBegin,
-                      ArrayRef<int64_t> dilations) {
+                      ArrayRef<int64_t> dilations, int64_t group = 1) {
     int64_t spatial = strides.size();
     ArrayRef<int64_t> outSizes = shapeOf(g).drop_front(2);
     ArrayRef<int64_t> kernel = shapeOf(w).drop_front(2);
@@ -280,8 +316,8 @@ public:
     SmallVector<int64_t> spatialDims;
     for (int64_t i = 0; i < spatial; ++i)
       spatialDims.push_back(2 + i);
-    Value flipped = flip(swap01(w), spatialDims);
-    return conv(g, flipped, SmallVector<int64_t>(spatial, 1), dilations);
+    Value flipped = flip(swapWithinGroups(w, group), spatialDims);
+    return conv(g, flipped, SmallVector<int64_t>(spatial, 1), dilations, group);
   }
 
   OpBuilder &b;
@@ -441,6 +477,25 @@ static LogicalResult reluRule(ReluOp op, GradBuilder &gb, ValueRange dy,
   Value positive =
       gb.binary<GreaterOp>(x, gb.scalarLike(x, 0.0), gb.b.getI1Type());
   grads[0] = gb.where(positive, dy[0], gb.scalarLike(x, 0.0));
+  return success();
+}
+
+/// Clip (ReLU6 and hardtanh as exported): dY passes where the input lies
+/// strictly inside the bounds, as PyTorch's hardtanh backward.
+static LogicalResult clipRule(ClipOp op, GradBuilder &gb, ValueRange dy,
+                              ArrayRef<bool>, SmallVectorImpl<Value> &grads) {
+  Value x = op.getInput(), g = dy[0];
+  Value zero = gb.scalarLike(x, 0.0);
+  if (std::optional<APFloat> min = op.getMin())
+    g = gb.where(gb.binary<GreaterOp>(x,
+                                      gb.scalarLike(x, min->convertToDouble()),
+                                      gb.b.getI1Type()),
+                 g, zero);
+  if (std::optional<APFloat> max = op.getMax())
+    g = gb.where(gb.binary<LessOp>(x, gb.scalarLike(x, max->convertToDouble()),
+                                   gb.b.getI1Type()),
+                 g, zero);
+  grads[0] = g;
   return success();
 }
 
@@ -958,17 +1013,16 @@ static LogicalResult gatherRule(GatherOp op, GradBuilder &gb, ValueRange dy,
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-/// Ungrouped convolution: dX is the transposed convolution of dY (dilated
-/// by the strides, padded, with the flipped, channel-swapped weight); dW is
-/// a convolution of X (channels as batch) with dY (batch as channels) whose
-/// stride is the dilation and whose dilation is the stride.
+/// Convolution in G groups (depthwise: G = C): dX is the transposed
+/// convolution of dY in the same groups (dY dilated by the strides, padded,
+/// with the flipped weight whose channels are swapped within each group);
+/// dW is a convolution in G groups of X (each group's channels as batch,
+/// (group, image) as channels) with dY (batch as channels) whose stride is
+/// the dilation and whose dilation is the stride.
 static LogicalResult convRule(ConvOp op, GradBuilder &gb, ValueRange dy,
                               ArrayRef<bool> wanted,
                               SmallVectorImpl<Value> &grads) {
-  if (op.getGroup() != 1)
-    return op.emitOpError()
-           << "has a gradient rule only for group = 1, got " << op.getGroup()
-           << " (node '" << getOnnxNodeName(op) << "')";
+  int64_t group = op.getGroup();
   Value x = op.getInput(), w = op.getWeight(), g = dy[0];
   ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
   int64_t spatial = strides.size();
@@ -977,8 +1031,8 @@ static LogicalResult convRule(ConvOp op, GradBuilder &gb, ValueRange dy,
   ArrayRef<int64_t> kernel = gb.shapeOf(w).drop_front(2);
   ArrayRef<int64_t> outSizes = gb.shapeOf(g).drop_front(2);
   if (wanted[0])
-    grads[0] =
-        gb.convInputGrad(g, w, inputSizes, strides, padsBegin, dilations);
+    grads[0] = gb.convInputGrad(g, w, inputSizes, strides, padsBegin, dilations,
+                                group);
   if (wanted[1]) {
     SmallVector<int64_t> pads(2 * (spatial + 2), 0);
     for (int64_t i = 0; i < spatial; ++i) {
@@ -987,8 +1041,8 @@ static LogicalResult convRule(ConvOp op, GradBuilder &gb, ValueRange dy,
                               (outSizes[i] - 1) * strides[i] + 1 -
                               inputSizes[i] - padsBegin[i];
     }
-    Value r =
-        gb.conv(gb.pad(gb.swap01(x), pads), gb.swap01(g), dilations, strides);
+    Value r = gb.conv(gb.pad(gb.groupsToBatch(x, group), pads), gb.swap01(g),
+                      dilations, strides, group);
     grads[1] = gb.swap01(r);
   }
   if (op.getBias() && wanted[2]) {
@@ -1172,6 +1226,7 @@ void attachGradientModels(MLIRContext &ctx) {
   attach<NegOp, negRule>(ctx);
   attach<ReluOp, reluRule>(ctx);
   attach<LeakyReluOp, leakyReluRule>(ctx);
+  attach<ClipOp, clipRule>(ctx);
   attach<ExpOp, expRule>(ctx);
   attach<LogOp, logRule>(ctx);
   attach<SqrtOp, sqrtRule>(ctx);
