@@ -19,6 +19,7 @@
 #include <malloc.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cinttypes>
@@ -464,9 +465,10 @@ struct RuntimeState {
   int rank = 0;
   int64_t stageSize = 1;
   int64_t microbatch = 0;
-  /// Boundary tensors sent and not yet known to be received.
+  /// Boundary tensors sent and not yet known to be received. Their copies
+  /// are live memory until the sends complete.
   struct PendingSend {
-    std::vector<char> data;
+    ScratchBuffer data;
     std::vector<MPI_Request> requests;
   };
   std::vector<PendingSend> pendingSends;
@@ -1075,6 +1077,22 @@ int peerRank(const std::string &op, const RuntimeState &s, int64_t stage) {
 
 bool isWhole(const Block &block) { return block.sizes == block.global; }
 
+/// Frees the copies of the sends that have completed (MPI_Testall), so that
+/// a boundary tensor's copy lives from its send until the runtime's next
+/// point-to-point call after its receipt, not until the end of the step.
+void reapCompletedSends(RuntimeState &s) {
+  auto completed = [](RuntimeState::PendingSend &send) {
+    int done = 0;
+    checkMpi(MPI_Testall(static_cast<int>(send.requests.size()),
+                         send.requests.data(), &done, MPI_STATUSES_IGNORE),
+             "send_boundary", "MPI_Testall");
+    return done != 0;
+  };
+  s.pendingSends.erase(
+      std::remove_if(s.pendingSends.begin(), s.pendingSends.end(), completed),
+      s.pendingSends.end());
+}
+
 /// Receives boundary tensor `file.tag` whole from this rank's peer in stage
 /// `file.stages[0]` and keeps this device's block of it.
 void receiveBoundary(const std::string &op, const MemRefView &view,
@@ -1087,7 +1105,8 @@ void receiveBoundary(const std::string &op, const MemRefView &view,
   int64_t globalBytes =
       product(block.global, 0, block.global.size()) * view.elemSize;
   int count = mpiCount(op, globalBytes);
-  std::vector<char> whole;
+  reapCompletedSends(s);
+  ScratchBuffer whole;
   char *target = view.data;
   if (!isWhole(block)) {
     whole.resize(static_cast<size_t>(globalBytes));
@@ -1123,6 +1142,7 @@ void sendBoundary(const std::string &op, const MemRefView &view,
   int64_t globalBytes =
       product(block.global, 0, block.global.size()) * view.elemSize;
   int count = mpiCount(op, globalBytes);
+  reapCompletedSends(s);
   RuntimeState::PendingSend send;
   send.data.assign(static_cast<size_t>(globalBytes), 0);
   if (isWhole(block)) {
@@ -1171,6 +1191,7 @@ void sendTensor(ElemKind kind, int64_t stage, int64_t tag, int64_t rank,
   checkTag(op, tag);
   int to = peerRank(op, s, stage);
   int count = mpiCount(op, view.bytes());
+  reapCompletedSends(s);
   RuntimeState::PendingSend send;
   send.data.assign(view.data, view.data + view.bytes());
   MPI_Request request;
@@ -1190,6 +1211,7 @@ void recvTensor(ElemKind kind, int64_t stage, int64_t tag, int64_t rank,
   checkTag(op, tag);
   int from = peerRank(op, s, stage);
   int count = mpiCount(op, view.bytes());
+  reapCompletedSends(s);
   MPI_Status status;
   checkMpi(MPI_Recv(view.data, count, MPI_BYTE, from, static_cast<int>(tag),
                     MPI_COMM_WORLD, &status),
