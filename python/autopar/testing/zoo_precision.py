@@ -32,9 +32,12 @@ magnitude more than rounding. It exits 1 when a node is flagged.
         --autopar build/bin/autopar --cache build/models \\
         --models tv_inception_v3 --nodes Conv,Concat,AveragePool,Gemm
 
-The float64 evaluation of ONNX graphs supports the ops of the torchvision
-convolutional nets (Conv, Relu, Sigmoid, the pools, Add, Mul, Concat, Pad,
-Flatten, Gemm, ...); others stop with an error naming the op.
+The float64 evaluation of ONNX graphs supports the ops of the zoo's
+torchvision exports: the convolutional nets (Conv, BatchNormalization, the
+pools, Concat, Pad, Gemm, activations, ...) and the transformers (MatMul,
+Einsum, LayerNormalization, Softmax, Erf, Transpose, Reshape, and the shape
+computations of Swin's windows: Shape, Gather, Slice, ScatterND, Where,
+Range, Mod, ...); others stop with an error naming the op.
 """
 
 import argparse
@@ -80,6 +83,59 @@ def torch_pads(pads):
     return out
 
 
+# ONNX element types -> torch dtypes (float types are evaluated in the
+# evaluation's precision).
+ONNX_INTEGER_TYPES = {
+    onnx.TensorProto.INT64: torch.int64, onnx.TensorProto.INT32: torch.int32,
+    onnx.TensorProto.INT8: torch.int8, onnx.TensorProto.UINT8: torch.uint8,
+    onnx.TensorProto.BOOL: torch.bool,
+}
+ONNX_FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE,
+                    onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    return axis + rank if axis < 0 else axis
+
+
+def gather(data, indices, axis: int):
+    """ONNX Gather: negative indices count from the end of `axis`."""
+    axis = normalize_axis(axis, data.dim())
+    indices = torch.where(indices < 0, indices + data.shape[axis], indices)
+    taken = torch.index_select(data, axis, indices.reshape(-1))
+    return taken.reshape(data.shape[:axis] + indices.shape
+                         + data.shape[axis + 1:])
+
+
+def slice_tensor(data, starts, ends, axes, steps):
+    """ONNX Slice: Python's slice bounds clamp as ONNX's do (a negative step
+    walks backwards from a start clamped to the last element)."""
+    out = data
+    axes = axes.tolist() if axes is not None else list(range(len(starts)))
+    steps = steps.tolist() if steps is not None else [1] * len(starts)
+    for start, end, axis, step in zip(starts.tolist(), ends.tolist(), axes,
+                                      steps):
+        axis = normalize_axis(axis, data.dim())
+        size = data.shape[axis]
+        if step < 0 and start < -size:
+            start = 0
+        index = list(range(*slice(start, end, step).indices(size)))
+        out = torch.index_select(out, axis,
+                                 torch.tensor(index, dtype=torch.int64))
+    return out
+
+
+def scatter_nd(data, indices, updates):
+    """ONNX ScatterND (reduction none)."""
+    out = data.clone()
+    k = indices.shape[-1]
+    flat = indices.reshape(-1, k).tolist()
+    values = updates.reshape((len(flat),) + tuple(data.shape[k:]))
+    for i, index in enumerate(flat):
+        out[tuple(index)] = values[i]
+    return out
+
+
 def evaluate(model, feeds: dict, dtype) -> dict:
     """Every value of ONNX `model` on `feeds`, computed by PyTorch in
     `dtype` (float tensors only; integer tensors keep their type)."""
@@ -95,6 +151,11 @@ def evaluate(model, feeds: dict, dtype) -> dict:
         a = node_attributes(node)
         x = [env[i] if i else None for i in node.input]
         op = node.op_type
+
+        def opt(i):
+            """Optional input i, or None."""
+            return x[i] if len(x) > i else None
+
         if op == "Constant":
             y = tensor(onnx.numpy_helper.to_array(a["value"]))
         elif op == "Conv":
@@ -117,6 +178,17 @@ def evaluate(model, feeds: dict, dtype) -> dict:
                     a.get("count_include_pad", 0)))
         elif op == "GlobalAveragePool":
             y = x[0].mean(dim=tuple(range(2, x[0].dim())), keepdim=True)
+        elif op == "BatchNormalization":
+            shape = [1, -1] + [1] * (x[0].dim() - 2)
+            scale, bias, mean, var = (t.reshape(shape) for t in x[1:5])
+            y = (x[0] - mean) / torch.sqrt(var + a.get("epsilon", 1e-5)) \
+                * scale + bias
+        elif op == "LayerNormalization":
+            axis = normalize_axis(a.get("axis", -1), x[0].dim())
+            y = F.layer_norm(x[0], x[0].shape[axis:], x[1], opt(2),
+                             a.get("epsilon", 1e-5))
+        elif op == "Softmax":
+            y = torch.softmax(x[0], dim=a.get("axis", -1))
         elif op == "Pad":
             if a.get("mode", b"constant") != b"constant":
                 raise NotImplementedError("Pad other than constant")
@@ -130,19 +202,91 @@ def evaluate(model, feeds: dict, dtype) -> dict:
                 y = y + a.get("beta", 1.0) * x[2]
         elif op == "MatMul":
             y = x[0] @ x[1]
+        elif op == "Einsum":
+            y = torch.einsum(a["equation"].decode(), *x)
         elif op == "Flatten":
             axis = a.get("axis", 1)
             y = x[0].reshape(int(np.prod(x[0].shape[:axis])), -1)
         elif op == "Reshape":
-            y = x[0].reshape([int(v) for v in x[1]])
+            shape = [int(v) for v in x[1]]
+            if not a.get("allowzero", 0):
+                shape = [x[0].shape[i] if v == 0 else v
+                         for i, v in enumerate(shape)]
+            y = x[0].reshape(shape)
+        elif op == "Transpose":
+            y = x[0].permute(a.get("perm", list(reversed(range(x[0].dim())))))
+        elif op == "Unsqueeze":
+            axes = sorted(normalize_axis(int(v), x[0].dim() + len(x[1]))
+                          for v in x[1])
+            y = x[0]
+            for axis in axes:
+                y = y.unsqueeze(axis)
+        elif op == "Squeeze":
+            axes = [normalize_axis(int(v), x[0].dim()) for v in opt(1)] \
+                if opt(1) is not None else \
+                [i for i, d in enumerate(x[0].shape) if d == 1]
+            y = x[0]
+            for axis in sorted(axes, reverse=True):
+                y = y.squeeze(axis)
         elif op == "Concat":
             y = torch.cat(x, dim=a["axis"])
-        elif op in ("Add", "Sub", "Mul", "Div"):
+        elif op == "Split":
+            axis = a.get("axis", 0)
+            sizes = opt(1).tolist() if opt(1) is not None else \
+                x[0].shape[axis] // len(node.output)
+            y = tuple(torch.split(x[0], sizes, dim=axis))
+        elif op == "Gather":
+            y = gather(x[0], x[1], a.get("axis", 0))
+        elif op == "Slice":
+            y = slice_tensor(x[0], x[1], x[2], opt(3), opt(4))
+        elif op == "ScatterND":
+            if a.get("reduction", b"none") != b"none":
+                raise NotImplementedError("ScatterND with a reduction")
+            y = scatter_nd(x[0], x[1], x[2])
+        elif op == "Expand":
+            shape = torch.broadcast_shapes(x[0].shape,
+                                           tuple(int(v) for v in x[1]))
+            y = x[0].expand(shape).clone()
+        elif op == "Shape":
+            y = torch.tensor(list(x[0].shape), dtype=torch.int64)
+        elif op == "ConstantOfShape":
+            value = tensor(onnx.numpy_helper.to_array(a["value"])) \
+                if "value" in a else torch.zeros(1, dtype=dtype)
+            y = value.reshape(()).expand(tuple(int(v) for v in x[0])).clone()
+        elif op == "Range":
+            y = torch.arange(x[0].item(), x[1].item(), x[2].item(),
+                             dtype=x[0].dtype)
+        elif op == "Cast":
+            to = a["to"]
+            if to in ONNX_FLOAT_TYPES:
+                y = x[0].to(dtype)
+            elif to in ONNX_INTEGER_TYPES:
+                y = x[0].to(ONNX_INTEGER_TYPES[to])
+            else:
+                raise NotImplementedError(f"Cast to ONNX type {to}")
+        elif op in ("Identity", "Dropout"):
+            y = x[0]
+        elif op == "Where":
+            y = torch.where(x[0], x[1], x[2])
+        elif op == "Equal":
+            y = torch.eq(x[0], x[1])
+        elif op == "Not":
+            y = torch.logical_not(x[0])
+        elif op == "Mod":
+            y = torch.fmod(x[0], x[1]) if a.get("fmod", 0) else \
+                torch.remainder(x[0], x[1])
+        elif op == "Div" and not x[0].is_floating_point():
+            y = torch.div(x[0], x[1], rounding_mode="trunc")
+        elif op in ("Add", "Sub", "Mul", "Div", "Pow"):
             y = {"Add": torch.add, "Sub": torch.sub, "Mul": torch.mul,
-                 "Div": torch.div}[op](x[0], x[1])
-        elif op in ("Relu", "Sigmoid", "Tanh"):
+                 "Div": torch.div, "Pow": torch.pow}[op](x[0], x[1])
+        elif op in ("Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Neg"):
             y = {"Relu": torch.relu, "Sigmoid": torch.sigmoid,
-                 "Tanh": torch.tanh}[op](x[0])
+                 "Tanh": torch.tanh, "Erf": torch.erf, "Sqrt": torch.sqrt,
+                 "Exp": torch.exp, "Neg": torch.neg}[op](x[0])
+        elif op == "ReduceMean":
+            axes = a.get("axes", list(range(x[0].dim())))
+            y = x[0].mean(dim=tuple(axes), keepdim=bool(a.get("keepdims", 1)))
         elif op == "Clip":
             y = torch.clamp(x[0], x[1] if len(x) > 1 else None,
                             x[2] if len(x) > 2 else None)
@@ -153,7 +297,10 @@ def evaluate(model, feeds: dict, dtype) -> dict:
             y = x[0] * torch.clamp(x[0] / 6 + 0.5, 0, 1)
         else:
             raise NotImplementedError(f"no float64 evaluation of {op}")
-        env[node.output[0]] = y
+        outputs = y if isinstance(y, tuple) else (y,)
+        for name, value in zip(node.output, outputs):
+            if name:
+                env[name] = value
     return env
 
 
