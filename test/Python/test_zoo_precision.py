@@ -133,3 +133,30 @@ def test_unsupported_op_names_it():
     with pytest.raises(NotImplementedError, match="TopK"):
         run([oh.make_node("TopK", ["x", "k"], ["v", "i"])],
             {"x": np.zeros(3, np.float32)}, {"k": i64(1)})
+
+
+def sigmoid_node():
+    return oh.make_node("Sigmoid", ["x"], ["y"])
+
+
+def test_local_error_of_a_correct_node_is_rounding():
+    # A sigmoid in float32 on (slightly wrong) inputs: its own error is a
+    # float32 rounding, whatever error its inputs carried in.
+    x = torch.linspace(-8.0, 8.0, 101, dtype=torch.float64)
+    upstream = x + 1e-3
+    ours = torch.sigmoid(upstream.float()).numpy()
+    global_error = np.abs(ours - torch.sigmoid(x).numpy()).max()
+    assert zoo_precision.is_off(global_error, 1e-7)
+    local, torch_local = zoo_precision.local_errors(
+        sigmoid_node(), [upstream.float().double()], ours, 1.0)
+    assert local < 64 * zoo_precision.EPS32
+    assert not zoo_precision.is_off(local, torch_local)
+
+
+def test_local_error_of_a_wrong_node_is_flagged():
+    x = torch.linspace(-8.0, 8.0, 101, dtype=torch.float64)
+    ours = (torch.sigmoid(x.float()) * 1.001).numpy()
+    local, torch_local = zoo_precision.local_errors(sigmoid_node(), [x], ours,
+                                                    1.0)
+    assert local > 1e-4
+    assert zoo_precision.is_off(local, torch_local)
