@@ -28,11 +28,12 @@ times PyTorch float32's error on the same graph and 64 float32 units of
 roundoff of the value's magnitude: a wrong op is off by orders of magnitude
 more than rounding. Error carried in from upstream can also be amplified
 by a node (a sigmoid's steep part, a cancellation) more for autopar than
-for PyTorch by chance, so an off value whose inputs are all known (probed,
-constant or graph inputs) is then checked alone: the node is evaluated in
+for PyTorch by chance, so a value whose inputs are all known (probed,
+constant or graph inputs) is also checked alone: the node is evaluated in
 float64 and by PyTorch float32 on autopar's values of its inputs (columns
 `local`), and it is flagged `WRONG` only when its own error is off by the
-same rule. It exits 1 when a node is flagged.
+same rule. The local errors are printed for every node whose inputs are
+known. It exits 1 when a node is flagged.
 
     /usr/bin/python3 python/autopar/testing/zoo_precision.py \\
         --autopar build/bin/autopar --cache build/models \\
@@ -428,6 +429,7 @@ def check_model(args, name: str) -> int:
           f"{'torch f32':>9s} {'ratio':>6s} {'local':>9s} {'torch':>9s} "
           "(errors relative to max|x|; local: of the node alone)")
     wrong = 0
+    local_ratios = {}
     for value, result in ours_by_value.items():
         ref = graph64[value].numpy()
         scale = max(float(np.abs(ref).max()), np.finfo(np.float32).tiny)
@@ -437,7 +439,7 @@ def check_model(args, name: str) -> int:
         flag = is_off(ours, theirs)
         local = "-"
         node = nodes.get(value)
-        if flag and node is not None and all(
+        if node is not None and all(
                 not i or i in exact_values or i in ours_by_value
                 for i in node.input):
             # The node's own error: the node evaluated on autopar's values
@@ -445,18 +447,25 @@ def check_model(args, name: str) -> int:
             # the node may amplify, e.g. a sigmoid's steep part) does not
             # count against it.
             inputs = [None if not i else
-                      torch.from_numpy(ours_by_value[i]).double()
+                      torch.from_numpy(np.array(ours_by_value[i])).double()
                       if i in ours_by_value else graph64[i]
                       for i in node.input]
             ours_local, theirs_local = local_errors(node, inputs, result,
                                                     scale)
-            flag = is_off(ours_local, theirs_local)
+            flag = flag and is_off(ours_local, theirs_local)
             local = f"{ours_local:9.2e} {theirs_local:9.2e}"
+            if theirs_local > 0:
+                local_ratios.setdefault(node.op_type, []).append(
+                    ours_local / theirs_local)
         wrong += flag
         ratio = ours / theirs if theirs > 0 else float("inf")
         print(f"  {value[-60:]:60s} {kinds.get(value, '?'):18s} "
               f"{scale:9.2e} {ours:9.2e} {theirs:9.2e} {ratio:6.2f} {local}"
               + ("  WRONG" if flag else ""))
+    if local_ratios:
+        print(f"{name}: local error / PyTorch float32's, median per op: "
+              + ", ".join(f"{op} {np.median(r):.2f} ({len(r)})"
+                          for op, r in sorted(local_ratios.items())))
     print(f"{name}: {len(probes) + 1} values, {wrong} wrong")
     return 1 if wrong else 0
 
