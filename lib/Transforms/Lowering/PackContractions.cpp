@@ -466,6 +466,30 @@ ConvGeometry getConvGeometry(ConvOp conv, ContractionTile tile) {
   return g;
 }
 
+/// Whether `conv` is computed as `W * cols^T` (rewriteConvolutionWeightLhs)
+/// rather than `cols * W^T` (rewriteConvolution). The weight goes on the left
+/// when its output channels fill the m0-row tiles (at most a sixteenth of
+/// padding), unless the positions then pad their n0-wide tiles by more than
+/// an eighth over the m0-wide tiles of the other form, for a reduction long
+/// enough (K >= 512) that the kernel outweighs the other form's scalar
+/// epilogue: resnet's 7x7 outputs (49 positions) take 64 columns on the
+/// right and 56 rows on the left.
+bool isWeightLhsConvolution(ConvOp conv, const Contraction &c,
+                            ContractionTile tile) {
+  auto [k, channels] = getRhsKN(c.bType, /*transposed=*/true);
+  if ((ceilDiv(channels, tile.m0) * tile.m0 - channels) * 16 > channels)
+    return false;
+  if (k < 512)
+    return true;
+  ConvGeometry columns = getConvGeometry(conv, {tile.n0, tile.n0, tile.k0});
+  ConvGeometry rows = getConvGeometry(conv, {tile.m0, tile.m0, tile.k0});
+  int64_t lhsWork =
+      ceilDiv(channels, tile.m0) * tile.m0 * columns.rowTiles * tile.n0;
+  int64_t rhsWork =
+      rows.rowTiles * tile.m0 * ceilDiv(channels, tile.n0) * tile.n0;
+  return lhsWork * 8 <= rhsWork * 9;
+}
+
 /// Zero-pads `x` by `low` and `high` per dimension, when any is non-zero.
 Value padWithZeros(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
                    ArrayRef<int64_t> high) {
@@ -913,11 +937,8 @@ struct PackContractionsPass
       if (c && (!llvm::isa<ConvOp>(op) || tile.k0 == 1)) {
         // A convolution puts its weight on the left when its output
         // channels fill the m0-row tiles (at most a sixteenth of padding).
-        if (llvm::isa<ConvOp>(op)) {
-          int64_t channels = c->bType.getDimSize(0);
-          c->weightIsLhs =
-              (ceilDiv(channels, tile.m0) * tile.m0 - channels) * 16 <=
-              channels;
+        if (auto conv = dyn_cast<ConvOp>(op)) {
+          c->weightIsLhs = isWeightLhsConvolution(conv, *c, tile);
         } else {
           c->dotBf16 = dotTile && isBf16Contraction(c->a, c->b);
         }

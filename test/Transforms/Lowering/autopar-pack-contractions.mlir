@@ -230,6 +230,28 @@ func.func @narrow(%x: tensor<1x4x7x7xf32>) -> tensor<1x10x7x7xf32> {
 
 // -----
 
+// 32 output channels fill AVX-512's 8-row tiles, but 7x7 = 49 positions take
+// 64 columns in tiles of 32 against 56 rows in tiles of 8, and the reduction
+// (64 x 3 x 3 = 576) is long enough for the kernel to outweigh the gather of
+// the epilogue: the weight is the right operand (packed at compile time in
+// 32-column tiles) and the positions the rows. With AVX2's 6-row tiles the
+// 32 channels would take 36 rows: the weight is on the right there too.
+
+shard.grid @grid(shape = 1)
+// AVX512-LABEL: func.func @short_lines_long_reduction
+// AVX512: autopar.weight "conv.weight" {{.*}}autopar.packed_tiles = array<i64: 32, 1>{{.*}} : tensor<1x576x32x1xf32>
+// AVX512: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<7x576x8x1xf32>, tensor<1x576x32x1xf32>)
+// AVX2-LABEL: func.func @short_lines_long_reduction
+// AVX2: autopar.weight "conv.weight" {{.*}}autopar.packed_tiles = array<i64: 16, 1>{{.*}} : tensor<2x576x16x1xf32>
+// AVX2: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<9x576x6x1xf32>, tensor<2x576x16x1xf32>)
+func.func @short_lines_long_reduction(%x: tensor<1x64x7x7xf32>) -> tensor<1x32x7x7xf32> {
+  %w = autopar.weight "conv.weight" : tensor<32x64x3x3xf32>
+  %y = autopar.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x64x7x7xf32>, tensor<32x64x3x3xf32>) -> tensor<1x32x7x7xf32>
+  return %y : tensor<1x32x7x7xf32>
+}
+
+// -----
+
 // A 1x1 convolution of one image needs no im2col: X [C, H * W] holds the
 // columns of the right operand; padded to 32 positions, its rows of 32
 // positions are moved into tiles by a transpose that keeps them.
