@@ -544,7 +544,11 @@ Value collapseGroups(OpBuilder &b, Location loc, Value value,
 
 /// The packed im2col matrix of a convolution's input, P1 x K x m0 x 1 (the
 /// register tiles have k0 = 1), written by one copy `linalg.generic` from
-/// the zero-padded input: no unpacked im2col matrix is materialized.
+/// the zero-padded input: no unpacked im2col matrix is materialized. The
+/// copy writes P1 x K x m0 (its innermost loop runs over the m0 positions
+/// of a tile, which a unit stride reads contiguously, so that
+/// autopar-vectorize-elementwise copies them as vectors); the unit k0
+/// dimension is added by a reshape.
 Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
                     const ConvGeometry &g, ContractionTile tile) {
   MLIRContext *ctx = b.getContext();
@@ -578,10 +582,20 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
     high.push_back(std::max<int64_t>(needed - g.in[i] - g.padsLow[i], 0));
   }
 
+  // P1 x K x m0 -> P1 x K x m0 x 1.
+  auto addUnitK0 = [&](Value packed) -> Value {
+    auto type = cast<RankedTensorType>(packed.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.push_back(1);
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), packed,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  };
+
   if (g.rows == ConvRows::PaddedLines) {
     x = padWithZeros(b, loc, x, low, high);
-    // Loops: n, out[0..s-2], line tile, c, kernel..., i, j.
-    int64_t numLoops = 2 * s + 4;
+    // Loops: n, out[0..s-2], line tile, c, kernel..., i.
+    int64_t numLoops = 2 * s + 3;
     int64_t cLoop = s + 1, iLoop = 2 * s + 2;
     SmallVector<AffineExpr> exprs = {dim(0), dim(cLoop)};
     for (int64_t t = 0; t < s; ++t) {
@@ -594,10 +608,9 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
     shape.push_back(g.channels);
     llvm::append_range(shape, g.kernel);
     shape.push_back(m0);
-    shape.push_back(1);
     Value packed =
         buildCopy(b, loc, x, AffineMap::get(numLoops, 0, exprs, ctx), shape);
-    return collapseGroups(b, loc, packed, {s + 1, s + 1, 1, 1});
+    return addUnitK0(collapseGroups(b, loc, packed, {s + 1, s + 1, 1}));
   }
 
   // Flat: row p = p1 * m0 + i is position (n, out...) in row-major order.
@@ -608,8 +621,8 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
   int64_t extraRows = g.rowTiles * m0 - g.batch * positions;
   high[0] = ceilDiv(extraRows, positions);
   x = padWithZeros(b, loc, x, low, high);
-  // Loops: p1, c, kernel..., i, j.
-  int64_t numLoops = s + 4;
+  // Loops: p1, c, kernel..., i.
+  int64_t numLoops = s + 3;
   AffineExpr p = dim(0) * m0 + dim(s + 2);
   SmallVector<AffineExpr> exprs = {p.floorDiv(positions), dim(1)};
   int64_t stride = positions;
@@ -621,10 +634,9 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
   SmallVector<int64_t> shape = {g.rowTiles, g.channels};
   llvm::append_range(shape, g.kernel);
   shape.push_back(m0);
-  shape.push_back(1);
   Value packed =
       buildCopy(b, loc, x, AffineMap::get(numLoops, 0, exprs, ctx), shape);
-  return collapseGroups(b, loc, packed, {1, s + 1, 1, 1});
+  return addUnitK0(collapseGroups(b, loc, packed, {1, s + 1, 1}));
 }
 
 /// Replaces `conv` by one `linalg.generic` over its result's loops (n, m,

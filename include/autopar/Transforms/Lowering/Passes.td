@@ -333,9 +333,18 @@ def VectorizeElementwisePass
       the f32 vector width of `isa` (`avx512` 16, `avx2` 8, `generic` 4);
     - is vectorized (`linalg::vectorize`) with that vector size.
 
+    A copy generic that gathers its input through affine expressions (the
+    packed im2col copy of a convolution, `x[n, c, oh + kh, lt * 32 + i + kw]`)
+    is vectorized along its innermost loop of more than one iteration when
+    only the input's last index reads that loop, at unit stride, and the
+    lanes (or half of them: 8-row tiles on AVX-512) divide it: every other
+    loop is tiled by one, the unit loops of the tile are dropped
+    (`linalg::dropUnitDims`) and the remaining 1-D copy becomes one vector
+    read and write.
+
     Ops whose innermost loop the lanes do not divide (no masked vectors),
-    reductions, and maps with divisions (the packed im2col copies) are left
-    to the scalar loops.
+    reductions, and gathers at strides other than one or with divisions in
+    their maps (flat im2col rows) are left to the scalar loops.
 
     Before (`isa=avx2`):
     ```mlir
