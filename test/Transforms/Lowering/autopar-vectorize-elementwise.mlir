@@ -139,3 +139,56 @@ func.func @im2col_not_contiguous(%x: tensor<1x4x9x66xf32>, %z: tensor<2x4x9x9xf3
   } -> tensor<1x4x3x3x32xf32>
   return %y, %w : tensor<1x4x1x4x3x3x32xf32>, tensor<1x4x3x3x32xf32>
 }
+
+// -----
+
+// A sum along the innermost loop (softmax over 197 keys): the 192 elements
+// of whole vectors are split off (the last 5 stay a scalar reduction that
+// continues from their result), read as 12 vectors per row and added to a
+// vector of 16 (AVX-512) or 8 (AVX2) partial sums, which a scalar reduction
+// combines.
+
+// AVX512-LABEL: func.func @row_sum
+// AVX512: %[[HEAD:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0] [6, 197, 192] [1, 1, 1]
+// AVX512: %[[ROWS:.*]] = tensor.expand_shape %[[HEAD]] {{\[\[}}0], [1], [2, 3]] output_shape [6, 197, 12, 16]
+// AVX512: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<6x197x16xf32>)
+// AVX512: scf.for %{{.*}} = %c0 to %c12 step %c1
+// AVX512: %[[V:.*]] = vector.transfer_read %[[ROWS]]{{.*}} : tensor<6x197x12x16xf32>, vector<16xf32>
+// AVX512: %[[ACC:.*]] = vector.transfer_read {{.*}} : tensor<6x197x16xf32>, vector<16xf32>
+// AVX512: arith.addf %[[ACC]], %[[V]] : vector<16xf32>
+// AVX512: %[[PARTIAL:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<6x197x16xf32>) outs(%{{.*}} : tensor<6x197xf32>)
+// AVX512: %[[TAIL:.*]] = tensor.extract_slice %{{.*}}[0, 0, 192] [6, 197, 5] [1, 1, 1]
+// AVX512: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[TAIL]] : tensor<6x197x5xf32>) outs(%[[PARTIAL]] : tensor<6x197xf32>)
+// AVX2-LABEL: func.func @row_sum
+// AVX2: tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] output_shape [6, 197, 24, 8]
+// AVX2: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+func.func @row_sum(%x: tensor<6x197x197xf32>, %init: tensor<6x197xf32>) -> tensor<6x197xf32> {
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<6x197x197xf32>) outs(%init : tensor<6x197xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<6x197xf32>
+  return %y : tensor<6x197xf32>
+}
+
+// -----
+
+// A row shorter than two vectors, and a reduction over an outer loop, stay
+// scalar.
+
+// AVX512-LABEL: func.func @short_or_outer
+// AVX512-NOT: vector.transfer_read
+// AVX512: return
+func.func @short_or_outer(%x: tensor<4x24xf32>, %i: tensor<4xf32>, %z: tensor<64x32xf32>, %j: tensor<32xf32>) -> (tensor<4xf32>, tensor<32xf32>) {
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x24xf32>) outs(%i : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.maximumf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %w = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%z : tensor<64x32xf32>) outs(%j : tensor<32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<32xf32>
+  return %y, %w : tensor<4xf32>, tensor<32xf32>
+}

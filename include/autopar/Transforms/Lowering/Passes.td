@@ -342,9 +342,19 @@ def VectorizeElementwisePass
     (`linalg::dropUnitDims`) and the remaining 1-D copy becomes one vector
     read and write.
 
+    An f32 reduction along the innermost loop only (softmax's max and sum,
+    layer norm's mean and variance), of at least two vectors per row, keeps
+    a vector of `lanes` partial results per row: the whole vectors of the
+    row are split off (`linalg::splitOp`; the remainder stays a scalar
+    reduction that continues from their result), their reduction is split
+    into `lanes` interleaved ones (`linalg::splitReduction`, inner
+    dimension parallel), tiled by one vector and vectorized, and a scalar
+    reduction combines the `lanes` partial results. The sum's order
+    changes (rounding within the node tests' tolerances).
+
     Ops whose innermost loop the lanes do not divide (no masked vectors),
-    reductions, and gathers at strides other than one or with divisions in
-    their maps (flat im2col rows) are left to the scalar loops.
+    other reductions, and gathers at strides other than one or with
+    divisions in their maps (flat im2col rows) are left to the scalar loops.
 
     Before (`isa=avx2`):
     ```mlir
