@@ -150,8 +150,14 @@ def PackContractionsPass
     directly, without the copy); the weight [M, C, kernel...] is the right
     operand N x K (packed at compile time like a transposed gemm weight); after
     the unpack, one `linalg.generic` moves the output channels back in front
-    of the positions (NCHW...) and adds the bias. Grouped and depthwise
-    convolutions keep their direct lowering. Other contractions are left
+    of the positions (NCHW...) and adds the bias. When the output channels
+    fill the m0-row tiles (at most a sixteenth of padding) the weight is the
+    left operand instead (`W * cols^T`: tiles of m0 channels by n0
+    positions, whose epilogue is a transpose keeping rows of positions),
+    unless the reduction is long (K >= 512) and the positions would pad
+    n0-wide tiles by more than an eighth over m0-wide ones (7x7 outputs: 64
+    columns against 56 rows). Grouped and depthwise convolutions keep their
+    direct lowering. Other contractions are left
     alone.
 
     Before:
