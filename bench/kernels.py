@@ -21,6 +21,11 @@ Prints the CPU model, then
 
     /usr/bin/python3 bench/kernels.py [--autopar build/bin/autopar]
         [--ort-modules DIR] [--quick] [--only-precision]
+        [--models mlp,resnet18_224,...] [--skip-matmul] [--skip-precision]
+        [--one-thread]
+
+--models, --skip-matmul, --skip-precision and --one-thread run a part of the
+tables (on a shared machine, one model row at a time).
 
 --ort-modules: a folder whose node_modules holds onnxruntime-node@1.30.0
 (`ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0`); without
@@ -233,7 +238,24 @@ def main():
                         help="where the model zoo exports the benchmark models")
     parser.add_argument("--only-precision", action="store_true",
                         help="only the matmul table and the f32/bf16 model table")
+    parser.add_argument("--models", default="",
+                        help="comma-separated model rows to run (mlp and the"
+                        " zoo names %s; default: all)" % ", ".join(
+                            name for name, _ in BENCH_MODELS))
+    parser.add_argument("--skip-matmul", action="store_true",
+                        help="no matmul table")
+    parser.add_argument("--skip-precision", action="store_true",
+                        help="no f32/bf16 model table")
+    parser.add_argument("--one-thread", action="store_true",
+                        help="in the model table, only autopar 1 rank with 1"
+                        " thread and ONNX Runtime with 1 thread (the CPU-time"
+                        " columns; the other cells read 'not run')")
     args = parser.parse_args()
+    selected = set(filter(None, args.models.split(",")))
+    known = {"mlp"} | {name for name, _ in BENCH_MODELS}
+    if selected - known:
+        parser.error("unknown model(s) %s (expected %s)" % (
+            ", ".join(sorted(selected - known)), ", ".join(sorted(known))))
     failures = []
     print("cpu: %s" % cpu_model())
     print("cpu flags: %s" % cpu_flags())
@@ -245,24 +267,27 @@ def main():
              "-lopenblas", "-ldnnl"])
         one = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         shapes = MATMUL_SHAPES[:2] + MATMUL_SHAPES[4:5] if args.quick else MATMUL_SHAPES
-        print()
+        if args.skip_matmul:
+            shapes = []
         paths = bf16_paths()
         labels = [path for path, _ in paths]
-        print("GFLOP/s at one thread. bf16: `compile --precision bf16` (bf16 weight"
-              " and activation, f32 accumulation), ext: extended to f32, f32 FMAs"
-              " (AUTOPAR_CPU_ISA=avx512), dot: AVX512-BF16 dot products of bf16"
-              " pairs (AUTOPAR_CPU_ISA=avx512bf16; %s), amx: AMX tiles"
-              " (AUTOPAR_CPU_ISA=amx; %s); ratios by CPU time, which other jobs on"
-              " the machine do not inflate as they do wall time." % (
-                  "measured" if "dot" in labels else "not measured: no avx512_bf16",
-                  "measured" if "amx" in labels else
-                  "not measured: no amx_tile/amx_bf16"))
-        print("| matmul M x N x K | autopar 1 thread | autopar 1 thread, by CPU time |"
-              " OpenBLAS 1 thread | oneDNN 1 thread | autopar / OpenBLAS |"
-              " bf16 ext | bf16 ext, CPU | bf16 dot | bf16 dot, CPU |"
-              " bf16 amx | bf16 amx, CPU |"
-              " ext / f32, CPU | dot / f32, CPU | amx / f32, CPU | amx / dot, CPU |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        if shapes:
+            print()
+            print("GFLOP/s at one thread. bf16: `compile --precision bf16` (bf16 weight"
+                  " and activation, f32 accumulation), ext: extended to f32, f32 FMAs"
+                  " (AUTOPAR_CPU_ISA=avx512), dot: AVX512-BF16 dot products of bf16"
+                  " pairs (AUTOPAR_CPU_ISA=avx512bf16; %s), amx: AMX tiles"
+                  " (AUTOPAR_CPU_ISA=amx; %s); ratios by CPU time, which other jobs on"
+                  " the machine do not inflate as they do wall time." % (
+                      "measured" if "dot" in labels else "not measured: no avx512_bf16",
+                      "measured" if "amx" in labels else
+                      "not measured: no amx_tile/amx_bf16"))
+            print("| matmul M x N x K | autopar 1 thread | autopar 1 thread, by CPU time |"
+                  " OpenBLAS 1 thread | oneDNN 1 thread | autopar / OpenBLAS |"
+                  " bf16 ext | bf16 ext, CPU | bf16 dot | bf16 dot, CPU |"
+                  " bf16 amx | bf16 amx, CPU |"
+                  " ext / f32, CPU | dot / f32, CPU | amx / f32, CPU | amx / dot, CPU |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for m, n, k in shapes:
             name = "mm_%d_%d_%d" % (m, n, k)
             try:
@@ -305,7 +330,7 @@ def main():
             sys.stdout.flush()
 
         print()
-        models = [mlp_case(work, args.quick)]
+        models = [mlp_case(work, args.quick)] if not selected or "mlp" in selected else []
         if args.only_precision and not args.quick:
             # The model zoo's test-size models (cached by the lit tests).
             for name, label in [("gpt2_block", "GPT-2 block (zoo test size)"),
@@ -316,23 +341,26 @@ def main():
                     failures.append("export %s: %s" % (name, error))
         if not args.quick and not args.only_precision:
             for name, label in BENCH_MODELS:
+                if selected and name not in selected:
+                    continue
                 try:
                     models.append(zoo_case(args.model_cache, name, label))
                 except Exception as error:  # noqa: BLE001 - reported, exit 1
                     failures.append("export %s: %s" % (name, error))
-        print("Step time in ms at one thread, 1 rank (median of warm repeats):"
-              " the f32 program against `compile --precision bf16` (ext: extended"
-              " to f32; dot: AVX512-BF16 dot products; amx: AMX tiles; each where"
-              " the CPU has them); CPU: process CPU time per step.")
-        print("| model | GFLOP | autopar f32 | autopar bf16 ext | autopar bf16 dot |"
-              " autopar bf16 amx |"
-              " autopar f32, CPU | autopar bf16 ext, CPU | autopar bf16 dot, CPU |"
-              " autopar bf16 amx, CPU |"
-              " f32 / bf16 ext, CPU | f32 / bf16 dot, CPU | f32 / bf16 amx, CPU |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        if not args.skip_precision:
+            print("Step time in ms at one thread, 1 rank (median of warm repeats):"
+                  " the f32 program against `compile --precision bf16` (ext: extended"
+                  " to f32; dot: AVX512-BF16 dot products; amx: AMX tiles; each where"
+                  " the CPU has them); CPU: process CPU time per step.")
+            print("| model | GFLOP | autopar f32 | autopar bf16 ext | autopar bf16 dot |"
+                  " autopar bf16 amx |"
+                  " autopar f32, CPU | autopar bf16 ext, CPU | autopar bf16 dot, CPU |"
+                  " autopar bf16 amx, CPU |"
+                  " f32 / bf16 ext, CPU | f32 / bf16 dot, CPU | f32 / bf16 amx, CPU |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         variants = [("f32", "f32", None)] + [
             ("bf16-" + path, "bf16", isa) for path, isa in paths]
-        for label, model, inputs, flops, _ in models:
+        for label, model, inputs, flops, _ in (models if not args.skip_precision else []):
             cells = {}
             for key, precision, isa in variants:
                 try:
@@ -377,6 +405,8 @@ def main():
                 configs = [("default", 1, "replicated", 0), ("one", 1, "replicated", 1)]
                 if two_rank_plan:
                     configs.append(("two", 2, two_rank_plan, 1))
+                if args.one_thread:
+                    configs = [("one", 1, "replicated", 1)]
                 for key, grid, plan, threads in configs:
                     try:
                         cells[key] = autopar_step(
@@ -387,7 +417,7 @@ def main():
                     except Exception as error:  # noqa: BLE001
                         failures.append("%s, %s: %s" % (label, key, error))
                 if args.ort_modules:
-                    for threads in (1, 2):
+                    for threads in (1,) if args.one_thread else (1, 2):
                         try:
                             cells["ort%d" % threads] = ort_step(args.ort_modules, model,
                                                                 threads, 10)
@@ -396,6 +426,8 @@ def main():
 
                 def ms(key, which=0):
                     if key == "two" and not two_rank_plan:
+                        return "not run"
+                    if args.one_thread and key in ("default", "two", "ort2"):
                         return "not run"
                     if key.startswith("ort") and not args.ort_modules:
                         return "not measured"

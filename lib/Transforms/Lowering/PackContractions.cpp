@@ -466,6 +466,30 @@ ConvGeometry getConvGeometry(ConvOp conv, ContractionTile tile) {
   return g;
 }
 
+/// Whether `conv` is computed as `W * cols^T` (rewriteConvolutionWeightLhs)
+/// rather than `cols * W^T` (rewriteConvolution). The weight goes on the left
+/// when its output channels fill the m0-row tiles (at most a sixteenth of
+/// padding), unless the positions then pad their n0-wide tiles by more than
+/// an eighth over the m0-wide tiles of the other form, for a reduction long
+/// enough (K >= 512) that the kernel outweighs the other form's scalar
+/// epilogue: resnet's 7x7 outputs (49 positions) take 64 columns on the
+/// right and 56 rows on the left.
+bool isWeightLhsConvolution(ConvOp conv, const Contraction &c,
+                            ContractionTile tile) {
+  auto [k, channels] = getRhsKN(c.bType, /*transposed=*/true);
+  if ((ceilDiv(channels, tile.m0) * tile.m0 - channels) * 16 > channels)
+    return false;
+  if (k < 512)
+    return true;
+  ConvGeometry columns = getConvGeometry(conv, {tile.n0, tile.n0, tile.k0});
+  ConvGeometry rows = getConvGeometry(conv, {tile.m0, tile.m0, tile.k0});
+  int64_t lhsWork =
+      ceilDiv(channels, tile.m0) * tile.m0 * columns.rowTiles * tile.n0;
+  int64_t rhsWork =
+      rows.rowTiles * tile.m0 * ceilDiv(channels, tile.n0) * tile.n0;
+  return lhsWork * 8 <= rhsWork * 9;
+}
+
 /// Zero-pads `x` by `low` and `high` per dimension, when any is non-zero.
 Value padWithZeros(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
                    ArrayRef<int64_t> high) {
@@ -520,7 +544,11 @@ Value collapseGroups(OpBuilder &b, Location loc, Value value,
 
 /// The packed im2col matrix of a convolution's input, P1 x K x m0 x 1 (the
 /// register tiles have k0 = 1), written by one copy `linalg.generic` from
-/// the zero-padded input: no unpacked im2col matrix is materialized.
+/// the zero-padded input: no unpacked im2col matrix is materialized. The
+/// copy writes P1 x K x m0 (its innermost loop runs over the m0 positions
+/// of a tile, which a unit stride reads contiguously, so that
+/// autopar-vectorize-elementwise copies them as vectors); the unit k0
+/// dimension is added by a reshape.
 Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
                     const ConvGeometry &g, ContractionTile tile) {
   MLIRContext *ctx = b.getContext();
@@ -554,10 +582,20 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
     high.push_back(std::max<int64_t>(needed - g.in[i] - g.padsLow[i], 0));
   }
 
+  // P1 x K x m0 -> P1 x K x m0 x 1.
+  auto addUnitK0 = [&](Value packed) -> Value {
+    auto type = cast<RankedTensorType>(packed.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.push_back(1);
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), packed,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  };
+
   if (g.rows == ConvRows::PaddedLines) {
     x = padWithZeros(b, loc, x, low, high);
-    // Loops: n, out[0..s-2], line tile, c, kernel..., i, j.
-    int64_t numLoops = 2 * s + 4;
+    // Loops: n, out[0..s-2], line tile, c, kernel..., i.
+    int64_t numLoops = 2 * s + 3;
     int64_t cLoop = s + 1, iLoop = 2 * s + 2;
     SmallVector<AffineExpr> exprs = {dim(0), dim(cLoop)};
     for (int64_t t = 0; t < s; ++t) {
@@ -570,10 +608,9 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
     shape.push_back(g.channels);
     llvm::append_range(shape, g.kernel);
     shape.push_back(m0);
-    shape.push_back(1);
     Value packed =
         buildCopy(b, loc, x, AffineMap::get(numLoops, 0, exprs, ctx), shape);
-    return collapseGroups(b, loc, packed, {s + 1, s + 1, 1, 1});
+    return addUnitK0(collapseGroups(b, loc, packed, {s + 1, s + 1, 1}));
   }
 
   // Flat: row p = p1 * m0 + i is position (n, out...) in row-major order.
@@ -584,8 +621,8 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
   int64_t extraRows = g.rowTiles * m0 - g.batch * positions;
   high[0] = ceilDiv(extraRows, positions);
   x = padWithZeros(b, loc, x, low, high);
-  // Loops: p1, c, kernel..., i, j.
-  int64_t numLoops = s + 4;
+  // Loops: p1, c, kernel..., i.
+  int64_t numLoops = s + 3;
   AffineExpr p = dim(0) * m0 + dim(s + 2);
   SmallVector<AffineExpr> exprs = {p.floorDiv(positions), dim(1)};
   int64_t stride = positions;
@@ -597,10 +634,9 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
   SmallVector<int64_t> shape = {g.rowTiles, g.channels};
   llvm::append_range(shape, g.kernel);
   shape.push_back(m0);
-  shape.push_back(1);
   Value packed =
       buildCopy(b, loc, x, AffineMap::get(numLoops, 0, exprs, ctx), shape);
-  return collapseGroups(b, loc, packed, {1, s + 1, 1, 1});
+  return addUnitK0(collapseGroups(b, loc, packed, {1, s + 1, 1}));
 }
 
 /// Replaces `conv` by one `linalg.generic` over its result's loops (n, m,
@@ -913,11 +949,8 @@ struct PackContractionsPass
       if (c && (!llvm::isa<ConvOp>(op) || tile.k0 == 1)) {
         // A convolution puts its weight on the left when its output
         // channels fill the m0-row tiles (at most a sixteenth of padding).
-        if (llvm::isa<ConvOp>(op)) {
-          int64_t channels = c->bType.getDimSize(0);
-          c->weightIsLhs =
-              (ceilDiv(channels, tile.m0) * tile.m0 - channels) * 16 <=
-              channels;
+        if (auto conv = dyn_cast<ConvOp>(op)) {
+          c->weightIsLhs = isWeightLhsConvolution(conv, *c, tile);
         } else {
           c->dotBf16 = dotTile && isBf16Contraction(c->a, c->b);
         }

@@ -76,6 +76,206 @@ ReassociationIndices getInnerContiguousLoops(linalg::LinalgOp op) {
   return group;
 }
 
+/// The loop along which `op`, a copy that gathers its input through affine
+/// expressions (the packed im2col copy of a convolution, whose input map is
+/// not a projected permutation), reads whole vectors of `lanes` contiguous
+/// elements: the innermost loop of more than one iteration (later loops have
+/// one), which the lanes divide, which only the input's last dimension
+/// reads, at unit stride. Maps with divisions (the flat im2col rows) do not
+/// qualify.
+std::optional<int64_t> getContiguousGatherLoop(linalg::GenericOp op,
+                                               int64_t lanes) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() != op.getNumParallelLoops())
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 1 || yield.getNumOperands() != 1 ||
+      yield.getOperand(0) != body.getArgument(0))
+    return std::nullopt;
+  for (Type type : op->getOperandTypes()) {
+    auto shaped = dyn_cast<RankedTensorType>(type);
+    if (!shaped || !shaped.hasStaticShape() ||
+        shaped.getElementTypeBitWidth() % 8 != 0)
+      return std::nullopt;
+  }
+  AffineMap inputMap = op.getIndexingMapsArray()[0];
+  if (!op.getIndexingMapsArray()[1].isIdentity() ||
+      inputMap.isProjectedPermutation() || inputMap.getNumResults() == 0)
+    return std::nullopt;
+  for (AffineExpr expr : inputMap.getResults()) {
+    bool divides = false;
+    expr.walk([&](AffineExpr e) {
+      divides |= e.getKind() == AffineExprKind::FloorDiv ||
+                 e.getKind() == AffineExprKind::CeilDiv ||
+                 e.getKind() == AffineExprKind::Mod;
+    });
+    if (divides)
+      return std::nullopt;
+  }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t loop = static_cast<int64_t>(ranges.size()) - 1;
+  while (loop >= 0 && ranges[loop] == 1)
+    --loop;
+  if (loop < 0 || ranges[loop] % lanes != 0)
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr d = getAffineDimExpr(loop, ctx);
+  ArrayRef<AffineExpr> results = inputMap.getResults();
+  for (AffineExpr expr : results.drop_back())
+    if (expr.isFunctionOfDim(loop))
+      return std::nullopt;
+  // The last index advances by one per iteration of the loop.
+  AffineExpr step =
+      simplifyAffineExpr(results.back().replace(d, d + 1) - results.back(),
+                         inputMap.getNumDims(), 0);
+  auto constant = dyn_cast<AffineConstantExpr>(step);
+  if (!constant || constant.getValue() != 1)
+    return std::nullopt;
+  return loop;
+}
+
+/// Vectorizes a contiguous gather copy (getContiguousGatherLoop): tiled by
+/// one iteration of every loop and `lanes` of `loop`, each tile, with its
+/// unit loops dropped, is a copy of `lanes` contiguous elements that MLIR's
+/// vectorizer turns into one vector read and write.
+LogicalResult vectorizeGatherCopy(RewriterBase &rewriter, linalg::GenericOp op,
+                                  int64_t loop, int64_t lanes) {
+  MLIRContext *ctx = op.getContext();
+  SmallVector<int64_t> tileSizes(op.getNumLoops(), 1);
+  tileSizes[loop] = lanes;
+  scf::SCFTilingOptions options;
+  options.setTileSizes(getAsIndexOpFoldResult(ctx, tileSizes));
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled) || tiled->tiledOps.size() != 1)
+    return failure();
+  rewriter.replaceOp(op, tiled->replacements);
+  auto tile = cast<linalg::GenericOp>(tiled->tiledOps.front());
+  linalg::ControlDropUnitDims control;
+  control.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  rewriter.setInsertionPoint(tile);
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, tile, control);
+  if (failed(dropped))
+    return failure();
+  rewriter.replaceOp(tile, dropped->replacements);
+  auto copy = cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+  if (copy.getNumLoops() != 1 ||
+      failed(linalg::vectorizeOpPrecondition(copy, {lanes})))
+    return failure();
+  rewriter.setInsertionPoint(copy);
+  FailureOr<linalg::VectorizationResult> vectorized =
+      linalg::vectorize(rewriter, copy, {lanes});
+  if (failed(vectorized))
+    return failure();
+  rewriter.replaceOp(copy, vectorized->replacements);
+  return success();
+}
+
+/// Whether `op` reduces f32 values along its innermost loop only (softmax's
+/// max and sum, layer norm's mean and variance): every other loop parallel,
+/// static shapes, one init that the parallel loops index in order, inputs
+/// read along the reduced loop in their last dimension (or not at all, as a
+/// broadcast mean), and at least two vectors to reduce per row.
+bool isInnerReduction(linalg::GenericOp op, int64_t lanes) {
+  int64_t numLoops = op.getNumLoops();
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      numLoops < 2 || op.getNumReductionLoops() != 1 ||
+      !linalg::isReductionIterator(op.getIteratorTypesArray().back()))
+    return false;
+  for (Type type : op->getOperandTypes()) {
+    auto shaped = dyn_cast<RankedTensorType>(type);
+    if (!shaped || !shaped.hasStaticShape() || !shaped.getElementType().isF32())
+      return false;
+  }
+  MLIRContext *ctx = op.getContext();
+  SmallVector<AffineExpr> rows;
+  for (int64_t d = 0; d + 1 < numLoops; ++d)
+    rows.push_back(getAffineDimExpr(d, ctx));
+  if (op.getMatchingIndexingMap(op.getDpsInitOperand(0)) !=
+      AffineMap::get(numLoops, 0, rows, ctx))
+    return false;
+  AffineExpr reduced = getAffineDimExpr(numLoops - 1, ctx);
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false) ||
+        (map.isFunctionOfDim(numLoops - 1) &&
+         map.getResults().back() != reduced))
+      return false;
+  }
+  return op.getStaticLoopRanges().back() >= 2 * lanes;
+}
+
+/// Vectorizes an inner reduction (isInnerReduction) with `lanes` partial
+/// results per row: the whole vectors of the reduced loop are split off
+/// (linalg::splitOp; the remainder stays scalar and continues from their
+/// result), their reduction is split into `lanes` interleaved partial
+/// reductions (linalg::splitReduction, inner dimension parallel), which are
+/// tiled by one vector and vectorized (each vector of a row is combined
+/// with the row's vector of `lanes` accumulators), and the `lanes` partial
+/// results are combined by a scalar reduction.
+LogicalResult vectorizeInnerReduction(RewriterBase &rewriter,
+                                      linalg::GenericOp op, int64_t lanes) {
+  MLIRContext *ctx = op.getContext();
+  int64_t last = op.getNumLoops() - 1;
+  int64_t range = op.getStaticLoopRanges().back();
+  linalg::LinalgOp whole = op;
+  if (range % lanes != 0) {
+    rewriter.setInsertionPoint(op);
+    auto [vectors, remainder] =
+        linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()),
+                        last, rewriter.getIndexAttr(range / lanes * lanes));
+    if (!vectors || !remainder)
+      return failure();
+    whole = cast<linalg::LinalgOp>(vectors.getOperation());
+  }
+  rewriter.setInsertionPoint(whole);
+  FailureOr<linalg::SplitReductionResult> split =
+      linalg::splitReduction(rewriter, whole, [&](linalg::LinalgOp) {
+        return linalg::SplitReductionOptions{lanes, static_cast<unsigned>(last),
+                                             /*innerParallel=*/true};
+      });
+  if (failed(split))
+    return failure();
+  linalg::LinalgOp partial = split->splitLinalgOp;
+  // Loops: the parallel ones, the reduction by vectors, the lanes; the
+  // tile is one vector, added to the accumulators of its row.
+  SmallVector<int64_t> tileSizes(partial.getNumLoops(), 1);
+  tileSizes.back() = 0;
+  scf::SCFTilingOptions options;
+  options.setTileSizes(getAsIndexOpFoldResult(ctx, tileSizes));
+  rewriter.setInsertionPoint(partial);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(partial.getOperation()), options);
+  if (failed(tiled) || tiled->tiledOps.size() != 1)
+    return failure();
+  rewriter.replaceOp(partial, tiled->replacements);
+  auto tile = cast<linalg::GenericOp>(tiled->tiledOps.front());
+  linalg::ControlDropUnitDims control;
+  control.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  rewriter.setInsertionPoint(tile);
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, tile, control);
+  if (failed(dropped))
+    return failure();
+  rewriter.replaceOp(tile, dropped->replacements);
+  auto row = cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+  // Static shapes: the vector shape is the loop range (no masks).
+  if (row.getNumLoops() != 1 || failed(linalg::vectorizeOpPrecondition(row)))
+    return failure();
+  rewriter.setInsertionPoint(row);
+  FailureOr<linalg::VectorizationResult> vectorized =
+      linalg::vectorize(rewriter, row);
+  if (failed(vectorized))
+    return failure();
+  rewriter.replaceOp(row, vectorized->replacements);
+  return success();
+}
+
 struct VectorizeElementwisePass
     : public autopar::impl::VectorizeElementwisePassBase<
           VectorizeElementwisePass> {
@@ -94,11 +294,40 @@ struct VectorizeElementwisePass
     IRRewriter rewriter(ctx);
 
     SmallVector<linalg::LinalgOp> candidates;
+    SmallVector<std::tuple<linalg::GenericOp, int64_t, int64_t>> gathers;
+    SmallVector<linalg::GenericOp> reductions;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (isCandidate(op))
+      if (isCandidate(op)) {
         candidates.push_back(op);
+        return;
+      }
+      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      if (!generic)
+        return;
+      if (isInnerReduction(generic, lanes)) {
+        reductions.push_back(generic);
+        return;
+      }
+      // Full vectors, or half ones (AVX-512's 8-row tiles of positions).
+      for (int64_t width : {lanes, lanes / 2})
+        if (width >= 4)
+          if (std::optional<int64_t> loop =
+                  getContiguousGatherLoop(generic, width)) {
+            gathers.emplace_back(generic, *loop, width);
+            return;
+          }
     });
     bool vectorizedAny = false;
+    for (linalg::GenericOp op : reductions)
+      if (succeeded(vectorizeInnerReduction(rewriter, op, lanes))) {
+        vectorizedAny = true;
+        ++numVectorized;
+      }
+    for (auto [op, loop, width] : gathers)
+      if (succeeded(vectorizeGatherCopy(rewriter, op, loop, width))) {
+        vectorizedAny = true;
+        ++numVectorized;
+      }
     for (linalg::LinalgOp op : candidates) {
       // One loop over the contiguous innermost elements.
       ReassociationIndices inner = getInnerContiguousLoops(op);

@@ -48,7 +48,7 @@ func.func @main(%x: tensor<2x10x64xf32>) -> tensor<2x10x96xf32> {
 shard.grid @grid(shape = 1)
 // AVX512-LABEL: func.func @conv
 // AVX512: autopar.weight "conv.weight" {autopar.packed_source_type = tensor<32x8x3x3xbf16>, autopar.packed_tiles = array<i64: 8, 1>, autopar.packed_transposed} : tensor<4x72x8x1xbf16>
-// AVX512: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x10x10xbf16>) outs(%{{.*}} : tensor<2x8x3x3x32x1xbf16>)
+// AVX512: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x10x10xbf16>) outs(%{{.*}} : tensor<2x8x3x3x32xbf16>)
 // AVX512: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x72x8x1xbf16>) outs(%{{.*}} : tensor<4x72x8x1xf32>)
 // AVX512: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<4x72x8x1xf32>, tensor<2x72x32x1xbf16>) outs(%{{.*}} : tensor<4x2x8x32xf32>)
 // AVX512: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<32x1x8x8xf32>, tensor<32xf32>)

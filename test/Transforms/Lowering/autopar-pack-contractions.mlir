@@ -133,15 +133,16 @@ func.func @chain(%x: tensor<8x16xf32>, %w1: tensor<16x16xf32>, %w2: tensor<16x16
 // rows of the product are the positions (read back through one generic).
 
 shard.grid @grid(shape = 1)
-// AVX512-DAG: #[[FLAT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0 * 2 + d4 floordiv 16, d1, ((d4 floordiv 4) mod 4) * 2 + d2, (d4 mod 4) * 2 + d3)>
+// AVX512-DAG: #[[FLAT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 2 + d4 floordiv 16, d1, ((d4 floordiv 4) mod 4) * 2 + d2, (d4 mod 4) * 2 + d3)>
 // AVX512-DAG: #[[CM:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
 // AVX512-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // AVX512-LABEL: func.func @conv3x3
 // AVX512: %[[W:.*]] = autopar.weight "conv.weight" {autopar.packed_source_type = tensor<32x4x3x3xf32>, autopar.packed_tiles = array<i64: 8, 1>, autopar.packed_transposed} : tensor<4x36x8x1xf32>
 // AVX512: %[[B:.*]] = autopar.weight "conv.bias" : tensor<32xf32>
 // AVX512: %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 0, 0]
-// AVX512: %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[FLAT]], {{.*}}]{{.*}} ins(%[[P]] : tensor<2x4x9x9xf32>) outs(%{{.*}} : tensor<1x4x3x3x32x1xf32>)
-// AVX512: %[[R:.*]] = tensor.collapse_shape %[[COLS]] {{\[\[}}0], [1, 2, 3], [4], [5]] : tensor<1x4x3x3x32x1xf32> into tensor<1x36x32x1xf32>
+// AVX512: %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[FLAT]], {{.*}}]{{.*}} ins(%[[P]] : tensor<2x4x9x9xf32>) outs(%{{.*}} : tensor<1x4x3x3x32xf32>)
+// AVX512: %[[F:.*]] = tensor.collapse_shape %[[COLS]] {{\[\[}}0], [1, 2, 3], [4]] : tensor<1x4x3x3x32xf32> into tensor<1x36x32xf32>
+// AVX512: %[[R:.*]] = tensor.expand_shape %[[F]] {{\[\[}}0], [1], [2, 3]] output_shape [1, 36, 32, 1] : tensor<1x36x32xf32> into tensor<1x36x32x1xf32>
 // AVX512: %[[C:.*]] = linalg.mmt4d ins(%[[W]], %[[R]] : tensor<4x36x8x1xf32>, tensor<1x36x32x1xf32>) {{.*}} -> tensor<4x1x8x32xf32>
 // AVX512: %[[T:.*]] = linalg.transpose ins(%[[C]] : tensor<4x1x8x32xf32>) outs(%{{.*}} : tensor<4x8x1x32xf32>) permutation = [0, 2, 1, 3]
 // AVX512: %[[M:.*]] = tensor.collapse_shape %[[T]] {{\[\[}}0, 1], [2, 3]] : tensor<4x8x1x32xf32> into tensor<32x32xf32>
@@ -181,11 +182,12 @@ func.func @conv3x3(%x: tensor<2x4x8x8xf32>) -> tensor<2x32x4x4xf32> {
 // 66 (11 tiles of 6).
 
 shard.grid @grid(shape = 1)
-// AVX512-DAG: #[[LINES:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d3, d1 + d4, d2 * 32 + d6 + d5)>
+// AVX512-DAG: #[[LINES:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d1 + d4, d2 * 32 + d6 + d5)>
 // AVX512-LABEL: func.func @lines
 // AVX512: %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 5]
-// AVX512: %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[LINES]], {{.*}}]{{.*}} ins(%[[P]] : tensor<2x4x30x34xf32>) outs(%{{.*}} : tensor<2x28x1x4x3x3x32x1xf32>)
-// AVX512: %[[R:.*]] = tensor.collapse_shape %[[COLS]] {{\[\[}}0, 1, 2], [3, 4, 5], [6], [7]] : tensor<2x28x1x4x3x3x32x1xf32> into tensor<56x36x32x1xf32>
+// AVX512: %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[LINES]], {{.*}}]{{.*}} ins(%[[P]] : tensor<2x4x30x34xf32>) outs(%{{.*}} : tensor<2x28x1x4x3x3x32xf32>)
+// AVX512: %[[F:.*]] = tensor.collapse_shape %[[COLS]] {{\[\[}}0, 1, 2], [3, 4, 5], [6]] : tensor<2x28x1x4x3x3x32xf32> into tensor<56x36x32xf32>
+// AVX512: %[[R:.*]] = tensor.expand_shape %[[F]] {{\[\[}}0], [1], [2, 3]] output_shape [56, 36, 32, 1] : tensor<56x36x32xf32> into tensor<56x36x32x1xf32>
 // AVX512: %[[C:.*]] = linalg.mmt4d ins(%{{.*}}, %[[R]] : tensor<8x36x8x1xf32>, tensor<56x36x32x1xf32>)
 // AVX512: linalg.transpose ins(%[[C]] : tensor<8x56x8x32xf32>) outs(%{{.*}} : tensor<8x8x56x32xf32>) permutation = [0, 2, 1, 3]
 // AVX512: tensor.collapse_shape %{{.*}} : tensor<8x8x56x32xf32> into tensor<64x1792xf32>
@@ -212,13 +214,14 @@ func.func @lines(%x: tensor<2x4x28x28xf32>, %b: tensor<64xf32>) -> tensor<2x64x2
 // the accumulator tiles back in NCHW order.
 
 shard.grid @grid(shape = 1)
-// AVX512-DAG: #[[LINES:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d3, d1 + d4, d2 * 8 + d6 + d5)>
+// AVX512-DAG: #[[LINES:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d1 + d4, d2 * 8 + d6 + d5)>
 // AVX512-DAG: #[[LACC:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 7 + d2 + d3 floordiv 8, d1 floordiv 32, d3 mod 8, d1 mod 32)>
 // AVX512-LABEL: func.func @narrow
 // AVX512: %[[W:.*]] = autopar.weight "conv.weight" : tensor<10x4x3x3xf32>
 // AVX512: %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 2]
-// AVX512: %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[LINES]], {{.*}}]{{.*}} ins(%[[P]] : tensor<1x4x9x10xf32>) outs(%{{.*}} : tensor<1x7x1x4x3x3x8x1xf32>)
-// AVX512: %[[A:.*]] = tensor.collapse_shape %[[COLS]] {{\[\[}}0, 1, 2], [3, 4, 5], [6], [7]] : tensor<1x7x1x4x3x3x8x1xf32> into tensor<7x36x8x1xf32>
+// AVX512: %[[COLS:.*]] = linalg.generic {indexing_maps = [#[[LINES]], {{.*}}]{{.*}} ins(%[[P]] : tensor<1x4x9x10xf32>) outs(%{{.*}} : tensor<1x7x1x4x3x3x8xf32>)
+// AVX512: %[[F:.*]] = tensor.collapse_shape %[[COLS]] {{\[\[}}0, 1, 2], [3, 4, 5], [6]] : tensor<1x7x1x4x3x3x8xf32> into tensor<7x36x8xf32>
+// AVX512: %[[A:.*]] = tensor.expand_shape %[[F]] {{\[\[}}0], [1], [2, 3]] output_shape [7, 36, 8, 1] : tensor<7x36x8xf32> into tensor<7x36x8x1xf32>
 // AVX512: linalg.pack %{{.*}} inner_dims_pos = [0, 1] inner_tiles = [32, 1] {{.*}} -> tensor<1x36x32x1xf32>
 // AVX512: %[[C:.*]] = linalg.mmt4d ins(%[[A]], %{{.*}} : tensor<7x36x8x1xf32>, tensor<1x36x32x1xf32>)
 // AVX512: linalg.generic {indexing_maps = [#[[LACC]], {{.*}}]{{.*}} ins(%[[C]] : tensor<7x1x8x32xf32>) outs(%{{.*}} : tensor<1x10x7x7xf32>)
@@ -226,6 +229,28 @@ func.func @narrow(%x: tensor<1x4x7x7xf32>) -> tensor<1x10x7x7xf32> {
   %w = autopar.weight "conv.weight" : tensor<10x4x3x3xf32>
   %y = autopar.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x4x7x7xf32>, tensor<10x4x3x3xf32>) -> tensor<1x10x7x7xf32>
   return %y : tensor<1x10x7x7xf32>
+}
+
+// -----
+
+// 32 output channels fill AVX-512's 8-row tiles, but 7x7 = 49 positions take
+// 64 columns in tiles of 32 against 56 rows in tiles of 8, and the reduction
+// (64 x 3 x 3 = 576) is long enough for the kernel to outweigh the gather of
+// the epilogue: the weight is the right operand (packed at compile time in
+// 32-column tiles) and the positions the rows. With AVX2's 6-row tiles the
+// 32 channels would take 36 rows: the weight is on the right there too.
+
+shard.grid @grid(shape = 1)
+// AVX512-LABEL: func.func @short_lines_long_reduction
+// AVX512: autopar.weight "conv.weight" {{.*}}autopar.packed_tiles = array<i64: 32, 1>{{.*}} : tensor<1x576x32x1xf32>
+// AVX512: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<7x576x8x1xf32>, tensor<1x576x32x1xf32>)
+// AVX2-LABEL: func.func @short_lines_long_reduction
+// AVX2: autopar.weight "conv.weight" {{.*}}autopar.packed_tiles = array<i64: 16, 1>{{.*}} : tensor<2x576x16x1xf32>
+// AVX2: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<9x576x6x1xf32>, tensor<2x576x16x1xf32>)
+func.func @short_lines_long_reduction(%x: tensor<1x64x7x7xf32>) -> tensor<1x32x7x7xf32> {
+  %w = autopar.weight "conv.weight" : tensor<32x64x3x3xf32>
+  %y = autopar.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x64x7x7xf32>, tensor<32x64x3x3xf32>) -> tensor<1x32x7x7xf32>
+  return %y : tensor<1x32x7x7xf32>
 }
 
 // -----

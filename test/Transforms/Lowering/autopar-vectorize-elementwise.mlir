@@ -60,3 +60,135 @@ func.func @mask(%c: tensor<16xi1>, %x: tensor<16xf32>, %y: tensor<16xf32>) -> te
   %z = autopar.where %c, %x, %y : (tensor<16xi1>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
   return %z : tensor<16xf32>
 }
+
+// -----
+
+// The packed im2col copy of a 3x3 convolution at unit stride (as
+// autopar-pack-contractions writes it: loops n, oh, line tile, c, kh, kw, i):
+// the input map is not a projected permutation, but the 32 positions i of a
+// tile read x[n, c, oh + kh, lt * 32 + i + kw] contiguously. Every other loop
+// is tiled by one and each tile is a vector copy.
+
+#lines32 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d1 + d4, d2 * 32 + d6 + d5)>
+#copy7 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+// AVX512-LABEL: func.func @im2col_lines
+// AVX512: scf.for %[[KH:.*]] = %c0 to %c3 step %c1
+// AVX512: scf.for %[[KW:.*]] = %c0 to %c3 step %c1
+// AVX512: scf.for %[[I:.*]] = %c0 to %c32 step %c16
+// AVX512: %[[H:.*]] = affine.apply #{{.*}}(%{{.*}}, %[[KH]])
+// AVX512: %[[W:.*]] = affine.apply #{{.*}}(%c0, %[[KW]], %[[I]])
+// AVX512: %[[V:.*]] = vector.transfer_read %{{.*}}[%c0, %{{.*}}, %[[H]], %[[W]]], %{{.*}} {in_bounds = [true]} : tensor<1x4x10x34xf32>, vector<16xf32>
+// AVX512: vector.transfer_write %[[V]], %{{.*}}[%c0, %{{.*}}, %c0, %{{.*}}, %[[KH]], %[[KW]], %[[I]]] {in_bounds = [true]} : vector<16xf32>, tensor<1x8x1x4x3x3x32xf32>
+// AVX512-NOT: linalg.generic
+// AVX2-LABEL: func.func @im2col_lines
+// AVX2: scf.for %{{.*}} = %c0 to %c32 step %c8
+// AVX2: vector.transfer_read {{.*}} : tensor<1x4x10x34xf32>, vector<8xf32>
+func.func @im2col_lines(%x: tensor<1x4x10x34xf32>) -> tensor<1x8x1x4x3x3x32xf32> {
+  %e = tensor.empty() : tensor<1x8x1x4x3x3x32xf32>
+  %y = linalg.generic {indexing_maps = [#lines32, #copy7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x10x34xf32>) outs(%e : tensor<1x8x1x4x3x3x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x8x1x4x3x3x32xf32>
+  return %y : tensor<1x8x1x4x3x3x32xf32>
+}
+
+// -----
+
+// Tiles of 8 positions (AVX-512's 8-row tiles when the positions are the
+// rows): copied as half vectors of 8.
+
+#lines8 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d1 + d4, d2 * 8 + d6 + d5)>
+#copy7b = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+// AVX512-LABEL: func.func @im2col_rows_of_8
+// AVX512: vector.transfer_read {{.*}} : tensor<1x4x9x10xf32>, vector<8xf32>
+// AVX512: vector.transfer_write {{.*}} : vector<8xf32>, tensor<1x7x1x4x3x3x8xf32>
+func.func @im2col_rows_of_8(%x: tensor<1x4x9x10xf32>) -> tensor<1x7x1x4x3x3x8xf32> {
+  %e = tensor.empty() : tensor<1x7x1x4x3x3x8xf32>
+  %y = linalg.generic {indexing_maps = [#lines8, #copy7b], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x9x10xf32>) outs(%e : tensor<1x7x1x4x3x3x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x7x1x4x3x3x8xf32>
+  return %y : tensor<1x7x1x4x3x3x8xf32>
+}
+
+// -----
+
+// At stride 2 the positions of a tile are not contiguous, and flat rows
+// (divisions in the map) are not either: both copies stay scalar loops.
+
+#strided = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d1 * 2 + d4, (d2 * 32 + d6) * 2 + d5)>
+#flat = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 2 + d4 floordiv 16, d1, ((d4 floordiv 4) mod 4) * 2 + d2, (d4 mod 4) * 2 + d3)>
+#copy7c = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+#copy5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// AVX512-LABEL: func.func @im2col_not_contiguous
+// AVX512-NOT: vector.transfer_read
+// AVX512: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}]{{.*}} ins(%{{.*}} : tensor<1x4x9x66xf32>)
+// AVX512-NOT: vector.transfer_read
+// AVX512: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}]{{.*}} ins(%{{.*}} : tensor<2x4x9x9xf32>)
+// AVX512-NOT: vector.transfer_read
+func.func @im2col_not_contiguous(%x: tensor<1x4x9x66xf32>, %z: tensor<2x4x9x9xf32>) -> (tensor<1x4x1x4x3x3x32xf32>, tensor<1x4x3x3x32xf32>) {
+  %e = tensor.empty() : tensor<1x4x1x4x3x3x32xf32>
+  %y = linalg.generic {indexing_maps = [#strided, #copy7c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x9x66xf32>) outs(%e : tensor<1x4x1x4x3x3x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x4x1x4x3x3x32xf32>
+  %f = tensor.empty() : tensor<1x4x3x3x32xf32>
+  %w = linalg.generic {indexing_maps = [#flat, #copy5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%z : tensor<2x4x9x9xf32>) outs(%f : tensor<1x4x3x3x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x4x3x3x32xf32>
+  return %y, %w : tensor<1x4x1x4x3x3x32xf32>, tensor<1x4x3x3x32xf32>
+}
+
+// -----
+
+// A sum along the innermost loop (softmax over 197 keys): the 192 elements
+// of whole vectors are split off (the last 5 stay a scalar reduction that
+// continues from their result), read as 12 vectors per row and added to a
+// vector of 16 (AVX-512) or 8 (AVX2) partial sums, which a scalar reduction
+// combines.
+
+// AVX512-LABEL: func.func @row_sum
+// AVX512: %[[HEAD:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0] [6, 197, 192] [1, 1, 1]
+// AVX512: %[[ROWS:.*]] = tensor.expand_shape %[[HEAD]] {{\[\[}}0], [1], [2, 3]] output_shape [6, 197, 12, 16]
+// AVX512: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<6x197x16xf32>)
+// AVX512: scf.for %{{.*}} = %c0 to %c12 step %c1
+// AVX512: %[[V:.*]] = vector.transfer_read %[[ROWS]]{{.*}} : tensor<6x197x12x16xf32>, vector<16xf32>
+// AVX512: %[[ACC:.*]] = vector.transfer_read {{.*}} : tensor<6x197x16xf32>, vector<16xf32>
+// AVX512: arith.addf %[[ACC]], %[[V]] : vector<16xf32>
+// AVX512: %[[PARTIAL:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<6x197x16xf32>) outs(%{{.*}} : tensor<6x197xf32>)
+// AVX512: %[[TAIL:.*]] = tensor.extract_slice %{{.*}}[0, 0, 192] [6, 197, 5] [1, 1, 1]
+// AVX512: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[TAIL]] : tensor<6x197x5xf32>) outs(%[[PARTIAL]] : tensor<6x197xf32>)
+// AVX2-LABEL: func.func @row_sum
+// AVX2: tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] output_shape [6, 197, 24, 8]
+// AVX2: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+func.func @row_sum(%x: tensor<6x197x197xf32>, %init: tensor<6x197xf32>) -> tensor<6x197xf32> {
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<6x197x197xf32>) outs(%init : tensor<6x197xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<6x197xf32>
+  return %y : tensor<6x197xf32>
+}
+
+// -----
+
+// A row shorter than two vectors, and a reduction over an outer loop, stay
+// scalar.
+
+// AVX512-LABEL: func.func @short_or_outer
+// AVX512-NOT: vector.transfer_read
+// AVX512: return
+func.func @short_or_outer(%x: tensor<4x24xf32>, %i: tensor<4xf32>, %z: tensor<64x32xf32>, %j: tensor<32xf32>) -> (tensor<4xf32>, tensor<32xf32>) {
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x24xf32>) outs(%i : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.maximumf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %w = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%z : tensor<64x32xf32>) outs(%j : tensor<32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<32xf32>
+  return %y, %w : tensor<4xf32>, tensor<32xf32>
+}

@@ -150,8 +150,14 @@ def PackContractionsPass
     directly, without the copy); the weight [M, C, kernel...] is the right
     operand N x K (packed at compile time like a transposed gemm weight); after
     the unpack, one `linalg.generic` moves the output channels back in front
-    of the positions (NCHW...) and adds the bias. Grouped and depthwise
-    convolutions keep their direct lowering. Other contractions are left
+    of the positions (NCHW...) and adds the bias. When the output channels
+    fill the m0-row tiles (at most a sixteenth of padding) the weight is the
+    left operand instead (`W * cols^T`: tiles of m0 channels by n0
+    positions, whose epilogue is a transpose keeping rows of positions),
+    unless the reduction is long (K >= 512) and the positions would pad
+    n0-wide tiles by more than an eighth over m0-wide ones (7x7 outputs: 64
+    columns against 56 rows). Grouped and depthwise convolutions keep their
+    direct lowering. Other contractions are left
     alone.
 
     Before:
@@ -333,9 +339,28 @@ def VectorizeElementwisePass
       the f32 vector width of `isa` (`avx512` 16, `avx2` 8, `generic` 4);
     - is vectorized (`linalg::vectorize`) with that vector size.
 
+    A copy generic that gathers its input through affine expressions (the
+    packed im2col copy of a convolution, `x[n, c, oh + kh, lt * 32 + i + kw]`)
+    is vectorized along its innermost loop of more than one iteration when
+    only the input's last index reads that loop, at unit stride, and the
+    lanes (or half of them: 8-row tiles on AVX-512) divide it: every other
+    loop is tiled by one, the unit loops of the tile are dropped
+    (`linalg::dropUnitDims`) and the remaining 1-D copy becomes one vector
+    read and write.
+
+    An f32 reduction along the innermost loop only (softmax's max and sum,
+    layer norm's mean and variance), of at least two vectors per row, keeps
+    a vector of `lanes` partial results per row: the whole vectors of the
+    row are split off (`linalg::splitOp`; the remainder stays a scalar
+    reduction that continues from their result), their reduction is split
+    into `lanes` interleaved ones (`linalg::splitReduction`, inner
+    dimension parallel), tiled by one vector and vectorized, and a scalar
+    reduction combines the `lanes` partial results. The sum's order
+    changes (rounding within the node tests' tolerances).
+
     Ops whose innermost loop the lanes do not divide (no masked vectors),
-    reductions, and maps with divisions (the packed im2col copies) are left
-    to the scalar loops.
+    other reductions, and gathers at strides other than one or with
+    divisions in their maps (flat im2col rows) are left to the scalar loops.
 
     Before (`isa=avx2`):
     ```mlir
