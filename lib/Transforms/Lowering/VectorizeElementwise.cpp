@@ -135,17 +135,15 @@ std::optional<int64_t> getContiguousGatherLoop(linalg::GenericOp op,
   return loop;
 }
 
-/// Vectorizes a contiguous gather copy (getContiguousGatherLoop): tiled by
-/// one iteration of every loop and `lanes` of `loop`, each tile, with its
-/// unit loops dropped, is a copy of `lanes` contiguous elements that MLIR's
-/// vectorizer turns into one vector read and write.
-LogicalResult vectorizeGatherCopy(RewriterBase &rewriter, linalg::GenericOp op,
-                                  int64_t loop, int64_t lanes) {
-  MLIRContext *ctx = op.getContext();
-  SmallVector<int64_t> tileSizes(op.getNumLoops(), 1);
-  tileSizes[loop] = lanes;
+/// Tiles `op` by `tileSizes` (0: the whole loop), drops the unit loops of
+/// the tile and vectorizes it when one loop is left, with `vectorSizes`
+/// (empty: the loop's static range). Fails, leaving what was rewritten,
+/// when a step does not apply.
+static LogicalResult tileToVector(RewriterBase &rewriter, linalg::LinalgOp op,
+                                  ArrayRef<int64_t> tileSizes,
+                                  ArrayRef<int64_t> vectorSizes) {
   scf::SCFTilingOptions options;
-  options.setTileSizes(getAsIndexOpFoldResult(ctx, tileSizes));
+  options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), tileSizes));
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), options);
@@ -162,17 +160,28 @@ LogicalResult vectorizeGatherCopy(RewriterBase &rewriter, linalg::GenericOp op,
   if (failed(dropped))
     return failure();
   rewriter.replaceOp(tile, dropped->replacements);
-  auto copy = cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
-  if (copy.getNumLoops() != 1 ||
-      failed(linalg::vectorizeOpPrecondition(copy, {lanes})))
+  auto row = cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+  if (row.getNumLoops() != 1 ||
+      failed(linalg::vectorizeOpPrecondition(row, vectorSizes)))
     return failure();
-  rewriter.setInsertionPoint(copy);
+  rewriter.setInsertionPoint(row);
   FailureOr<linalg::VectorizationResult> vectorized =
-      linalg::vectorize(rewriter, copy, {lanes});
+      linalg::vectorize(rewriter, row, vectorSizes);
   if (failed(vectorized))
     return failure();
-  rewriter.replaceOp(copy, vectorized->replacements);
+  rewriter.replaceOp(row, vectorized->replacements);
   return success();
+}
+
+/// Vectorizes a contiguous gather copy (getContiguousGatherLoop): tiled by
+/// one iteration of every loop and `lanes` of `loop`, each tile, with its
+/// unit loops dropped, is a copy of `lanes` contiguous elements that MLIR's
+/// vectorizer turns into one vector read and write.
+LogicalResult vectorizeGatherCopy(RewriterBase &rewriter, linalg::GenericOp op,
+                                  int64_t loop, int64_t lanes) {
+  SmallVector<int64_t> tileSizes(op.getNumLoops(), 1);
+  tileSizes[loop] = lanes;
+  return tileToVector(rewriter, op, tileSizes, {lanes});
 }
 
 /// Whether `op` reduces f32 values along its innermost loop only (softmax's
@@ -219,7 +228,6 @@ bool isInnerReduction(linalg::GenericOp op, int64_t lanes) {
 /// results are combined by a scalar reduction.
 LogicalResult vectorizeInnerReduction(RewriterBase &rewriter,
                                       linalg::GenericOp op, int64_t lanes) {
-  MLIRContext *ctx = op.getContext();
   int64_t last = op.getNumLoops() - 1;
   int64_t range = op.getStaticLoopRanges().back();
   linalg::LinalgOp whole = op;
@@ -245,35 +253,8 @@ LogicalResult vectorizeInnerReduction(RewriterBase &rewriter,
   // tile is one vector, added to the accumulators of its row.
   SmallVector<int64_t> tileSizes(partial.getNumLoops(), 1);
   tileSizes.back() = 0;
-  scf::SCFTilingOptions options;
-  options.setTileSizes(getAsIndexOpFoldResult(ctx, tileSizes));
-  rewriter.setInsertionPoint(partial);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(partial.getOperation()), options);
-  if (failed(tiled) || tiled->tiledOps.size() != 1)
-    return failure();
-  rewriter.replaceOp(partial, tiled->replacements);
-  auto tile = cast<linalg::GenericOp>(tiled->tiledOps.front());
-  linalg::ControlDropUnitDims control;
-  control.rankReductionStrategy =
-      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
-  rewriter.setInsertionPoint(tile);
-  FailureOr<linalg::DropUnitDimsResult> dropped =
-      linalg::dropUnitDims(rewriter, tile, control);
-  if (failed(dropped))
-    return failure();
-  rewriter.replaceOp(tile, dropped->replacements);
-  auto row = cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
   // Static shapes: the vector shape is the loop range (no masks).
-  if (row.getNumLoops() != 1 || failed(linalg::vectorizeOpPrecondition(row)))
-    return failure();
-  rewriter.setInsertionPoint(row);
-  FailureOr<linalg::VectorizationResult> vectorized =
-      linalg::vectorize(rewriter, row);
-  if (failed(vectorized))
-    return failure();
-  rewriter.replaceOp(row, vectorized->replacements);
-  return success();
+  return tileToVector(rewriter, partial, tileSizes, {});
 }
 
 struct VectorizeElementwisePass
