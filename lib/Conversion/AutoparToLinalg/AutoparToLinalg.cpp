@@ -270,7 +270,7 @@ Value tolinalg::buildReduction(OpBuilder &b, Location loc, Value input,
     if (!reduced)
       shape.push_back(type.getDimSize(d));
   }
-  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  auto resultType = RankedTensorType::get(shape, init.getType());
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
                                  getDroppedDimsMap(rank, axes, b.getContext())};
   auto generic = linalg::GenericOp::create(
@@ -281,6 +281,44 @@ Value tolinalg::buildReduction(OpBuilder &b, Location loc, Value input,
                                 combine(nested, nestedLoc, args));
       });
   return generic.getResult(0);
+}
+
+Type tolinalg::getSumAccumulatorType(Type element) {
+  auto floatType = dyn_cast<FloatType>(element);
+  if (!floatType)
+    return element;
+  MLIRContext *ctx = element.getContext();
+  if (floatType.getWidth() == 32)
+    return Float64Type::get(ctx);
+  if (floatType.getWidth() == 16)
+    return Float32Type::get(ctx);
+  return element;
+}
+
+Value tolinalg::buildSum(OpBuilder &b, Location loc, Value input,
+                         ArrayRef<int64_t> axes, bool squares) {
+  Type element = getElementTypeOrSelf(input.getType());
+  Type accumulator = getSumAccumulatorType(element);
+  Value sum = buildReduction(
+      b, loc, input, axes, createConstant(b, loc, accumulator, 0.0),
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        Value x = args[0];
+        if (accumulator != element)
+          x = arith::ExtFOp::create(nb, nl, accumulator, x);
+        if (squares)
+          x = isa<FloatType>(accumulator)
+                  ? arith::MulFOp::create(nb, nl, x, x).getResult()
+                  : arith::MulIOp::create(nb, nl, x, x).getResult();
+        return createAdd(nb, nl, args[1], x);
+      });
+  if (accumulator == element)
+    return sum;
+  auto sumType = cast<RankedTensorType>(sum.getType());
+  return buildBroadcastGeneric(
+      b, loc, RankedTensorType::get(sumType.getShape(), element),
+      ValueRange{sum}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        return arith::TruncFOp::create(nb, nl, element, args[0]).getResult();
+      });
 }
 
 Value tolinalg::createReshape(OpBuilder &b, Location loc, Value value,

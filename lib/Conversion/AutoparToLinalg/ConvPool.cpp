@@ -428,11 +428,7 @@ struct GlobalAveragePoolLowering
     int64_t count = 1;
     for (int64_t axis : axes)
       count *= inType.getDimSize(axis);
-    Value sum = buildReduction(rewriter, loc, adaptor.getInput(), axes,
-                               createConstant(rewriter, loc, element, 0.0),
-                               [](OpBuilder &b, Location l, ValueRange args) {
-                                 return createAdd(b, l, args[1], args[0]);
-                               });
+    Value sum = buildSum(rewriter, loc, adaptor.getInput(), axes);
     Value countValue =
         createConstant(rewriter, loc, element, static_cast<double>(count));
     Value mean = buildBroadcastGeneric(

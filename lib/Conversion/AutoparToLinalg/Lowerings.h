@@ -115,6 +115,17 @@ Value buildBroadcastGeneric(OpBuilder &b, Location loc,
 /// `combine(b, loc, {element, accumulator})`.
 Value buildReduction(OpBuilder &b, Location loc, Value input,
                      ArrayRef<int64_t> axes, Value init, ScalarFn combine);
+/// The type that sums of `element` values accumulate in: f64 for f32 (as
+/// PyTorch's CPU batch statistics; a sequential f32 sum of n terms loses
+/// about log2(n) bits, which a training step through batch norms with
+/// variances near epsilon amplifies past float32's tolerance), f32 for
+/// 16-bit floats, `element` itself otherwise.
+Type getSumAccumulatorType(Type element);
+/// The sum of `input` over `axes` (sorted), of `square(x)` per element when
+/// `squares` is set, accumulated in getSumAccumulatorType and rounded back
+/// to the element type.
+Value buildSum(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+               bool squares = false);
 /// Row-major reshape of `value` to the static `type` with
 /// `tensor.collapse_shape` / `tensor.expand_shape` (through a 1-D tensor
 /// when the two shapes do not nest).

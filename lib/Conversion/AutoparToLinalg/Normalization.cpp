@@ -28,12 +28,7 @@ using namespace mlir::autopar::tolinalg;
 
 static Value sumOver(OpBuilder &b, Location loc, Value input,
                      ArrayRef<int64_t> axes) {
-  Type element = getElementTypeOrSelf(input.getType());
-  return buildReduction(b, loc, input, axes,
-                        createConstant(b, loc, element, 0.0),
-                        [](OpBuilder &nb, Location nl, ValueRange args) {
-                          return createAdd(nb, nl, args[1], args[0]);
-                        });
+  return buildSum(b, loc, input, axes);
 }
 
 static Value maxOver(OpBuilder &b, Location loc, Value input,
@@ -175,14 +170,7 @@ struct LayerNormLowering : public OpConversionPattern<LayerNormOp> {
           Value mean = arith::DivFOp::create(b, l, args[1], count);
           return arith::SubFOp::create(b, l, args[0], mean);
         });
-    Value squares =
-        buildReduction(rewriter, loc, centered, axes,
-                       createConstant(rewriter, loc, element, 0.0),
-                       [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                         Value square =
-                             arith::MulFOp::create(b, l, args[0], args[0]);
-                         return arith::AddFOp::create(b, l, args[1], square);
-                       });
+    Value squares = buildSum(rewriter, loc, centered, axes, /*squares=*/true);
 
     SmallVector<Value> operands = {centered, squares, adaptor.getScale()};
     SmallVector<AffineMap> maps = {identity, reduced};

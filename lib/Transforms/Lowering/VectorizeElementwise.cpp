@@ -185,7 +185,8 @@ LogicalResult vectorizeGatherCopy(RewriterBase &rewriter, linalg::GenericOp op,
 }
 
 /// Whether `op` reduces f32 values along its innermost loop only (softmax's
-/// max and sum, layer norm's mean and variance): every other loop parallel,
+/// max and sum, layer norm's mean and variance), into f32 or f64
+/// accumulators (sums of f32 accumulate in f64): every other loop parallel,
 /// static shapes, one init that the parallel loops index in order, inputs
 /// read along the reduced loop in their last dimension (or not at all, as a
 /// broadcast mean), and at least two vectors to reduce per row.
@@ -195,9 +196,12 @@ bool isInnerReduction(linalg::GenericOp op, int64_t lanes) {
       numLoops < 2 || op.getNumReductionLoops() != 1 ||
       !linalg::isReductionIterator(op.getIteratorTypesArray().back()))
     return false;
-  for (Type type : op->getOperandTypes()) {
-    auto shaped = dyn_cast<RankedTensorType>(type);
-    if (!shaped || !shaped.hasStaticShape() || !shaped.getElementType().isF32())
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto shaped = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!shaped || !shaped.hasStaticShape())
+      return false;
+    Type element = shaped.getElementType();
+    if (!element.isF32() && !(element.isF64() && op.isDpsInit(&operand)))
       return false;
   }
   MLIRContext *ctx = op.getContext();

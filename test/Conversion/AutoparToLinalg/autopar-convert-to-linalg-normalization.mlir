@@ -1,7 +1,8 @@
 // RUN: autopar-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(autopar-convert-to-linalg))" | FileCheck %s
 
 // Softmax, normalizations and reductions: reduction generics into filled
-// inits, read back through maps that drop the reduced dimensions.
+// inits, read back through maps that drop the reduced dimensions. Sums of
+// f32 accumulate in f64 and are rounded to f32 once.
 
 // Numerically stable: max, exp(x - max), sum, divide, along the axis.
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
@@ -17,9 +18,12 @@
 // CHECK-SAME: ins(%[[X]], %[[MAX]] : tensor<2x5xf32>, tensor<2xf32>)
 // CHECK: %[[SHIFTED:.*]] = arith.subf
 // CHECK: math.exp %[[SHIFTED]]
-// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]]], iterator_types = ["parallel", "reduction"]}
-// CHECK-SAME: ins(%[[EXP]] : tensor<2x5xf32>)
-// CHECK: arith.addf
+// CHECK: %[[WIDE:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME: ins(%[[EXP]] : tensor<2x5xf32>) outs(%{{.*}} : tensor<2xf64>)
+// CHECK: %[[E:.*]] = arith.extf %{{.*}} : f32 to f64
+// CHECK: arith.addf %{{.*}}, %[[E]] : f64
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[WIDE]] : tensor<2xf64>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK: arith.truncf %{{.*}} : f64 to f32
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
 // CHECK-SAME: ins(%[[EXP]], %[[SUM]] : tensor<2x5xf32>, tensor<2xf32>)
 // CHECK: arith.divf
@@ -57,13 +61,19 @@ func.func @log_softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>, %[[S:.*]]: tensor<4xf32>, %[[B:.*]]: tensor<4xf32>)
 // CHECK-DAG: %[[N:.*]] = arith.constant 4.000000e+00 : f32
 // CHECK-DAG: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
-// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[RED]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK: %[[WIDE:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[RED]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME: outs(%{{.*}} : tensor<2x3xf64>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[WIDE]] : tensor<2x3xf64>)
+// CHECK: arith.truncf
 // CHECK: %[[D:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[RED]], #[[ID]]]
 // CHECK-SAME: ins(%[[X]], %[[SUM]] :
 // CHECK: %[[MEAN:.*]] = arith.divf %{{.*}}, %[[N]] : f32
 // CHECK: arith.subf %{{.*}}, %[[MEAN]] : f32
-// CHECK: %[[SQ:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[RED]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK: %[[SQW:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[RED]]], iterator_types = ["parallel", "parallel", "reduction"]}
 // CHECK-SAME: ins(%[[D]] :
+// CHECK: %[[DW:.*]] = arith.extf
+// CHECK: arith.mulf %[[DW]], %[[DW]] : f64
+// CHECK: %[[SQ:.*]] = linalg.generic {{.*}} ins(%[[SQW]] : tensor<2x3xf64>)
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[RED]], #[[LAST]], #[[LAST]], #[[ID]]]
 // CHECK-SAME: ins(%[[D]], %[[SQ]], %[[S]], %[[B]] :
 // CHECK: %[[VAR:.*]] = arith.divf %{{.*}}, %[[N]] : f32
@@ -98,8 +108,9 @@ func.func @batch_norm(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>, %b: tensor<3xf32
 // -----
 
 // CHECK-LABEL: func.func @reduce_sum_keepdims
-// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]
-// CHECK-SAME: outs(%{{.*}} : tensor<2xf32>)
+// CHECK: %[[WIDE:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK-SAME: outs(%{{.*}} : tensor<2xf64>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[WIDE]] : tensor<2xf64>) outs(%{{.*}} : tensor<2xf32>)
 // CHECK: tensor.expand_shape %[[SUM]] {{\[\[}}0, 1, 2]] output_shape [2, 1, 1] : tensor<2xf32> into tensor<2x1x1xf32>
 func.func @reduce_sum_keepdims(%x: tensor<2x3x4xf32>) -> tensor<2x1x1xf32> {
   %0 = autopar.reduce_sum %x {axes = array<i64: 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x1x1xf32>
@@ -110,7 +121,8 @@ func.func @reduce_sum_keepdims(%x: tensor<2x3x4xf32>) -> tensor<2x1x1xf32> {
 
 // CHECK-LABEL: func.func @reduce_mean
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]
-// CHECK-SAME: outs(%{{.*}} : tensor<f32>)
+// CHECK-SAME: outs(%{{.*}} : tensor<f64>)
+// CHECK: arith.truncf
 // CHECK: %[[N:.*]] = arith.constant 6.000000e+00 : f32
 // CHECK: arith.divf %{{.*}}, %[[N]] : f32
 func.func @reduce_mean(%x: tensor<2x3xf32>) -> tensor<f32> {

@@ -163,3 +163,46 @@ func.func @main(%x: tensor<2x3x6x6xf32>) -> tensor<f32> {
   %l = autopar.reduce_sum %y {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<2x4x3x3xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A training-mode batch norm as the importer writes it: its mean and
+// variance are reductions of X. dX is the closed form rstd (dXhat -
+// mean(dXhat) - Xhat mean(dXhat Xhat)), and nothing flows back through the
+// statistics' reductions: w's gradient is dX times the input.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X0:.*]]: tensor<2x3x4xf32>)
+// CHECK: %[[X:.*]] = autopar.mul %[[X0]], %[[W:.*]] :
+// CHECK: %[[VAR:.*]] = autopar.reduce_mean %{{.*}} {axes = array<i64: 0, 2>, keepdims = false}
+// CHECK: %[[DY:.*]] = autopar.add
+// CHECK: %[[VE:.*]] = autopar.add %[[VAR]], %{{.*}}
+// CHECK: %[[RSTD:.*]] = autopar.reciprocal
+// CHECK: %[[C:.*]] = autopar.sub %[[X]], %{{.*}} : (tensor<2x3x4xf32>, tensor<1x3x1xf32>)
+// CHECK: %[[GS:.*]] = autopar.mul %[[DY]], %{{.*}} : (tensor<2x3x4xf32>, tensor<1x3x1xf32>)
+// CHECK: %[[XHAT:.*]] = autopar.mul %[[C]], %{{.*}} : (tensor<2x3x4xf32>, tensor<1x3x1xf32>)
+// CHECK: %[[GX:.*]] = autopar.mul %[[GS]], %[[XHAT]]
+// CHECK: autopar.reduce_sum %[[GX]] {axes = array<i64: 0, 2>}
+// CHECK: autopar.constant dense<1.250000e-01>
+// CHECK: %[[PROJ:.*]] = autopar.mul %[[XHAT]], %{{.*}} : (tensor<2x3x4xf32>, tensor<1x3x1xf32>)
+// CHECK: autopar.reduce_sum %[[GS]] {axes = array<i64: 0, 2>}
+// CHECK: %[[CENT:.*]] = autopar.sub %[[GS]], %{{.*}} : (tensor<2x3x4xf32>, tensor<1x3x1xf32>)
+// CHECK: %[[INNER:.*]] = autopar.sub %[[CENT]], %[[PROJ]]
+// CHECK: %[[DX:.*]] = autopar.mul %[[INNER]], %{{.*}} : (tensor<2x3x4xf32>, tensor<1x3x1xf32>)
+// CHECK-NOT: autopar.reduce_mean
+// CHECK: %[[DW:.*]] = autopar.mul %[[DX]], %[[X0]]
+// CHECK: autopar.mul %[[DW]], %{{.*}} {autopar.optimizer_update = "w"}
+func.func @main(%x0: tensor<2x3x4xf32>) -> tensor<f32> {
+  %w = autopar.weight "w" : tensor<2x3x4xf32>
+  %x = autopar.mul %x0, %w : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %s = autopar.weight "bn.weight" : tensor<3xf32>
+  %b = autopar.weight "bn.bias" : tensor<3xf32>
+  %mk = autopar.reduce_mean %x {axes = array<i64: 0, 2>} : (tensor<2x3x4xf32>) -> tensor<1x3x1xf32>
+  %c = autopar.sub %x, %mk : (tensor<2x3x4xf32>, tensor<1x3x1xf32>) -> tensor<2x3x4xf32>
+  %sq = autopar.mul %c, %c : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %v = autopar.reduce_mean %sq {axes = array<i64: 0, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<3xf32>
+  %m = autopar.reshape %mk : (tensor<1x3x1xf32>) -> tensor<3xf32>
+  %y = autopar.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-5 : f32} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  %y2 = autopar.mul %y, %y : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %l = autopar.reduce_sum %y2 {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -173,6 +173,29 @@ func.func @row_sum(%x: tensor<6x197x197xf32>, %init: tensor<6x197xf32>) -> tenso
 
 // -----
 
+// The same sum of f32 into f64 accumulators (how sums of f32 are lowered):
+// each vector of 16 f32 is extended and added to 16 f64 partial sums.
+
+// AVX512-LABEL: func.func @row_sum_f64
+// AVX512: tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] output_shape [6, 197, 12, 16]
+// AVX512: linalg.fill ins(%{{.*}} : f64) outs(%{{.*}} : tensor<6x197x16xf64>)
+// AVX512: %[[V:.*]] = vector.transfer_read {{.*}} : tensor<6x197x12x16xf32>, vector<16xf32>
+// AVX512: %[[ACC:.*]] = vector.transfer_read {{.*}} : tensor<6x197x16xf64>, vector<16xf64>
+// AVX512: %[[W:.*]] = arith.extf %[[V]] : vector<16xf32> to vector<16xf64>
+// AVX512: arith.addf %[[ACC]], %[[W]] : vector<16xf64>
+// AVX512: linalg.generic {{.*}} ins(%{{.*}} : tensor<6x197x16xf64>) outs(%{{.*}} : tensor<6x197xf64>)
+func.func @row_sum_f64(%x: tensor<6x197x197xf32>, %init: tensor<6x197xf64>) -> tensor<6x197xf64> {
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<6x197x197xf32>) outs(%init : tensor<6x197xf64>) {
+  ^bb0(%in: f32, %out: f64):
+    %e = arith.extf %in : f32 to f64
+    %s = arith.addf %out, %e : f64
+    linalg.yield %s : f64
+  } -> tensor<6x197xf64>
+  return %y : tensor<6x197xf64>
+}
+
+// -----
+
 // A row shorter than two vectors, and a reduction over an outer loop, stay
 // scalar.
 
