@@ -8,6 +8,8 @@
 
 #include <coin/Cbc_C_Interface.h>
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <cmath>
 #include <limits>
 
@@ -63,6 +65,13 @@ IlpSolution mlir::autopar::solveIlp(const IlpProblem &problem,
   // all, every one faster). Optimality is proven either way.
   Cbc_setParameter(model, "cuts", "off");
   Cbc_setParameter(model, "heuristicsOnOff", "off");
+  // Without inequality rows (a plan program without memory rows) the LP
+  // optimum is integral or nearly so and CBC's preprocessing costs more
+  // than the whole search after it.
+  if (llvm::none_of(problem.rows, [](const IlpProblem::Row &row) {
+        return row.sense != 'E';
+      }))
+    Cbc_setParameter(model, "preprocess", "off");
   Cbc_setMaximumSeconds(model, timeLimitSeconds);
   if (std::isfinite(cutoff))
     Cbc_setCutoff(model, cutoff);
