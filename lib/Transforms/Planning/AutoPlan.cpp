@@ -40,6 +40,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::autopar;
@@ -357,6 +358,39 @@ mlir::autopar::planAutomatically(ModuleOp module,
         ++options.memo->pruned;
       continue;
     }
+    // What solves with fewer microbatches in flight (or more memory) of the
+    // same stage proved: a bound above the cutoff, or no plan that fits,
+    // decides the solve without it.
+    std::string boundKey = stringifyRecomputeSpec(outcome.recompute);
+    if (options.memo) {
+      bool decided = false;
+      for (const PlanSearchMemo::ConstrainedBound &b :
+           options.memo->constrained[boundKey]) {
+        if (b.copies > options.activationCopies || b.memoryLimit < limit)
+          continue;
+        bool none = std::isinf(b.seconds);
+        bool slower = cutoff >= 0 &&
+                      (b.strict ? b.seconds >= cutoff : b.seconds > cutoff);
+        decided |= none || slower;
+      }
+      if (decided) {
+        // As the solve would have ended: infeasible, under the cutoff when
+        // there is one.
+        if (cutoff >= 0) {
+          outcome.pruned = "no plan that fits is as fast as a plan that fits "
+                           "with another setting";
+          ++options.memo->pruned;
+        }
+        ++options.memo->bounded;
+        if (log)
+          *log << llvm::formatv(
+              "autopar: [{0:f1} s] {1}fastest plan that fits is bounded by "
+              "a search with fewer microbatches in flight; not solved\n",
+              elapsed(),
+              training ? "recomputation " + boundKey + ": " : std::string());
+        continue;
+      }
+    }
     hold(outcome.recompute);
     if (log)
       *log << llvm::formatv(
@@ -375,6 +409,21 @@ mlir::autopar::planAutomatically(ModuleOp module,
     // as without one.
     if (cutoff >= 0 && constrained.status == IlpSolution::Status::TimeLimit)
       constrained = solve(limit, false);
+    // Record what the solve proved for the same stage with more microbatches
+    // in flight.
+    if (options.memo) {
+      std::optional<PlanSearchMemo::ConstrainedBound> proven;
+      if (constrained.status == IlpSolution::Status::Optimal)
+        proven = {options.activationCopies, limit, constrained.objective / 1e6,
+                  false};
+      else if (constrained.status == IlpSolution::Status::Infeasible)
+        proven = {options.activationCopies, limit,
+                  cutoff >= 0 ? cutoff
+                              : std::numeric_limits<double>::infinity(),
+                  true};
+      if (proven)
+        options.memo->constrained[boundKey].push_back(*proven);
+    }
     if (constrained.hasSolution()) {
       outcome.solved = constrained;
       outcome.fits = true;

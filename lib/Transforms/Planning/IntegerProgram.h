@@ -58,12 +58,30 @@ namespace mlir::autopar {
 /// it does not depend on the microbatches in flight or the memory limit.
 struct PlanSearchMemo {
   std::map<std::string, planning::SolvedProgram> unconstrained;
+  /// What a memory-constrained solve proved about a setting's fastest plan
+  /// that fits: its step is at least `seconds`, or more than `seconds` when
+  /// `strict` (a solve under that cutoff found nothing; infinity: no plan
+  /// fits). More microbatches in flight or less memory only remove plans,
+  /// so the bound holds for every count of at least `copies` and every
+  /// limit of at most `memoryLimit` bytes.
+  struct ConstrainedBound {
+    int64_t copies;
+    double memoryLimit;
+    double seconds;
+    bool strict;
+  };
+  /// Per recomputation setting, the bounds proven so far.
+  std::map<std::string, std::vector<ConstrainedBound>> constrained;
   /// Unconstrained solves answered from the memo.
   unsigned reused = 0;
   /// Memory-constrained searches cut short: their setting's unconstrained
   /// plan was already slower than a plan that fits with another setting, or
   /// the solve under that plan's step as a cutoff found nothing as fast.
   unsigned pruned = 0;
+  /// Memory-constrained searches decided without a solve: a bound proven
+  /// with fewer microbatches in flight (`constrained`) already exceeds the
+  /// cutoff (counted in `pruned` too), or says that no plan fits.
+  unsigned bounded = 0;
 };
 
 } // namespace mlir::autopar

@@ -45,6 +45,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -99,6 +100,9 @@ using StageKey = std::tuple<unsigned, bool, bool, unsigned, unsigned>;
 /// A candidate planned on its slab.
 struct StageEval {
   bool planned = false;
+  /// Planned by a search with its own microbatches in flight (not a plan
+  /// for fewer priced again).
+  bool searched = false;
   std::string error;
   OwningOpRef<ModuleOp> module;
   PlanPrediction predicted;
@@ -355,10 +359,11 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // memory-unconstrained solves.
   std::map<std::tuple<unsigned, bool, bool, unsigned>, PlanSearchMemo> memos;
   auto memoStats = [&] {
-    std::pair<unsigned, unsigned> stats{0, 0};
+    std::tuple<unsigned, unsigned, unsigned> stats{0, 0, 0};
     for (const auto &[key, memo] : memos) {
-      stats.first += memo.reused;
-      stats.second += memo.pruned;
+      std::get<0>(stats) += memo.reused;
+      std::get<1>(stats) += memo.pruned;
+      std::get<2>(stats) += memo.bounded;
     }
     return stats;
   };
@@ -462,27 +467,46 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     }
     e.priced = stageOptions;
     e.planned = true;
+    e.searched = true;
     return e;
   };
-  // A stage holding c microbatches: the plan for one, priced again with c,
-  // when it still fits (the plan with the fewest activations stored is then
-  // optimal for c too: holding more only removes plans); otherwise a plan
-  // searched with c.
+  // A stage holding c microbatches: a plan searched with fewer, priced
+  // again with c, when it still fits (holding more only removes plans, so
+  // the plan optimal for fewer is then optimal for c too); otherwise a plan
+  // searched with c. Nothing is searched for a count no stage holds: the
+  // stages are evaluated in increasing order of their microbatches in
+  // flight, so that the plans for fewer are there to try.
   auto evaluateWith = [&](unsigned k, bool first, bool last, unsigned copies,
                           unsigned kind) -> StageEval & {
     StageKey key{k, first, last, copies, kind};
     if (auto it = evals.find(key); it != evals.end())
       return *it->second;
-    StageEval &base = plan(k, first, last, 1, kind);
-    if (copies == 1 || !base.planned)
-      return copies == 1 ? base : plan(k, first, last, copies, kind);
+    // The plans searched for the same stage with fewer microbatches, fewest
+    // first (its plan is the fastest of them).
+    StageEval *fits = nullptr;
+    FailureOr<PlanPrediction> again = failure();
+    for (auto &[other, eval] : evals) {
+      auto [ok, ofirst, olast, ocopies, okind] = other;
+      if (ok != k || ofirst != first || olast != last || okind != kind ||
+          ocopies >= copies || !eval->planned || !eval->searched)
+        continue;
+      AutoPlanOptions at = eval->priced;
+      at.activationCopies = copies;
+      at.searchRecompute = false;
+      at.recompute = eval->predicted.recompute;
+      again = predictAnnotatedPlan(*eval->module, at);
+      if (succeeded(again) && again->fits) {
+        fits = eval.get();
+        break;
+      }
+    }
+    if (!fits)
+      return plan(k, first, last, copies, kind);
+    StageEval &base = *fits;
     AutoPlanOptions at = base.priced;
     at.activationCopies = copies;
     at.searchRecompute = false;
     at.recompute = base.predicted.recompute;
-    FailureOr<PlanPrediction> again = predictAnnotatedPlan(*base.module, at);
-    if (failed(again) || !again->fits)
-      return plan(k, first, last, copies, kind);
     auto eval = std::make_unique<StageEval>();
     StageEval &e = *eval;
     e.planned = true;
@@ -646,8 +670,9 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
         {"block_range", json::Array{k, k}},
         {"stage_plans_solved", solved},
         {"stage_plans_repriced", repriced},
-        {"unconstrained_solves_reused", memoStats().first},
-        {"constrained_solves_pruned", memoStats().second},
+        {"unconstrained_solves_reused", std::get<0>(memoStats())},
+        {"constrained_solves_pruned", std::get<1>(memoStats())},
+        {"constrained_solves_bounded", std::get<2>(memoStats())},
         {"splits_simulated", 1},
         {"split_search", "none: the interleaved schedule cuts the blocks "
                          "evenly (Megatron-LM's rule)"},
@@ -706,7 +731,12 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // Every candidate of every stage position.
   std::vector<std::vector<StageEval *>> table(
       p, std::vector<StageEval *>(kMax + 1, nullptr));
-  for (unsigned s = 0; s < p; ++s)
+  std::vector<unsigned> order(p);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+    return inFlight[a] < inFlight[b];
+  });
+  for (unsigned s : order)
     for (unsigned k = kMin; k <= kMax; ++k)
       table[s][k] = &evaluate(k, s);
   for (const auto &[key, e] : evals)
@@ -876,8 +906,9 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       {"block_range", json::Array{kMin, kMax}},
       {"stage_plans_solved", solved},
       {"stage_plans_repriced", repriced},
-      {"unconstrained_solves_reused", memoStats().first},
-      {"constrained_solves_pruned", memoStats().second},
+      {"unconstrained_solves_reused", std::get<0>(memoStats())},
+      {"constrained_solves_pruned", std::get<1>(memoStats())},
+      {"constrained_solves_bounded", std::get<2>(memoStats())},
       {"splits_simulated", simulated},
       {"split_search", best->exhaustive
                            ? "exhaustive: every split simulated"
@@ -907,12 +938,15 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   if (options.progress)
     *options.progress << llvm::formatv(
         "autopar: [{0:f1} s] pipeline of {1} stages ({2}): step {3:e3} s, "
-        "bubble {4:p}, peak {5} per device; {6} stage plans ({8} "
-        "unconstrained solves reused, {9} constrained solves pruned), {7} "
+        "bubble {4:p}, peak {5} per device; {6} stage plans searched, {10} "
+        "priced again with more microbatches in flight ({8} unconstrained "
+        "solves reused, {9} constrained solves pruned, {11} constrained "
+        "solves decided by a bound from fewer microbatches in flight), {7} "
         "splits simulated\n",
         elapsed(), p, result.layout, result.predicted.stepTime,
         result.bubbleFraction, formatByteSize(result.predicted.peakMemoryBytes),
-        solved, simulated, memoStats().first, memoStats().second);
+        solved, simulated, std::get<0>(memoStats()), std::get<1>(memoStats()),
+        repriced, std::get<2>(memoStats()));
   return result;
 }
 
