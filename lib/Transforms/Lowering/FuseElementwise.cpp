@@ -58,13 +58,15 @@ struct FuseElementwisePass
     // into the interior of the filled, padded tensor
     // (`linalg::populateFuseTensorPadWithProducerLinalgOpPatterns`), so that
     // the pad's copy of the whole tensor goes.
-    SmallVector<Operation *> pads;
+    SmallVector<Operation *> pads, producers;
     getOperation().walk([&](tensor::PadOp pad) {
       auto producer = pad.getSource().getDefiningOp<linalg::GenericOp>();
       if (producer && producer->hasOneUse() &&
           producer.getNumParallelLoops() == producer.getNumLoops() &&
-          pad.getConstantPaddingValue())
+          pad.getConstantPaddingValue()) {
         pads.push_back(pad);
+        producers.push_back(producer);
+      }
     });
     RewritePatternSet padPatterns(&getContext());
     linalg::populateFuseTensorPadWithProducerLinalgOpPatterns(padPatterns);
@@ -72,6 +74,10 @@ struct FuseElementwisePass
     config.setStrictness(GreedyRewriteStrictness::ExistingOps);
     if (failed(applyOpPatternsGreedily(pads, std::move(padPatterns), config)))
       return signalPassFailure();
+    // The pattern computes a copy of the producer into the padded tensor.
+    for (Operation *producer : producers)
+      if (producer->use_empty())
+        producer->erase();
   }
 };
 

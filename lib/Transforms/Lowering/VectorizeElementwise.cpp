@@ -377,11 +377,15 @@ struct VectorizeElementwisePass
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       // Whole vectors only (no masks): `lanes`, or half of them down to 8
       // (rows of 56 positions that a strided view keeps apart), when that
-      // divides the loop; a loop neither divides is left to the scalar
-      // loops.
+      // divides the loop; otherwise a short loop (5 to 4 * lanes: rows of
+      // 28, 14 or 7 positions) is one vector of its length, which LLVM
+      // splits into registers; a longer one is left to the scalar loops.
       int64_t width = lanes;
       if (width > 8 && ranges.back() % width != 0)
         width /= 2;
+      if (ranges.back() % width != 0 && ranges.back() > 4 &&
+          ranges.back() <= 4 * lanes)
+        width = ranges.back();
       if (ranges.back() % width != 0)
         continue;
 
