@@ -84,6 +84,22 @@ bool isContiguousRun(Value value, int64_t first, int64_t last) {
   return true;
 }
 
+/// Whether an operand of `op` is a `tensor.extract_slice` (through others)
+/// with a stride other than 1 along its last dimension: a vector of it is a
+/// gather.
+bool hasStridedInnermost(linalg::LinalgOp op) {
+  for (Value operand : op->getOperands()) {
+    while (auto slice = operand.getDefiningOp<tensor::ExtractSliceOp>()) {
+      std::optional<int64_t> stride =
+          getConstantIntValue(slice.getMixedStrides().back());
+      if (!stride || *stride != 1)
+        return true;
+      operand = slice.getSource();
+    }
+  }
+  return false;
+}
+
 /// The longest run of innermost loops that is contiguous in every operand
 /// (as one dimension, or absent), and in the buffer each operand reads
 /// (isContiguousRun).
@@ -380,6 +396,11 @@ struct VectorizeElementwisePass
       // divides the loop; otherwise a short loop (5 to 4 * lanes: rows of
       // 28, 14 or 7 positions) is one vector of its length, which LLVM
       // splits into registers; a longer one is left to the scalar loops.
+      // A strided read along the innermost loop (a stride-2 window view)
+      // would be a gather per vector: left to LLVM's loop vectorizer, which
+      // measured faster.
+      if (hasStridedInnermost(op))
+        continue;
       int64_t width = lanes;
       if (width > 8 && ranges.back() % width != 0)
         width /= 2;

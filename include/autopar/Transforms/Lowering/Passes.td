@@ -385,7 +385,9 @@ def VectorizeElementwisePass
     changes (rounding within the node tests' tolerances).
 
     Ops whose innermost loop is longer than 4 x lanes and not divided by
-    the widths above (no masked vectors),
+    the widths above (no masked vectors), ops reading a slice with a stride
+    other than 1 along the innermost loop (a stride-2 window view: each
+    vector would be a gather; LLVM's loop vectorizer measured faster),
     other reductions, and gathers at strides other than one or with
     divisions in their maps (flat im2col rows) are left to the scalar loops.
 
