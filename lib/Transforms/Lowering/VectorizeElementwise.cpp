@@ -90,6 +90,8 @@ bool isContiguousRun(Value value, int64_t first, int64_t last) {
 bool hasStridedInnermost(linalg::LinalgOp op) {
   for (Value operand : op->getOperands()) {
     while (auto slice = operand.getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (slice.getMixedStrides().empty())
+        break;
       std::optional<int64_t> stride =
           getConstantIntValue(slice.getMixedStrides().back());
       if (!stride || *stride != 1)
@@ -405,7 +407,10 @@ struct VectorizeElementwisePass
       if (width > 8 && ranges.back() % width != 0)
         width /= 2;
       if (ranges.back() % width != 0 && ranges.back() > 4 &&
-          ranges.back() <= 4 * lanes)
+          ranges.back() <= 4 * lanes &&
+          llvm::all_of(op->getOperandTypes(), [](Type type) {
+            return getElementTypeOrSelf(type).isF32();
+          }))
         width = ranges.back();
       if (ranges.back() % width != 0)
         continue;

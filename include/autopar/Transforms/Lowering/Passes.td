@@ -360,7 +360,7 @@ def VectorizeElementwisePass
     - is tiled (`scf::tileUsingSCF`) by `1 x ... x 1 x lanes`, with lanes
       the f32 vector width of `isa` (`avx512` 16, `avx2` 8, `generic` 4),
       or half of them down to 8 when the lanes do not divide the innermost
-      loop (rows of 56), or, for a loop of 5 to 4 x lanes that neither
+      loop (rows of 56), or, for an f32 loop of 5 to 4 x lanes that neither
       divides (rows of 28, 14 or 7), by the whole loop (one vector of its
       length, which LLVM splits into registers);
     - is vectorized (`linalg::vectorize`) with that vector size.
