@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::autopar {
@@ -51,6 +52,32 @@ struct FuseElementwisePass
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+
+    // A zero (or lowest-value) padding of an elementwise result that has no
+    // other use (a convolution's or pooling's input): the producer writes
+    // into the interior of the filled, padded tensor
+    // (`linalg::populateFuseTensorPadWithProducerLinalgOpPatterns`), so that
+    // the pad's copy of the whole tensor goes.
+    SmallVector<Operation *> pads, producers;
+    getOperation().walk([&](tensor::PadOp pad) {
+      auto producer = pad.getSource().getDefiningOp<linalg::GenericOp>();
+      if (producer && producer->hasOneUse() &&
+          producer.getNumParallelLoops() == producer.getNumLoops() &&
+          pad.getConstantPaddingValue()) {
+        pads.push_back(pad);
+        producers.push_back(producer);
+      }
+    });
+    RewritePatternSet padPatterns(&getContext());
+    linalg::populateFuseTensorPadWithProducerLinalgOpPatterns(padPatterns);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    if (failed(applyOpPatternsGreedily(pads, std::move(padPatterns), config)))
+      return signalPassFailure();
+    // The pattern computes a copy of the producer into the padded tensor.
+    for (Operation *producer : producers)
+      if (producer->use_empty())
+        producer->erase();
   }
 };
 

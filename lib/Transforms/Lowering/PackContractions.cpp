@@ -672,6 +672,123 @@ void replaceConvWithEpilogue(OpBuilder &b, ConvOp conv, Value source,
   conv.erase();
 }
 
+/// The width of the column tiles with which rewritePointwiseConvolutionDirect
+/// computes the pointwise convolution `conv` (ConvRows::Pointwise) for the
+/// register tile `tile` (weight on the left), if it can: f32 input and
+/// weight, output channels a multiple of m0, and positions a multiple of n0
+/// or, failing that, of n0 / 2 (28x28 = 784 positions: 49 tiles of 16), so
+/// that no tile is padded.
+std::optional<int64_t> getDirectPointwiseColumns(ConvOp conv,
+                                                 Value packedWeight,
+                                                 ContractionTile tile) {
+  auto xType =
+      cast<RankedTensorType>(getStorageSource(conv.getInput()).getType());
+  auto yType = cast<RankedTensorType>(conv.getType());
+  if (!xType.getElementType().isF32() || tile.k0 != 1 ||
+      (packedWeight && !cast<RankedTensorType>(packedWeight.getType())
+                            .getElementType()
+                            .isF32()) ||
+      !getElementTypeOrSelf(getStorageSource(conv.getWeight()).getType())
+           .isF32() ||
+      yType.getDimSize(1) % tile.m0 != 0)
+    return std::nullopt;
+  int64_t positions = 1;
+  for (int64_t size : yType.getShape().drop_front(2))
+    positions *= size;
+  if (positions % tile.n0 == 0)
+    return tile.n0;
+  if (tile.n0 % 2 == 0 && positions % (tile.n0 / 2) == 0)
+    return tile.n0 / 2;
+  return std::nullopt;
+}
+
+/// Replaces a pointwise convolution of one image (1x1 kernel, unit strides,
+/// no padding; getDirectPointwiseColumns) by a `linalg.contract` that
+/// reads the input X [C, positions] in place, viewed as
+/// K x P1 x n0 x 1, and accumulates into the output itself, viewed as
+/// M1 x m0 x P1 x n0 and initialized with the bias: loops (m1, p1, m0, n0, k,
+/// k0), with the weight packed as the left operand of `linalg.mmt4d`
+/// (M1 x K x m0 x 1). autopar-tile-contractions tiles and vectorizes it to
+/// the same register tile as an mmt4d (marked `autopar.register_tile`); the
+/// n0 positions of a tile are contiguous in X and in the output, so neither
+/// the input's pack nor the accumulator's unpack (two transposes of the
+/// activations) is needed.
+void rewritePointwiseConvolutionDirect(const Contraction &c, Value packedWeight,
+                                       ContractionTile tile) {
+  auto conv = cast<ConvOp>(c.op);
+  OpBuilder b(conv);
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto yType = cast<RankedTensorType>(conv.getType());
+  Type f32 = yType.getElementType();
+  int64_t m0 = tile.m0, n0 = tile.n0;
+  int64_t channelsOut = yType.getDimSize(1);
+  Value input = getStorageSource(conv.getInput());
+  auto xType = cast<RankedTensorType>(input.getType());
+  int64_t channels = xType.getDimSize(1);
+  int64_t positions = xType.getNumElements() / channels;
+  int64_t m1 = channelsOut / m0, p1 = positions / n0;
+  if (!packedWeight)
+    packedWeight = packRhs(b, loc, getStorageSource(c.b), /*transposed=*/true,
+                           getWeightTile(c, tile));
+
+  // X [1, C, spatial...] as K x P1 x n0 x 1 (reshapes, no copy).
+  SmallVector<ReassociationIndices> flatten = {{0, 1}, {}};
+  for (int64_t i = 2; i < xType.getRank(); ++i)
+    flatten[1].push_back(i);
+  Value flat = tensor::CollapseShapeOp::create(b, loc, input, flatten);
+  Value cols = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({channels, p1, n0, 1}, f32), flat,
+      SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+
+  // The accumulator M1 x m0 x P1 x n0, the bias broadcast (or zeros).
+  auto accType = RankedTensorType::get({m1, m0, p1, n0}, f32);
+  Value accEmpty = tensor::EmptyOp::create(b, loc, accType.getShape(), f32);
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+  Value acc;
+  if (c.bias) {
+    Value bias = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({m1, m0}, f32), c.bias,
+        SmallVector<ReassociationIndices>{{0, 1}});
+    SmallVector<utils::IteratorType> iterators(4,
+                                               utils::IteratorType::parallel);
+    acc =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{accType}, ValueRange{bias}, ValueRange{accEmpty},
+            ArrayRef<AffineMap>{AffineMap::get(4, 0, {dim(0), dim(1)}, ctx),
+                                b.getMultiDimIdentityMap(4)},
+            iterators,
+            [](OpBuilder &nb, Location nloc, ValueRange args) {
+              linalg::YieldOp::create(nb, nloc, args[0]);
+            })
+            .getResult(0);
+  } else {
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+    acc = linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{accEmpty})
+              .getResult(0);
+  }
+
+  // Loops (m1, p1, m0, n0, k, k0): the register tile's dimensions after the
+  // tiled ones, so that its vectors have only leading unit dimensions.
+  auto product = linalg::ContractOp::create(
+      b, loc, TypeRange{accType}, ValueRange{packedWeight, cols},
+      ValueRange{acc},
+      b.getAffineMapArrayAttr(
+          {AffineMap::get(6, 0, {dim(0), dim(4), dim(2), dim(5)}, ctx),
+           AffineMap::get(6, 0, {dim(4), dim(1), dim(3), dim(5)}, ctx),
+           AffineMap::get(6, 0, {dim(0), dim(2), dim(1), dim(3)}, ctx)}));
+  product->setAttr(kRegisterTileAttrName, b.getDenseI64ArrayAttr({m0, n0, 1}));
+
+  // M1 x m0 x P1 x n0 -> [1, M, spatial...]: the output, in place.
+  Value matrix = collapseGroups(b, loc, product.getResult(0), {2, 2});
+  SmallVector<ReassociationIndices> toOutput = {{0, 1}, {}};
+  for (int64_t i = 2; i < yType.getRank(); ++i)
+    toOutput[1].push_back(i);
+  Value result = tensor::ExpandShapeOp::create(b, loc, yType, matrix, toOutput);
+  conv.getResult().replaceAllUsesWith(result);
+  conv.erase();
+}
+
 /// Replaces an ungrouped convolution by the product `W (M x K) * cols^T`:
 /// the weight is the packed left operand (M1 x K x m0 x 1, packed at compile
 /// time when it is a weight), the im2col matrix is packed as the right
@@ -697,6 +814,12 @@ void rewriteConvolutionWeightLhs(const Contraction &c, Value packedWeight,
   // The positions take the right operand's tiles: packConvInput's "rows".
   ContractionTile columns = {n0, n0, tile.k0};
   ConvGeometry g = getConvGeometry(conv, columns);
+
+  if (g.rows == ConvRows::Pointwise)
+    if (std::optional<int64_t> columns =
+            getDirectPointwiseColumns(conv, packedWeight, tile))
+      return rewritePointwiseConvolutionDirect(c, packedWeight,
+                                               {tile.m0, *columns, tile.k0});
 
   Value packedCols;
   if (g.rows == ConvRows::Pointwise) {

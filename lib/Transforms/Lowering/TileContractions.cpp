@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "autopar/Transforms/Lowering/PackedWeights.h"
 #include "autopar/Transforms/Lowering/Passes.h"
 
 #include "VectorCleanup.h"
@@ -32,10 +33,13 @@
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::autopar {
 #define GEN_PASS_DEF_TILECONTRACTIONSPASS
@@ -51,7 +55,9 @@ namespace {
 /// `scf.forall` over the batch and N1 (outermost, so that one packed column
 /// panel of B stays in cache while the rows of A stream past it; its
 /// iterations become threads), then loops over M1 and the reduction K1.
-/// `batched`: the op has a leading batch dimension. Returns the tiled op.
+/// `batched`: the op has a leading batch dimension. A `linalg.contract`
+/// marked `autopar.register_tile` has the loops (M1, N1, m0, n0, K1, k0).
+/// Returns the tiled op.
 /// `panelsOnly`: stop after the `scf.forall` (AMX tiles, see
 /// autopar-amx-contractions, loop over M1 and K1 themselves).
 FailureOr<Operation *> tileMmt4d(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -59,7 +65,11 @@ FailureOr<Operation *> tileMmt4d(RewriterBase &rewriter, linalg::LinalgOp op,
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<int64_t> panelSizes = {0, 1, 0, 0, 0, 0};
   SmallVector<int64_t> tileSizes = {1, 0, 1, 0, 0, 0};
-  if (batched) {
+  if (op->hasAttr(kRegisterTileAttrName)) {
+    // Loops (M1, N1, m0, n0, K1, k0).
+    panelSizes = {0, 1, 0, 0, 0, 0};
+    tileSizes = {1, 0, 0, 0, 1, 0};
+  } else if (batched) {
     panelSizes.insert(panelSizes.begin(), 1);
     tileSizes.insert(tileSizes.begin(), 0);
   }
@@ -255,6 +265,78 @@ LogicalResult rewriteToBf16Dot(RewriterBase &rewriter,
   return success();
 }
 
+/// Drops the unit iteration dimensions of `contract` (all but the last
+/// reduction one) from its maps and its operands' vectors
+/// (`vector.shape_cast`), when its accumulator has a unit dimension after a
+/// longer one: the register tile of a `linalg.contract` whose accumulator is M1
+/// x m0 x N1 x n0 reads a `m0 x 1 x n0` accumulator, which the
+/// leading-unit-dimension patterns leave alone and the contraction's lowering
+/// then does not see as the outer products of an `m0 x n0` tile.
+LogicalResult dropInnerUnitDims(RewriterBase &rewriter,
+                                vector::ContractionOp contract) {
+  auto accType = dyn_cast<VectorType>(contract.getAcc().getType());
+  if (!accType)
+    return failure();
+  ArrayRef<int64_t> accShape = accType.getShape();
+  bool innerUnit = false;
+  for (size_t i = 1; i < accShape.size(); ++i)
+    innerUnit |= accShape[i] == 1 &&
+                 llvm::any_of(accShape.take_front(i),
+                              [](int64_t size) { return size != 1; });
+  if (!innerUnit)
+    return failure();
+  SmallVector<int64_t> bounds;
+  contract.getIterationBounds(bounds);
+  SmallVector<vector::IteratorType> iterators =
+      contract.getIteratorTypesArray();
+  std::optional<unsigned> keep;
+  for (unsigned d = 0; d < bounds.size(); ++d)
+    if (iterators[d] == vector::IteratorType::reduction)
+      keep = d;
+  if (!keep)
+    return failure();
+  llvm::SmallBitVector dropped(bounds.size());
+  for (unsigned d = 0; d < bounds.size(); ++d)
+    dropped[d] = bounds[d] == 1 && d != *keep;
+  if (dropped.none())
+    return failure();
+
+  Location loc = contract.getLoc();
+  rewriter.setInsertionPoint(contract);
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<AffineMap> maps = contract.getIndexingMapsArray();
+  SmallVector<Value> operands = {contract.getLhs(), contract.getRhs(),
+                                 contract.getAcc()};
+  SmallVector<AffineMap> newMaps;
+  for (auto [map, operand] : llvm::zip(maps, operands)) {
+    auto type = cast<VectorType>(operand.getType());
+    SmallVector<int64_t> shape;
+    SmallVector<AffineExpr> exprs;
+    for (auto [expr, size] : llvm::zip(map.getResults(), type.getShape())) {
+      unsigned d = cast<AffineDimExpr>(expr).getPosition();
+      if (dropped[d])
+        continue;
+      shape.push_back(size);
+      exprs.push_back(expr);
+    }
+    operand = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get(shape, type.getElementType()), operand);
+    newMaps.push_back(
+        compressDims(AffineMap::get(map.getNumDims(), 0, exprs, ctx), dropped));
+  }
+  SmallVector<Attribute> newIterators;
+  for (unsigned d = 0; d < bounds.size(); ++d)
+    if (!dropped[d])
+      newIterators.push_back(vector::IteratorTypeAttr::get(ctx, iterators[d]));
+  auto newContract = vector::ContractionOp::create(
+      rewriter, loc, operands[0], operands[1], operands[2],
+      rewriter.getAffineMapArrayAttr(newMaps),
+      rewriter.getArrayAttr(newIterators), contract.getKind());
+  rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(contract, accType,
+                                                   newContract.getResult());
+  return success();
+}
+
 /// Whether `op`, a static (batch_)mmt4d, has the form that
 /// autopar-amx-contractions computes on AMX tiles: bf16 x bf16 -> f32 with
 /// m0 = 1, k0 = 2 and n0 a multiple of 16.
@@ -313,7 +395,9 @@ struct TileContractionsPass
     // Register tiles, vectorized.
     SmallVector<linalg::LinalgOp> contractions;
     func.walk([&](linalg::LinalgOp op) {
-      if (llvm::isa<linalg::Mmt4DOp, linalg::BatchMmt4DOp>(op.getOperation()))
+      if (llvm::isa<linalg::Mmt4DOp, linalg::BatchMmt4DOp>(op.getOperation()) ||
+          (llvm::isa<linalg::ContractOp>(op.getOperation()) &&
+           op->hasAttr(kRegisterTileAttrName) && op.getNumLoops() == 6))
         contractions.push_back(op);
     });
     for (linalg::LinalgOp op : contractions) {
@@ -351,6 +435,15 @@ struct TileContractionsPass
       rewriter.replaceOp(*tile, vectorized->replacements);
       ++numTiled;
     }
+    // Register tiles of accumulators with inner unit dimensions
+    // (`linalg.contract` of a pointwise convolution) as m0 x n0 tiles.
+    SmallVector<vector::ContractionOp> f32Contracts;
+    func.walk([&](vector::ContractionOp contract) {
+      f32Contracts.push_back(contract);
+    });
+    for (vector::ContractionOp contract : f32Contracts)
+      (void)dropInnerUnitDims(rewriter, contract);
+
     // A register tile of two bf16 operands (autopar-pack-contractions packs
     // both in bf16 pairs for the ISA's dot product): dot products of bf16
     // pairs into the f32 accumulator where the ISA has them, otherwise (a

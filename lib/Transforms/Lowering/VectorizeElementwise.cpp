@@ -59,17 +59,77 @@ bool isCandidate(linalg::LinalgOp op) {
   return succeeded(linalg::vectorizeOpPrecondition(op));
 }
 
+/// Whether the dimensions `first`..`last` of the tensor `value` are
+/// contiguous in the buffer it will live in: through `tensor.extract_slice`s
+/// (a depthwise convolution's window views of its padded input, a result
+/// written into the interior of a padded tensor), each slice takes whole
+/// dimensions `first + 1`..`last` at unit stride. Collapsing a run that is
+/// not contiguous makes bufferization copy the slice into a new buffer.
+bool isContiguousRun(Value value, int64_t first, int64_t last) {
+  while (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
+    RankedTensorType source = slice.getSourceType();
+    if (source.getRank() != slice.getResultType().getRank())
+      return false;
+    for (int64_t d = first; d <= last; ++d) {
+      std::optional<int64_t> stride =
+          getConstantIntValue(slice.getMixedStrides()[d]);
+      std::optional<int64_t> size =
+          getConstantIntValue(slice.getMixedSizes()[d]);
+      if (!stride || *stride != 1 || !size ||
+          (d > first && *size != source.getDimSize(d)))
+        return false;
+    }
+    value = slice.getSource();
+  }
+  return true;
+}
+
+/// Whether an operand of `op` is a `tensor.extract_slice` (through others)
+/// with a stride other than 1 along its last dimension: a vector of it is a
+/// gather.
+bool hasStridedInnermost(linalg::LinalgOp op) {
+  for (Value operand : op->getOperands()) {
+    while (auto slice = operand.getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (slice.getMixedStrides().empty())
+        break;
+      std::optional<int64_t> stride =
+          getConstantIntValue(slice.getMixedStrides().back());
+      if (!stride || *stride != 1)
+        return true;
+      operand = slice.getSource();
+    }
+  }
+  return false;
+}
+
 /// The longest run of innermost loops that is contiguous in every operand
-/// (as one dimension, or absent).
+/// (as one dimension, or absent), and in the buffer each operand reads
+/// (isContiguousRun).
 ReassociationIndices getInnerContiguousLoops(linalg::LinalgOp op) {
   int64_t numLoops = op.getNumLoops();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto contiguousInBuffers = [&](const ReassociationIndices &loops) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      SmallVector<int64_t> dims;
+      for (auto [position, expr] : llvm::enumerate(map.getResults()))
+        if (auto dim = dyn_cast<AffineDimExpr>(expr))
+          if (llvm::is_contained(loops, dim.getPosition()))
+            dims.push_back(position);
+      if (dims.size() > 1 &&
+          !isContiguousRun(operand.get(), *llvm::min_element(dims),
+                           *llvm::max_element(dims)))
+        return false;
+    }
+    return true;
+  };
   ReassociationIndices group = {numLoops - 1};
   for (int64_t first = numLoops - 2; first >= 0; --first) {
     ReassociationIndices candidate;
     for (int64_t d = first; d < numLoops; ++d)
       candidate.push_back(d);
-    if (!linalg::areDimSequencesPreserved(maps, {candidate}))
+    if (!linalg::areDimSequencesPreserved(maps, {candidate}) ||
+        !contiguousInBuffers(candidate))
       break;
     group = candidate;
   }
@@ -337,13 +397,30 @@ struct VectorizeElementwisePass
         }
       }
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      // Whole vectors only (no masks): a loop the lanes do not divide is
-      // left to the scalar loops.
-      if (ranges.back() % lanes != 0)
+      // Whole vectors only (no masks): `lanes`, or half of them down to 8
+      // (rows of 56 positions that a strided view keeps apart), when that
+      // divides the loop; otherwise a short loop (5 to 4 * lanes: rows of
+      // 28, 14 or 7 positions) is one vector of its length, which LLVM
+      // splits into registers; a longer one is left to the scalar loops.
+      // A strided read along the innermost loop (a stride-2 window view)
+      // would be a gather per vector: left to LLVM's loop vectorizer, which
+      // measured faster.
+      if (hasStridedInnermost(op))
+        continue;
+      int64_t width = lanes;
+      if (width > 8 && ranges.back() % width != 0)
+        width /= 2;
+      if (ranges.back() % width != 0 && ranges.back() > 4 &&
+          ranges.back() <= 4 * lanes &&
+          llvm::all_of(op->getOperandTypes(), [](Type type) {
+            return getElementTypeOrSelf(type).isF32();
+          }))
+        width = ranges.back();
+      if (ranges.back() % width != 0)
         continue;
 
       SmallVector<int64_t> tileSizes(ranges.size(), 1);
-      tileSizes.back() = lanes;
+      tileSizes.back() = width;
       scf::SCFTilingOptions options;
       options.setTileSizes(getAsIndexOpFoldResult(ctx, tileSizes));
       rewriter.setInsertionPoint(op);
@@ -381,7 +458,7 @@ struct VectorizeElementwisePass
       }
       rewriter.setInsertionPoint(tile);
       FailureOr<linalg::VectorizationResult> vectorized =
-          linalg::vectorize(rewriter, tile, {lanes});
+          linalg::vectorize(rewriter, tile, {width});
       if (failed(vectorized))
         continue;
       rewriter.replaceOp(tile, vectorized->replacements);

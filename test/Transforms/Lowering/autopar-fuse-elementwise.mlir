@@ -50,3 +50,38 @@ func.func @broadcast_read(%x: tensor<64x8xf32>, %s: tensor<8xf32>) -> tensor<64x
   %y = autopar.mul %x, %e : (tensor<64x8xf32>, tensor<8xf32>) -> tensor<64x8xf32>
   return %y : tensor<64x8xf32>
 }
+
+// -----
+
+// The zero padding of a convolution's input whose producer is an
+// elementwise generic with no other use: the producer writes into the
+// interior of the zero-filled padded tensor, and the pad (a copy of the whole
+// tensor) goes.
+
+// CHECK-LABEL: func.func @relu_into_padding
+// CHECK-NOT: tensor.pad
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x8x8x8xf32>)
+// CHECK: %[[I:.*]] = tensor.extract_slice %[[F]][0, 0, 1, 1] [1, 8, 6, 6] [1, 1, 1, 1]
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x6x6xf32>) outs(%[[I]] : tensor<1x8x6x6xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[R]] into %[[F]][0, 0, 1, 1] [1, 8, 6, 6] [1, 1, 1, 1]
+// CHECK: tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 8, 6, 6] [1, 1, 1, 1]
+// CHECK-NOT: tensor.pad
+func.func @relu_into_padding(%x: tensor<1x8x6x6xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x6x6xf32> {
+  %r = autopar.relu %x : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
+  %y = autopar.conv %r, %w {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x6x6xf32>
+  return %y : tensor<1x8x6x6xf32>
+}
+
+// -----
+
+// A producer with another use keeps its result and the pad (fusing would
+// compute it twice).
+
+// CHECK-LABEL: func.func @relu_used_twice
+// CHECK: tensor.pad
+func.func @relu_used_twice(%x: tensor<1x8x6x6xf32>, %w: tensor<8x1x3x3xf32>) -> (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) {
+  %r = autopar.relu %x : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
+  %y = autopar.conv %r, %w {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x6x6xf32>
+  return %y, %r : tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>
+}

@@ -305,3 +305,45 @@ func.func @padded_weights(%x: tensor<8x64xf32>) -> (tensor<8x1000xf32>, tensor<8
   %z = autopar.matmul %x, %w2 : (tensor<8x64xf32>, tensor<64x40xf32>) -> tensor<8x40xf32>
   return %y, %z : tensor<8x1000xf32>, tensor<8x40xf32>
 }
+
+// -----
+
+// A 1x1 convolution whose output channels fill the m0-row tiles and whose
+// positions fill the n0-wide ones (64 = 2 x 32) reads X [C, positions] in
+// place as K x P1 x n0 x 1 and accumulates into its output, viewed as
+// M1 x m0 x P1 x n0 and initialized with the bias: one `linalg.contract`
+// with the loops (m1, p1, m0, n0, k, k0), no pack, transpose or epilogue.
+// 16 positions (4x4) take column tiles of 16 (n0 / 2). AVX2's 6-row tiles
+// do not divide 16 channels: the packed form stays.
+
+// AVX512-DAG: #[[PW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d4, d2, d5)>
+// AVX512-DAG: #[[PX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d1, d3, d5)>
+// AVX512-DAG: #[[PY:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d1, d3)>
+// AVX512-LABEL: func.func @pointwise_in_place
+// AVX512: %[[W:.*]] = autopar.weight "pw.weight" {{.*}} : tensor<2x32x8x1xf32>
+// AVX512: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] : tensor<1x32x8x8xf32> into tensor<32x64xf32>
+// AVX512: %[[XC:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1, 2, 3]] output_shape [32, 2, 32, 1]
+// AVX512: %[[B:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [2, 8] : tensor<16xf32> into tensor<2x8xf32>
+// AVX512: %[[ACC:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<2x8x2x32xf32>)
+// AVX512: %[[P:.*]] = linalg.contract indexing_maps = [#[[PW]], #[[PX]], #[[PY]]] {autopar.register_tile = array<i64: 8, 32, 1>} ins(%[[W]], %[[XC]] : tensor<2x32x8x1xf32>, tensor<32x2x32x1xf32>) outs(%[[ACC]] : tensor<2x8x2x32xf32>)
+// AVX512: %[[Y:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1], [2, 3]] : tensor<2x8x2x32xf32> into tensor<16x64xf32>
+// AVX512: tensor.expand_shape %[[Y]] {{\[\[}}0, 1], [2, 3]] output_shape [1, 16, 8, 8]
+// AVX512-NOT: linalg.transpose
+// AVX512-NOT: linalg.mmt4d
+// AVX512-LABEL: func.func @pointwise_half_tiles
+// AVX512: linalg.contract {{.*}} {autopar.register_tile = array<i64: 8, 16, 1>} {{.*}} outs(%{{.*}} : tensor<2x8x1x16xf32>)
+// AVX2-LABEL: func.func @pointwise_in_place
+// AVX2: linalg.mmt4d
+shard.grid @grid(shape = 1)
+func.func @pointwise_in_place(%x: tensor<1x32x8x8xf32>) -> tensor<1x16x8x8xf32> {
+  %w = autopar.weight "pw.weight" : tensor<16x32x1x1xf32>
+  %b = autopar.weight "pw.bias" : tensor<16xf32>
+  %y = autopar.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x32x8x8xf32>, tensor<16x32x1x1xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
+}
+
+func.func @pointwise_half_tiles(%x: tensor<1x32x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %w = autopar.weight "pw2.weight" : tensor<16x32x1x1xf32>
+  %y = autopar.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x32x4x4xf32>, tensor<16x32x1x1xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}

@@ -52,3 +52,26 @@ func.func @batched(%q: tensor<2x3x20x16xf32>, %k: tensor<2x3x16x40xf32>) -> tens
   %y = autopar.matmul %q, %k : (tensor<2x3x20x16xf32>, tensor<2x3x16x40xf32>) -> tensor<2x3x20x40xf32>
   return %y : tensor<2x3x20x40xf32>
 }
+
+// A pointwise convolution's `linalg.contract` (autopar-pack-contractions reads
+// X [C, positions] in place and accumulates into the output, M1 x m0 x P1 x
+// n0): the same schedule as an mmt4d, a parallel loop over the column tiles
+// (P1), loops over the row tiles (M1) and the reduction around one 8 x 32
+// register tile; its accumulator rows are n0 positions apart from the next
+// channel's (8 x 1 x 32, the unit dimension dropped from the contraction).
+
+// AVX512-LABEL: func.func @pointwise_in_place
+// AVX512: %[[P:.*]] = scf.forall (%[[P1:.*]]) in (2) shared_outs(%[[O:.*]] = %{{.*}}) -> (tensor<2x8x2x32xf32>)
+// AVX512: tensor.extract_slice %[[O]][0, 0, %[[P1]], 0] [2, 8, 1, 32] [1, 1, 1, 1]
+// AVX512: scf.for %[[M1:.*]] = %{{.*}} to %c2 step %c1 iter_args(%[[I:.*]] = %{{.*}}) -> (tensor<2x8x1x32xf32>)
+// AVX512: vector.transfer_read %[[I]][%[[M1]], %c0, %c0, %c0]{{.*}} : tensor<2x8x1x32xf32>, vector<8x1x32xf32>
+// AVX512: scf.for %[[K:.*]] = %{{.*}} to %c32 step %c1 iter_args(%[[R:.*]] = %{{.*}}) -> (vector<8x32xf32>)
+// AVX512: %[[A:.*]] = vector.transfer_read %{{.*}}[%[[M1]], %[[K]], %c0, %c0]{{.*}} : tensor<2x32x8x1xf32>, vector<8x1xf32>
+// AVX512: %[[B:.*]] = vector.transfer_read %{{.*}}[%[[K]], %[[P1]], %c0, %c0]{{.*}} : tensor<32x2x32x1xf32>, vector<32x1xf32>
+// AVX512: vector.contract {{.*}} %[[A]], %[[B]], %[[R]] : vector<8x1xf32>, vector<32x1xf32> into vector<8x32xf32>
+// AVX512-NOT: linalg.contract
+// AVX512: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] output_shape [1, 16, 8, 8]
+func.func @pointwise_in_place(%x: tensor<1x32x8x8xf32>, %w: tensor<16x32x1x1xf32>, %b: tensor<16xf32>) -> tensor<1x16x8x8xf32> {
+  %y = autopar.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x32x8x8xf32>, tensor<16x32x1x1xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
+}

@@ -41,16 +41,25 @@ func.func @broadcast(%x: tensor<1x3x4x4xf32>, %b: tensor<4x4xf32>) -> tensor<1x3
 
 // -----
 
-// Left scalar: an innermost loop the lanes do not divide (no masked
-// vectors), and i1 operands (a vector of i1 loads packed bits, a buffer of
-// i1 holds bytes).
+// A short innermost loop that the lanes do not divide (5 to 4 x lanes
+// elements) is one vector of its length (no masked vectors: LLVM splits it
+// into registers); a longer one is left scalar, as are i1 operands (a
+// vector of i1 loads packed bits, a buffer of i1 holds bytes).
 
 // AVX2-LABEL: func.func @odd
-// AVX2-NOT: vector.transfer_read
-// AVX2: linalg.generic
+// AVX2: vector.transfer_read %{{.*}} : tensor<15xf32>, vector<15xf32>
+// AVX2: arith.maximumf %{{.*}} : vector<15xf32>
 func.func @odd(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
   %y = autopar.relu %x : (tensor<3x5xf32>) -> tensor<3x5xf32>
   return %y : tensor<3x5xf32>
+}
+
+// AVX2-LABEL: func.func @long_odd
+// AVX2-NOT: vector.transfer_read
+// AVX2: linalg.generic
+func.func @long_odd(%x: tensor<3x45xf32>) -> tensor<3x45xf32> {
+  %y = autopar.relu %x : (tensor<3x45xf32>) -> tensor<3x45xf32>
+  return %y : tensor<3x45xf32>
 }
 
 // AVX2-LABEL: func.func @mask
@@ -214,4 +223,41 @@ func.func @short_or_outer(%x: tensor<4x24xf32>, %i: tensor<4xf32>, %z: tensor<64
     linalg.yield %s : f32
   } -> tensor<32xf32>
   return %y, %w : tensor<4xf32>, tensor<32xf32>
+}
+
+// -----
+
+// The window views of a depthwise convolution are strided slices of its
+// padded input: the rows of one view are not contiguous, so the loops over
+// rows and columns are not collapsed (that would copy each view into a new
+// buffer); the rows of 56 columns take vectors of 8 (AVX-512 lanes do not
+// divide 56), the rows of 7 one vector of 7.
+
+// AVX512-LABEL: func.func @depthwise_views
+// AVX512-NOT: tensor.collapse_shape {{.*}}tensor<1x8x56x56xf32>
+// AVX512-COUNT-9: vector.transfer_read {{.*}} : tensor<1x8x58x58xf32>, vector<8xf32>
+// AVX512: vector.transfer_write {{.*}} : vector<8xf32>, tensor<1x8x56x56xf32>
+func.func @depthwise_views(%x: tensor<1x8x56x56xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x56x56xf32> {
+  %y = autopar.conv %x, %w {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x56x56xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x56x56xf32>
+  return %y : tensor<1x8x56x56xf32>
+}
+
+// AVX512-LABEL: func.func @depthwise_short_rows
+// AVX512-COUNT-9: vector.transfer_read {{.*}} : tensor<1x8x9x9xf32>, vector<7xf32>
+func.func @depthwise_short_rows(%x: tensor<1x8x7x7xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x7x7xf32> {
+  %y = autopar.conv %x, %w {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x7x7xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x7x7xf32>
+  return %y : tensor<1x8x7x7xf32>
+}
+
+// A stride-2 depthwise convolution reads its views at stride 2 along the
+// innermost loop: a vector of them would be a gather, so the op is left to
+// LLVM's loop vectorizer (and its views are not collapsed either).
+
+// AVX512-LABEL: func.func @depthwise_stride_two
+// AVX512-NOT: vector.transfer_read
+// AVX512: linalg.generic
+// AVX512-SAME: ins({{.*}} : tensor<1x8x28x28xf32>
+func.func @depthwise_stride_two(%x: tensor<1x8x56x56xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x28x28xf32> {
+  %y = autopar.conv %x, %w {group = 8 : i64, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x56x56xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x28x28xf32>
+  return %y : tensor<1x8x28x28xf32>
 }

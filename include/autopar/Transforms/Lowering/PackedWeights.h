@@ -35,6 +35,14 @@ constexpr llvm::StringLiteral kPackedSourceTypeAttrName =
 constexpr llvm::StringLiteral kPackedTransposedAttrName =
     "autopar.packed_transposed";
 
+/// `linalg.contract` attribute (`array<i64: m0, n0, k0>`): a contraction that
+/// `autopar-pack-contractions` built with the loops (M1, N1, m0, n0, K1, k0)
+/// and the accumulator M1 x m0 x N1 x n0 (a pointwise convolution
+/// reading its input and writing its output in place, see
+/// rewritePointwiseConvolutionDirect), for `autopar-tile-contractions` to
+/// tile and vectorize to the register tile m0 x n0 x k0 like an mmt4d.
+constexpr llvm::StringLiteral kRegisterTileAttrName = "autopar.register_tile";
+
 /// Packs the row-major weight `src` (K x N, or N x K when `transposed`) of
 /// `elementSize`-byte elements into `dst`, the row-major
 /// [N1][K1][n0][k0] layout with zeros where N or K do not divide: element

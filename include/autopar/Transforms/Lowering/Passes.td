@@ -156,8 +156,15 @@ def PackContractionsPass
     positions, whose epilogue is a transpose keeping rows of positions),
     unless the reduction is long (K >= 512) and the positions would pad
     n0-wide tiles by more than an eighth over m0-wide ones (7x7 outputs: 64
-    columns against 56 rows). Grouped and depthwise convolutions keep their
-    direct lowering. Other contractions are left
+    columns against 56 rows). A pointwise convolution of one image whose
+    output channels are a multiple of m0 and whose positions are a multiple
+    of n0 (or of n0 / 2, with column tiles of n0 / 2), f32, with the weight
+    on the left, is not packed: one `linalg.contract` (marked
+    `autopar.register_tile = [m0, n0, 1]`, loops (M1, P1, m0, n0, K, 1))
+    reads X [C, positions] in place as K x P1 x n0 x 1 and accumulates into
+    the output itself, viewed as M1 x m0 x P1 x n0 and initialized with the
+    bias (no pack, no epilogue). Grouped and depthwise convolutions keep
+    their direct lowering. Other contractions are left
     alone.
 
     Before:
@@ -209,7 +216,13 @@ def FuseElementwisePass
     permutation map, is fused into that consumer
     (`linalg::populateElementwiseOpsFusionPatterns`): the consumer computes
     the producer's body per element, and the intermediate tensor is never
-    materialized. A chain (a convolution's bias epilogue, then Relu, then the
+    materialized.
+
+    A `tensor.pad` with a constant value (a convolution's or pooling's
+    padded input) of an elementwise generic that has no other use is fused
+    into that producer (`linalg::populateFuseTensorPadWithProducerLinalgOpPatterns`):
+    the producer writes into the interior of the filled, padded tensor, and
+    the pad's copy goes. A chain (a convolution's bias epilogue, then Relu, then the
     residual Add; GELU's polynomial; the scale and shift of a normalization)
     becomes one loop nest and one memory pass. A producer with several uses,
     or read through a broadcast (which would recompute it per copy), is left
@@ -258,6 +271,11 @@ def TileContractionsPass
       are hoisted out of the reduction loop, so it lives in registers there;
       the vector lowering turns the contraction into outer products (one
       broadcast FMA per row).
+    - A `linalg.contract` marked `autopar.register_tile` (a pointwise
+      convolution, see autopar-pack-contractions; loops M1, N1, m0, n0, K1,
+      k0) is tiled the same way; the unit dimensions of its register tile
+      (its accumulator tile is m0 x 1 x n0) are dropped from the
+      `vector.contract`, so that it is the m0 x n0 tile of an mmt4d.
     - A tile of two bf16 operands packed in pairs (`m0 x 2` and `n0 x 2`,
       n0 a multiple of 16) becomes, with `isa=avx512bf16`, dot products of
       bf16 pairs: both tiles read as contiguous 1-D vectors, and per row A's
@@ -334,9 +352,17 @@ def VectorizeElementwisePass
       (as one dimension or absent, e.g. a bias read per channel) collapsed
       into one loop (`linalg::collapseOpIterationDims`, generics and copies
       only): an elementwise op
-      on `[N, C, H, W]` becomes one loop over `N*C*H*W`;
+      on `[N, C, H, W]` becomes one loop over `N*C*H*W`. A run is not
+      collapsed across an operand that is a strided or partial
+      `tensor.extract_slice` (a depthwise convolution's window views of its
+      padded input, a result written into a padded tensor): bufferization
+      would copy the slice into a new buffer;
     - is tiled (`scf::tileUsingSCF`) by `1 x ... x 1 x lanes`, with lanes
-      the f32 vector width of `isa` (`avx512` 16, `avx2` 8, `generic` 4);
+      the f32 vector width of `isa` (`avx512` 16, `avx2` 8, `generic` 4),
+      or half of them down to 8 when the lanes do not divide the innermost
+      loop (rows of 56), or, for an f32 loop of 5 to 4 x lanes that neither
+      divides (rows of 28, 14 or 7), by the whole loop (one vector of its
+      length, which LLVM splits into registers);
     - is vectorized (`linalg::vectorize`) with that vector size.
 
     A copy generic that gathers its input through affine expressions (the
@@ -358,7 +384,10 @@ def VectorizeElementwisePass
     reduction combines the `lanes` partial results. The sum's order
     changes (rounding within the node tests' tolerances).
 
-    Ops whose innermost loop the lanes do not divide (no masked vectors),
+    Ops whose innermost loop is longer than 4 x lanes and not divided by
+    the widths above (no masked vectors), ops reading a slice with a stride
+    other than 1 along the innermost loop (a stride-2 window view: each
+    vector would be a gather; LLVM's loop vectorizer measured faster),
     other reductions, and gathers at strides other than one or with
     divisions in their maps (flat im2col rows) are left to the scalar loops.
 
