@@ -493,6 +493,10 @@ mlir::autopar::planAutomatically(ModuleOp module,
     } else if (least.status == IlpSolution::Status::TimeLimit) {
       diag << " the solver stopped at its time limit before finding the "
               "smallest peak";
+    } else {
+      // CBC can stop very early without a status; the diagnostic still
+      // says why no peak is named.
+      diag << " the solver stopped without finding the smallest peak";
     }
     return failure();
   }
