@@ -217,3 +217,28 @@ ReshardCost mlir::autopar::getReshardCost(RankedTensorType type,
   }
   return cost;
 }
+
+ReshardCostCache::ReshardCostCache(ArrayRef<int64_t> gridShape,
+                                   const ClusterSpec &cluster)
+    : gridShape(gridShape), cluster(cluster) {}
+
+bool ReshardCostCache::matches(ArrayRef<int64_t> shape,
+                               const ClusterSpec &other) const {
+  if (ArrayRef<int64_t>(gridShape) != shape ||
+      cluster.axes.size() != other.axes.size())
+    return false;
+  for (auto [a, b] : llvm::zip(cluster.axes, other.axes))
+    if (a.bandwidth != b.bandwidth || a.latency != b.latency)
+      return false;
+  return true;
+}
+
+const ReshardCost &ReshardCostCache::get(RankedTensorType type,
+                                         ShardingAttr from, ShardingAttr to) {
+  auto key = std::make_tuple(Type(type), Attribute(from), Attribute(to));
+  auto it = costs.find(key);
+  if (it != costs.end())
+    return it->second;
+  ReshardCost cost = getReshardCost(type, from, to, gridShape, cluster);
+  return costs.try_emplace(key, cost).first->second;
+}

@@ -23,6 +23,10 @@
 #include "autopar/Analysis/Reshard.h"
 #include "autopar/Analysis/ShardingRule.h"
 
+#include "llvm/ADT/DenseMap.h"
+
+#include <tuple>
+
 namespace mlir::autopar {
 
 /// What one device does for one op.
@@ -81,6 +85,26 @@ struct ReshardCost {
 ReshardCost getReshardCost(RankedTensorType type, ShardingAttr from,
                            ShardingAttr to, ArrayRef<int64_t> gridShape,
                            const ClusterSpec &cluster);
+
+/// getReshardCost memoized for one grid shape and one set of axis links:
+/// a pipeline search prices the same reshards in the programs of every stage
+/// candidate on a slab, so they share one cache (AutoPlanOptions::
+/// reshardCache). Only what getReshardCost reads is keyed: the value's type,
+/// both layouts, the grid shape and the axes' bandwidth and latency.
+class ReshardCostCache {
+public:
+  ReshardCostCache(ArrayRef<int64_t> gridShape, const ClusterSpec &cluster);
+  /// Whether this cache prices reshards on `gridShape` under `cluster`.
+  bool matches(ArrayRef<int64_t> gridShape, const ClusterSpec &cluster) const;
+  /// The cost of moving `type` from `from` to `to`; computed once.
+  const ReshardCost &get(RankedTensorType type, ShardingAttr from,
+                         ShardingAttr to);
+
+private:
+  SmallVector<int64_t> gridShape;
+  ClusterSpec cluster;
+  DenseMap<std::tuple<Type, Attribute, Attribute>, ReshardCost> costs;
+};
 
 } // namespace mlir::autopar
 

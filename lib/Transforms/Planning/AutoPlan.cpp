@@ -87,35 +87,67 @@ mlir::autopar::symbolizePlanPrecision(StringRef name) {
       .Default(std::nullopt);
 }
 
-FailureOr<PlanPrediction>
-mlir::autopar::predictAnnotatedPlan(ModuleOp annotated,
-                                    const AutoPlanOptions &options) {
-  // Heterogeneous devices without pipeline stages: every op runs on every
-  // class, at the slowest's pace and within the smallest memory.
-  if (options.cluster.hasDeviceClasses()) {
-    AutoPlanOptions uniform = options;
-    uniform.cluster = options.cluster.getUniform();
-    return predictAnnotatedPlan(annotated, uniform);
-  }
+struct AnnotatedPlanPricer::Impl {
+  /// The graph and the pricer read these by reference.
+  AutoPlanOptions options;
+  std::unique_ptr<StrategyGraph> graph;
+  Choice choice;
+  std::unique_ptr<PlanPricer> pricer;
+};
+
+AnnotatedPlanPricer::AnnotatedPlanPricer(std::unique_ptr<Impl> impl)
+    : impl(std::move(impl)) {}
+AnnotatedPlanPricer::~AnnotatedPlanPricer() = default;
+
+FailureOr<std::unique_ptr<AnnotatedPlanPricer>>
+AnnotatedPlanPricer::create(ModuleOp annotated,
+                            const AutoPlanOptions &options) {
   auto func = annotated.lookupSymbol<func::FuncOp>("main");
   if (!func)
     return annotated.emitError() << "expected a function @main to price";
-  StrategyGraph graph(func, options);
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  // Heterogeneous devices without pipeline stages: every op runs on every
+  // class, at the slowest's pace and within the smallest memory.
+  if (options.cluster.hasDeviceClasses())
+    impl->options.cluster = options.cluster.getUniform();
+  impl->graph = std::make_unique<StrategyGraph>(func, impl->options);
+  StrategyGraph &graph = *impl->graph;
   if (failed(graph.build()))
     return failure();
   FailureOr<Choice> choice = graph.readAnnotated();
   if (failed(choice))
     return failure();
-  if (options.mode == PlanMode::Training &&
-      options.recompute.kind != RecomputeKind::None) {
+  impl->choice = std::move(*choice);
+  if (impl->options.mode == PlanMode::Training &&
+      impl->options.recompute.kind != RecomputeKind::None) {
     std::vector<FoldedBlock> blocks = foldRepeatedBlocks(graph, false);
-    if (failed(applyRecomputation(graph, blocks, options.recompute,
+    if (failed(applyRecomputation(graph, blocks, impl->options.recompute,
                                   func.getLoc())))
       return failure();
   }
-  PlanPrediction p = PlanPricer(graph).evaluate(*choice);
-  p.recompute = options.recompute;
+  impl->pricer = std::make_unique<PlanPricer>(graph);
+  return std::unique_ptr<AnnotatedPlanPricer>(
+      new AnnotatedPlanPricer(std::move(impl)));
+}
+
+PlanPrediction AnnotatedPlanPricer::predict(int64_t microbatches,
+                                            int64_t activationCopies) {
+  impl->options.microbatches = microbatches;
+  impl->options.activationCopies = activationCopies;
+  PlanPrediction p = impl->pricer->evaluate(impl->choice);
+  p.recompute = impl->options.recompute;
   return p;
+}
+
+FailureOr<PlanPrediction>
+mlir::autopar::predictAnnotatedPlan(ModuleOp annotated,
+                                    const AutoPlanOptions &options) {
+  FailureOr<std::unique_ptr<AnnotatedPlanPricer>> pricer =
+      AnnotatedPlanPricer::create(annotated, options);
+  if (failed(pricer))
+    return failure();
+  return (*pricer)->predict(options.microbatches, options.activationCopies);
 }
 
 double mlir::autopar::countModelFlops(ModuleOp module,

@@ -113,6 +113,8 @@ struct StageEval {
   /// stage for one microbatch.
   double receivedBytes = 0;
   std::string firstOp, lastOp;
+  /// Prices the searched plan again (other microbatches in flight).
+  std::unique_ptr<AnnotatedPlanPricer> pricer;
 };
 
 } // namespace
@@ -358,6 +360,10 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // same module under different memory rows: they share their
   // memory-unconstrained solves.
   std::map<std::tuple<unsigned, bool, bool, unsigned>, PlanSearchMemo> memos;
+  // Every candidate on one kind of slab prices the same reshards.
+  std::vector<std::unique_ptr<ReshardCostCache>> reshardCaches;
+  for (const ClusterSpec &kind : slabKinds)
+    reshardCaches.push_back(std::make_unique<ReshardCostCache>(slabGrid, kind));
   auto memoStats = [&] {
     std::tuple<unsigned, unsigned, unsigned> stats{0, 0, 0};
     for (const auto &[key, memo] : memos) {
@@ -406,6 +412,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     stageOptions.singleBlockStage = k == 1;
     stageOptions.progress = nullptr;
     stageOptions.memo = &memos[{k, first, last, kind}];
+    stageOptions.reshardCache = reshardCaches[kind].get();
     if (options.progress)
       *options.progress << llvm::formatv(
           "autopar: [{0:f1} s] planning a {1} stage of {2} blocks on grid "
@@ -433,24 +440,25 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       return e;
     }
     e.predicted = *planned;
+    AutoPlanOptions at = stageOptions;
+    at.searchRecompute = false;
+    at.recompute = planned->recompute;
+    FailureOr<std::unique_ptr<AnnotatedPlanPricer>> pricer =
+        AnnotatedPlanPricer::create(*e.module, at);
+    if (failed(pricer)) {
+      e.error = "internal error: the stage plan could not be priced again";
+      return e;
+    }
+    e.pricer = std::move(*pricer);
     if (!training) {
       e.forward = planned->stepTime;
     } else {
       // The price is linear in the microbatches: per-microbatch work plus
       // the once-per-step gradient reductions.
-      AutoPlanOptions at = stageOptions;
-      at.searchRecompute = false;
-      at.recompute = planned->recompute;
-      at.microbatches = 1;
-      FailureOr<PlanPrediction> one = predictAnnotatedPlan(*e.module, at);
-      at.microbatches = 2;
-      FailureOr<PlanPrediction> two = predictAnnotatedPlan(*e.module, at);
-      if (failed(one) || failed(two)) {
-        e.error = "internal error: the stage plan could not be priced again";
-        return e;
-      }
-      double perMicrobatch = two->stepTime - one->stepTime;
-      e.perStep = one->stepTime - perMicrobatch;
+      PlanPrediction one = e.pricer->predict(1, copies);
+      PlanPrediction two = e.pricer->predict(2, copies);
+      double perMicrobatch = two.stepTime - one.stepTime;
+      e.perStep = one.stepTime - perMicrobatch;
       double predicted = double(m) * perMicrobatch + e.perStep;
       if (std::fabs(predicted - planned->stepTime) >
           1e-6 * planned->stepTime + 1e-12) {
@@ -461,7 +469,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
                       .str();
         return e;
       }
-      double recompute = one->recomputeTime;
+      double recompute = one.recomputeTime;
       e.forward = (perMicrobatch - recompute) / (1 + kBackwardComputeFactor);
       e.backward = perMicrobatch - e.forward;
     }
@@ -490,12 +498,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       if (ok != k || ofirst != first || olast != last || okind != kind ||
           ocopies >= copies || !eval->planned || !eval->searched)
         continue;
-      AutoPlanOptions at = eval->priced;
-      at.activationCopies = copies;
-      at.searchRecompute = false;
-      at.recompute = eval->predicted.recompute;
-      again = predictAnnotatedPlan(*eval->module, at);
-      if (succeeded(again) && again->fits) {
+      again = eval->pricer->predict(eval->priced.microbatches, copies);
+      if (again->fits) {
         fits = eval.get();
         break;
       }

@@ -23,13 +23,16 @@ static constexpr double kMasterBytesPerParameter = 4;
 
 const ReshardCost &PlanPricer::reshard(RankedTensorType type, ShardingAttr from,
                                        ShardingAttr to) const {
-  auto key = std::make_tuple(Type(type), Attribute(from), Attribute(to));
-  auto it = reshardCache.find(key);
-  if (it != reshardCache.end())
-    return it->second;
-  ReshardCost cost =
-      getReshardCost(type, from, to, graph.gridShape, options.cluster);
-  return reshardCache.try_emplace(key, cost).first->second;
+  if (!cache) {
+    if (options.reshardCache &&
+        options.reshardCache->matches(graph.gridShape, options.cluster))
+      cache = options.reshardCache;
+    else
+      cache = (ownCache = std::make_unique<ReshardCostCache>(graph.gridShape,
+                                                             options.cluster))
+                  .get();
+  }
+  return cache->get(type, from, to);
 }
 
 double PlanPricer::nodeCost(unsigned n, unsigned s, bool recomputed) const {

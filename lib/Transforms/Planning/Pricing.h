@@ -21,7 +21,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 
-#include <tuple>
+#include <memory>
 
 namespace mlir::autopar::planning {
 
@@ -60,8 +60,10 @@ private:
 
   const StrategyGraph &graph;
   const AutoPlanOptions &options;
-  mutable DenseMap<std::tuple<Type, Attribute, Attribute>, ReshardCost>
-      reshardCache;
+  /// options.reshardCache where it matches, else ownCache (made on first
+  /// use).
+  mutable ReshardCostCache *cache = nullptr;
+  mutable std::unique_ptr<ReshardCostCache> ownCache;
 };
 
 } // namespace mlir::autopar::planning

@@ -161,6 +161,38 @@ TEST_CASE("alpha-beta collectives with ring volumes", "[cost]") {
         0);
 }
 
+TEST_CASE("a reshard cost cache prices as getReshardCost, for its grid and "
+          "links only",
+          "[cost]") {
+  Fixture f(kMatmul);
+  ClusterSpec c = cluster(1e9, 1e9, {{1e6, 1e-3}, {1e9, 1e-6}});
+  SmallVector<int64_t> grid{4, 2};
+  auto type = RankedTensorType::get({8, 16}, Float32Type::get(&f.ctx));
+  ReshardCostCache cache(grid, c);
+  ShardingAttr pending = f.s({{}, {}}, {0}), rows = f.s({{1}, {}}),
+               whole = f.s({{}, {}});
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    ReshardCost direct = getReshardCost(type, pending, whole, grid, c);
+    const ReshardCost &cached = cache.get(type, pending, whole);
+    CHECK(cached.time == direct.time);
+    CHECK(cached.bytes == direct.bytes);
+    CHECK(cached.numSteps == direct.numSteps);
+    CHECK(cache.get(type, rows, whole).time ==
+          getReshardCost(type, rows, whole, grid, c).time);
+  }
+  // Memory and FLOP rates do not price reshards; the grid and links do.
+  ClusterSpec moreMemory = c;
+  moreMemory.memoryBytes *= 2;
+  moreMemory.flops *= 2;
+  CHECK(cache.matches(grid, moreMemory));
+  CHECK_FALSE(cache.matches(SmallVector<int64_t>{2, 4}, c));
+  ClusterSpec slower = c;
+  slower.axes[1].bandwidth /= 2;
+  CHECK_FALSE(cache.matches(grid, slower));
+  ClusterSpec oneAxis = cluster(1e9, 1e9, {{1e6, 1e-3}});
+  CHECK_FALSE(cache.matches(grid, oneAxis));
+}
+
 TEST_CASE("local bytes follow the split", "[cost]") {
   MLIRContext ctx;
   ctx.loadDialect<AutoparDialect>();

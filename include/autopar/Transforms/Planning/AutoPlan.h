@@ -28,7 +28,9 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/JSON.h"
+
 #include "llvm/Support/raw_ostream.h"
+#include <memory>
 
 #include <map>
 #include <string>
@@ -40,6 +42,7 @@ namespace mlir::autopar {
 /// Solutions that plans of one module can share (defined where the search
 /// is): see AutoPlanOptions::memo.
 struct PlanSearchMemo;
+class ReshardCostCache;
 
 enum class PlanMode { Inference, Training };
 StringRef stringifyPlanMode(PlanMode mode);
@@ -129,6 +132,10 @@ struct AutoPlanOptions {
   /// different microbatches in flight): the memory-unconstrained optimum of
   /// each recomputation setting is solved once. Null: nothing is shared.
   PlanSearchMemo *memo = nullptr;
+  /// Reshard prices shared by the programs of one grid shape and cluster (a
+  /// pipeline's stage candidates on one kind of slab); unset, each pricer
+  /// keeps its own. Used only where it matches the options' grid and axes.
+  ReshardCostCache *reshardCache = nullptr;
 };
 
 /// The predicted cost of one plan.
@@ -203,6 +210,26 @@ LogicalResult markRecomputeRegions(ModuleOp module, const RecomputeSpec &spec,
 /// Prices an annotated module (any plan) with the same model.
 FailureOr<PlanPrediction> predictAnnotatedPlan(ModuleOp annotated,
                                                const AutoPlanOptions &options);
+
+/// An annotated module priced again and again with other microbatch counts
+/// and microbatches in flight (a pipeline stage's plan): the strategy graph
+/// predictAnnotatedPlan builds for each call is built once here. The module
+/// must outlive the pricer and stay unchanged.
+class AnnotatedPlanPricer {
+public:
+  /// Fails with predictAnnotatedPlan's diagnostics.
+  static FailureOr<std::unique_ptr<AnnotatedPlanPricer>>
+  create(ModuleOp annotated, const AutoPlanOptions &options);
+  ~AnnotatedPlanPricer();
+  /// predictAnnotatedPlan with the options' `microbatches` and
+  /// `activationCopies` replaced.
+  PlanPrediction predict(int64_t microbatches, int64_t activationCopies);
+
+private:
+  struct Impl;
+  explicit AnnotatedPlanPricer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
 
 } // namespace mlir::autopar
 
