@@ -14,6 +14,8 @@
 #include "autopar/Transforms/Lowering/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -33,6 +35,70 @@ namespace {
 /// no tensor stays live for another reader) and the consumer reads it with a
 /// permutation (each producer element once: fusing into a broadcasting read
 /// would recompute the producer for every broadcast copy).
+/// True when `op` is a contraction or reduction (a named linalg op such as
+/// `linalg.mmt4d`, or a generic with a reduction loop) or a call (the
+/// runtime's sends, receives and collectives).
+bool isFusionBarrier(Operation &op) {
+  if (isa<func::CallOp>(op))
+    return true;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return false;
+  if (!isa<linalg::GenericOp>(op))
+    return !isa<linalg::FillOp, linalg::CopyOp, linalg::TransposeOp,
+                linalg::BroadcastOp>(op);
+  return linalgOp.getNumParallelLoops() != linalgOp.getNumLoops();
+}
+
+/// Bytes of a statically shaped tensor (0 otherwise).
+int64_t getTensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return tensor.getNumElements() *
+         llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
+}
+
+/// Fusion computes the producer at the consumer, so the producer's operands
+/// stay live until the consumer runs. Across a contraction or a call that
+/// can hold more than it saves: a gradient accumulated over microbatches
+/// (acc_k = acc_{k-1} + g_k, each add used once by the next) fused into the
+/// last microbatch's add kept every microbatch's gradient live to the end of
+/// the step, m weight-sized buffers where the program holds one. True when a
+/// barrier lies between the two and the operands that would die at the
+/// producer (no use at or after the consumer; weights and inputs, read from
+/// resident buffers, never die) are larger than the producer's result.
+bool fusionHoldsMore(Operation *producer, Operation *consumer) {
+  if (producer->getBlock() != consumer->getBlock() ||
+      !producer->isBeforeInBlock(consumer))
+    return false;
+  int64_t dying = 0;
+  llvm::SmallPtrSet<Value, 4> seen;
+  for (Value operand : producer->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (!def || isa<bufferization::ToTensorOp>(def) ||
+        !seen.insert(operand).second)
+      continue;
+    bool usedLater = llvm::any_of(operand.getUsers(), [&](Operation *user) {
+      Operation *inBlock = consumer->getBlock()->findAncestorOpInBlock(*user);
+      return !inBlock || inBlock == consumer ||
+             consumer->isBeforeInBlock(inBlock);
+    });
+    if (!usedLater)
+      dying += getTensorBytes(operand.getType());
+  }
+  int64_t saved = 0;
+  for (Value result : producer->getResults())
+    saved += getTensorBytes(result.getType());
+  if (dying <= saved)
+    return false;
+  for (Operation *op = producer->getNextNode(); op && op != consumer;
+       op = op->getNextNode())
+    if (isFusionBarrier(*op))
+      return true;
+  return false;
+}
+
 bool shouldFuse(OpOperand *fused) {
   Operation *producer = fused->get().getDefiningOp();
   if (!producer || !producer->hasOneUse())
@@ -40,7 +106,8 @@ bool shouldFuse(OpOperand *fused) {
   auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
   if (!consumer)
     return false;
-  return consumer.getMatchingIndexingMap(fused).isPermutation();
+  return consumer.getMatchingIndexingMap(fused).isPermutation() &&
+         !fusionHoldsMore(producer, consumer);
 }
 
 struct FuseElementwisePass

@@ -342,6 +342,70 @@ LogicalResult StrategyGraph::build() {
   return success();
 }
 
+/// The lowering's elementwise class: an op that declares it (CostInterface)
+/// and lowers to one all-parallel linalg.generic.
+static bool isElementwiseOp(Operation *op) {
+  return isa<CostInterface>(op) && classifyOp(op) == OpClass::Elementwise;
+}
+
+/// What autopar-fuse-elementwise does not fuse across when the producer's
+/// dying operands outgrow its result: contractions, reductions, and the ops
+/// that become runtime calls.
+static bool isFusionBarrier(Operation *op) {
+  if (isa<SendOp, RecvOp, AssignOp>(op))
+    return true;
+  OpClass c = classifyOp(op);
+  return c == OpClass::MatMul || c == OpClass::Conv || c == OpClass::Reduction;
+}
+
+static int64_t getGlobalBytes(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return tensor.getNumElements() *
+         llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
+}
+
+std::optional<unsigned> StrategyGraph::getFusedConsumer(
+    unsigned n,
+    const std::map<std::pair<unsigned, unsigned>, unsigned> &lastUse,
+    llvm::function_ref<
+        std::pair<unsigned, unsigned>(std::pair<unsigned, unsigned>)>
+        rootOf) const {
+  const Node &p = nodes[n];
+  if (p.kind != NodeKind::Compute || p.results.size() != 1 ||
+      outEdges[n].size() != 1 || !isElementwiseOp(p.op) ||
+      !p.results[0].hasOneUse())
+    return std::nullopt;
+  const Edge &use = edges[outEdges[n].front()];
+  const Node &c = nodes[use.consumer];
+  if (c.kind != NodeKind::Compute || c.results.size() != 1 ||
+      !isElementwiseOp(c.op))
+    return std::nullopt;
+  // Read whole, element by element (a broadcast operand is recomputed per
+  // copy, so it is not fused).
+  auto produced = cast<RankedTensorType>(p.results[0].getType());
+  auto result = cast<RankedTensorType>(c.results[0].getType());
+  if (produced.getShape() != result.getShape())
+    return std::nullopt;
+  int64_t dying = 0;
+  llvm::SmallDenseSet<std::pair<unsigned, unsigned>, 4> seen;
+  for (unsigned e : inEdges[n]) {
+    const Edge &in = edges[e];
+    if (nodes[in.producer].kind != NodeKind::Compute)
+      continue;
+    auto buffer = rootOf({in.producer, in.result});
+    if (!seen.insert(buffer).second)
+      continue;
+    auto it = lastUse.find(buffer);
+    if (it != lastUse.end() && it->second < use.consumer)
+      dying += getGlobalBytes(nodes[in.producer].results[in.result].getType());
+  }
+  if (dying > getGlobalBytes(produced))
+    for (unsigned b = n + 1; b < use.consumer; ++b)
+      if (nodes[b].kind == NodeKind::Compute && isFusionBarrier(nodes[b].op))
+        return std::nullopt;
+  return use.consumer;
+}
+
 void StrategyGraph::computeLiveness() {
   // The buffer each value lives in: itself, or the root of a chain of views.
   std::map<std::pair<unsigned, unsigned>, std::pair<unsigned, unsigned>> root;
@@ -359,8 +423,31 @@ void StrategyGraph::computeLiveness() {
     unsigned &last = lastUse[rootOf({e.producer, e.result})];
     last = std::max(last, e.consumer);
   }
-  auto isView = [&](unsigned n, unsigned r) { return root.count({n, r}); };
   bool training = options.mode == PlanMode::Training;
+  // Values the lowering never materializes: autopar-fuse-elementwise
+  // computes an elementwise result used once, by an elementwise op that
+  // reads it whole, inside that consumer. The producer's operands then live
+  // until the consumer runs (its position below); the value is no buffer.
+  // Training mode prices a forward graph whose backward pass is implicit
+  // (its stored activations are read again), so there it does not apply.
+  std::vector<unsigned> position(nodes.size());
+  for (unsigned n = 0; n < nodes.size(); ++n)
+    position[n] = n;
+  std::vector<bool> fused(nodes.size(), false);
+  for (unsigned n = nodes.size(); !training && n-- > 0;) {
+    std::optional<unsigned> consumer = getFusedConsumer(n, lastUse, rootOf);
+    if (!consumer)
+      continue;
+    fused[n] = true;
+    position[n] = position[*consumer];
+  }
+  for (const Edge &e : edges) {
+    unsigned &last = lastUse[rootOf({e.producer, e.result})];
+    last = std::max(last, position[e.consumer]);
+  }
+  auto isView = [&](unsigned n, unsigned r) {
+    return root.count({n, r}) || fused[n];
+  };
   std::vector<std::pair<unsigned, unsigned>> active;
   for (unsigned n = 0; n < nodes.size(); ++n) {
     const Node &node = nodes[n];

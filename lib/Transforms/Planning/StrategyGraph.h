@@ -20,6 +20,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -157,6 +159,15 @@ private:
   ShardingAttr gradLayout(const ShardingRule &rule, unsigned operand,
                           const LoopAxes &loops, ShardingAttr required) const;
   void computeLiveness();
+  /// The node autopar-fuse-elementwise computes node `n`'s result inside
+  /// (the rule of that pass, stated on autopar ops), given each buffer's
+  /// last use; nullopt when the result is a buffer of its own.
+  std::optional<unsigned> getFusedConsumer(
+      unsigned n,
+      const std::map<std::pair<unsigned, unsigned>, unsigned> &lastUse,
+      llvm::function_ref<
+          std::pair<unsigned, unsigned>(std::pair<unsigned, unsigned>)>
+          rootOf) const;
 };
 
 } // namespace mlir::autopar::planning

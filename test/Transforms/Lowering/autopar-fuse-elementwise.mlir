@@ -85,3 +85,44 @@ func.func @relu_used_twice(%x: tensor<1x8x6x6xf32>, %w: tensor<8x1x3x3xf32>) -> 
   %y = autopar.conv %r, %w {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x6x6xf32>
   return %y, %r : tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>
 }
+
+// -----
+
+// A gradient accumulated over two microbatches: fusing the first add into the
+// second would compute it after the second matmul and keep both of its
+// operands (twice its result) live across that matmul. It stays before it.
+
+// CHECK-LABEL: func.func @accumulation_across_matmul
+// CHECK: %[[G1:.*]] = linalg.generic {{.*}}"reduction"
+// CHECK: %[[G2:.*]] = linalg.generic {{.*}}"reduction"
+// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} ins(%[[G1]], %[[G2]] :
+// CHECK: %[[G3:.*]] = linalg.generic {{.*}}"reduction"
+// CHECK: linalg.generic {{.*}} ins(%[[ACC]], %[[G3]] :
+func.func @accumulation_across_matmul(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %z: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %g1 = autopar.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %g2 = autopar.matmul %y, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %acc = autopar.add %g1, %g2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %g3 = autopar.matmul %z, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %acc2 = autopar.add %acc, %g3 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %acc2 : tensor<4x8xf32>
+}
+
+// -----
+
+// Across the same matmul, a producer whose operands stay live anyway (here
+// arguments; weights and inputs read from resident buffers) still fuses: it
+// holds nothing more.
+
+// CHECK-LABEL: func.func @resident_operands_across_matmul
+// CHECK: %[[G:.*]] = linalg.generic {{.*}}"reduction"
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[G]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
+func.func @resident_operands_across_matmul(%m: tensor<4x8xf32>, %b: tensor<4x8xf32>, %z: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %s = autopar.mul %m, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %g = autopar.matmul %z, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %r = autopar.add %s, %g : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

@@ -228,6 +228,15 @@ def FuseElementwisePass
     or read through a broadcast (which would recompute it per copy), is left
     alone, as are named ops (`linalg.mmt4d`, `linalg.pack`).
 
+    Fusion computes the producer where the consumer is, so the producer's
+    operands stay live until then. A producer is not fused across a
+    contraction, a reduction or a runtime call when the operands that would
+    die at it (no later use; weights and inputs read from resident buffers
+    never die) are larger than its result: a gradient accumulated over
+    microbatches (`acc_k = acc_{k-1} + g_k`, each add used once by the next)
+    would otherwise be summed at the last microbatch, with every
+    microbatch's gradient live until then.
+
     Before:
     ```mlir
     %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
