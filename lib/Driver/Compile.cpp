@@ -825,6 +825,19 @@ static FailureOr<Manifest> compilePipeline(
       return failure();
     microModel = std::move(*imported);
     micro = &microModel;
+    // Each microbatch would draw the values of the first microbatch's
+    // positions, not its own block of the whole batch's.
+    bool random = false;
+    microModel.module->walk([&](RandomUniformOp) { random = true; });
+    if (random) {
+      emitDriverError(ctx) << "random ops (dropout in training, "
+                              "RandomUniform, Bernoulli) are not supported "
+                              "with "
+                           << m
+                           << " microbatches yet; use micro_batch equal "
+                              "to the batch";
+      return failure();
+    }
     auto main = micro->module->lookupSymbol<func::FuncOp>("main");
     for (auto [j, type] : llvm::enumerate(main.getResultTypes())) {
       if (options.training)
@@ -1411,6 +1424,13 @@ int driver::compileCommand(int argc, char **argv) {
       llvm::cl::value_desc("type"), llvm::cl::init("f32"),
       llvm::cl::cat(category));
   static TrainingFlags trainingFlags(category);
+  static llvm::cl::opt<std::string> seedFlag(
+      "seed",
+      llvm::cl::desc("seed of the random ops without a 'seed' attribute "
+                     "(dropout in training, RandomUniform(Like), "
+                     "RandomNormal(Like), Bernoulli): each node's key is a "
+                     "hash of it and the node's name (default: 0)"),
+      llvm::cl::value_desc("n"), llvm::cl::init("0"), llvm::cl::cat(category));
   static llvm::cl::opt<bool> passTiming(
       "pass-timing",
       llvm::cl::desc("print the wall time of every pass of every stage "
@@ -1473,12 +1493,13 @@ int driver::compileCommand(int argc, char **argv) {
     }
   }
   FailureOr<InputShapes> inputShapes = common.getInputShapes();
-  if (failed(inputShapes))
+  FailureOr<uint64_t> seed = parseUnsignedOption("seed", seedFlag);
+  if (failed(inputShapes) || failed(seed))
     return kErrorExitCode;
   // A training step keeps every float initializer a parameter.
   FailureOr<ImportedModel> imported =
       importModel(ctx, model, *inputShapes, /*requireWeightData=*/true,
-                  /*keepFloatInitializers=*/training.has_value());
+                  /*keepFloatInitializers=*/training.has_value(), *seed);
   if (failed(imported))
     return kErrorExitCode;
   CompileOptions options;

@@ -293,11 +293,10 @@ FailureOr<InputShapes> driver::ModelPlanOptions::getInputShapes() const {
   return shapes;
 }
 
-FailureOr<ImportedModel> driver::importModel(MLIRContext &ctx,
-                                             StringRef modelPath,
-                                             const InputShapes &inputShapes,
-                                             bool requireWeightData,
-                                             bool keepFloatInitializers) {
+FailureOr<ImportedModel>
+driver::importModel(MLIRContext &ctx, StringRef modelPath,
+                    const InputShapes &inputShapes, bool requireWeightData,
+                    bool keepFloatInitializers, uint64_t seed) {
   if (!llvm::sys::fs::exists(modelPath)) {
     emitDriverError(ctx) << "model file '" << modelPath << "' does not exist";
     return failure();
@@ -310,6 +309,7 @@ FailureOr<ImportedModel> driver::importModel(MLIRContext &ctx,
   ImportOptions options;
   options.requireWeightData = requireWeightData;
   options.keepFloatInitializers = keepFloatInitializers;
+  options.seed = seed;
   options.inputShapes = inputShapes;
   FailureOr<ImportedModel> model = importOnnxFile(modelPath, ctx, options);
   if (failed(model))

@@ -175,7 +175,8 @@ InFlightDiagnostic emitDriverError(MLIRContext &ctx);
 FailureOr<ImportedModel> importModel(MLIRContext &ctx, StringRef modelPath,
                                      const InputShapes &inputShapes = {},
                                      bool requireWeightData = true,
-                                     bool keepFloatInitializers = false);
+                                     bool keepFloatInitializers = false,
+                                     uint64_t seed = 0);
 
 /// Checks that `plan` is a keyword or names an existing file.
 LogicalResult checkPlanArgument(MLIRContext &ctx, StringRef plan);

@@ -507,7 +507,9 @@ int driver::verifyCommand(int argc, char **argv) {
                      "target.pb (labels or target), as for train --data"),
       llvm::cl::value_desc("dir"), llvm::cl::cat(category));
   static llvm::cl::opt<std::string> seed(
-      "seed", llvm::cl::desc("seed of the random inputs (default: 0)"),
+      "seed",
+      llvm::cl::desc("seed of the random inputs and of the random ops "
+                     "without a 'seed' attribute (default: 0)"),
       llvm::cl::value_desc("n"), llvm::cl::init("0"), llvm::cl::cat(category));
   static llvm::cl::opt<std::string> rtol(
       "rtol",
@@ -639,7 +641,7 @@ int driver::verifyCommand(int argc, char **argv) {
   // A training step keeps every float initializer a parameter.
   FailureOr<ImportedModel> imported =
       importModel(ctx, model, *inputShapes, /*requireWeightData=*/true,
-                  /*keepFloatInitializers=*/training->has_value());
+                  /*keepFloatInitializers=*/training->has_value(), *seedValue);
   if (failed(imported))
     return kVerifyErrorExitCode;
 

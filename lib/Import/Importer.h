@@ -268,6 +268,7 @@ private:
   static void registerShapeImporters(OpImporterRegistry &registry);
   static void registerSignalImporters(OpImporterRegistry &registry);
   static void registerQuantizationImporters(OpImporterRegistry &registry);
+  static void registerRandomImporters(OpImporterRegistry &registry);
   /// True for the operators that take int8/uint8 tensors (the quantized
   /// family, Cast, the views and transposes, which do no arithmetic, and the
   /// integer arithmetic, comparisons, Min/Max/Clip, Where, MaxPool and
@@ -298,6 +299,21 @@ private:
                                         const MaxPoolOp::Properties &props,
                                         bool columnMajor);
   LogicalResult importInstanceNorm(const NodeRef &ref, Location loc);
+
+  // Random numbers (ops/Random.cpp).
+  LogicalResult importRandom(const NodeRef &ref, Location loc);
+  LogicalResult importBernoulli(const NodeRef &ref, Location loc);
+  /// Dropout in training mode with `ratio` > 0: sets output 0 (the kept
+  /// elements scaled by 1 / (1 - ratio)) and returns the mask (true where
+  /// kept).
+  FailureOr<Value> importTrainingDropout(const NodeRef &ref, Location loc,
+                                         double ratio);
+  /// The Philox key of the node: its `seed` attribute, or a hash of
+  /// ImportOptions::seed and the node's name.
+  uint64_t getRandomKey(const NodeRef &ref);
+  /// An autopar.random_uniform of `shape` (float32) keyed by the node.
+  Value createUniform(const NodeRef &ref, Location loc, ArrayRef<int64_t> shape,
+                      int64_t stream);
   LogicalResult importHardmax(const NodeRef &ref, Location loc);
   LogicalResult importOneHot(const NodeRef &ref, Location loc);
   LogicalResult importTrilu(const NodeRef &ref, Location loc);

@@ -379,4 +379,5 @@ void OnnxImporter::registerOpImporters(OpImporterRegistry &registry) {
   registerShapeImporters(registry);
   registerSignalImporters(registry);
   registerQuantizationImporters(registry);
+  registerRandomImporters(registry);
 }

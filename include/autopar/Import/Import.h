@@ -152,6 +152,9 @@ struct ImportOptions {
   /// never read as compile-time values (an op on one is never folded into a
   /// new constant weight, which training would then update instead).
   bool keepFloatInitializers = false;
+  /// The seed of the random ops without a `seed` attribute (`--seed`): each
+  /// such node's key is a hash of it and the node's name.
+  uint64_t seed = 0;
 };
 
 /// Parses one `NAME=D0xD1x...` entry of `--input-shape` into `shapes`

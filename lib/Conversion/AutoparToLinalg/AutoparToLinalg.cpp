@@ -366,7 +366,10 @@ Value tolinalg::createReshape(OpBuilder &b, Location loc, Value value,
 /// True when every operand and result of `op` is a statically shaped ranked
 /// tensor.
 static bool hasStaticTensors(Operation *op) {
+  // Scalar operands (the block offsets of random_uniform) are not tensors.
   auto isStatic = [](Type type) {
+    if (type.isSignlessInteger())
+      return true;
     auto tensorType = dyn_cast<RankedTensorType>(type);
     return tensorType && tensorType.hasStaticShape();
   };
@@ -473,6 +476,7 @@ struct ConvertAutoparToLinalgPass
     populateConvPoolPatterns(patterns);
     populateIndexingPatterns(patterns);
     populateQuantizationPatterns(patterns);
+    populateRandomPatterns(patterns);
     if (failed(applyPartialConversion(func, target, std::move(patterns))))
       return signalPassFailure();
   }

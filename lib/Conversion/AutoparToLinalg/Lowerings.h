@@ -150,6 +150,8 @@ void populateConvPoolPatterns(RewritePatternSet &patterns);
 /// top_k, scatter_elements, scatter_nd (scf loops over tensors).
 void populateIndexingPatterns(RewritePatternSet &patterns);
 void populateQuantizationPatterns(RewritePatternSet &patterns);
+/// random_uniform (Philox4x32-10 per element).
+void populateRandomPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::autopar::tolinalg
 

@@ -440,6 +440,34 @@ LowerProgramToRuntimePass::lowerOp(Operation *op, RuntimeCallBuilder &rt,
         slice.erase();
         return success();
       })
+      .Case([&](RandomUniformOp random) -> LogicalResult {
+        // The device's block of the global result starts, along each
+        // dimension, at (its index in the group of the dimension's axes) x
+        // (the block size).
+        auto sharding = op->getAttrOfType<ShardingAttr>(kShardingAttrName);
+        if (!sharding)
+          return success();
+        RankedTensorType type = random.getResult().getType();
+        if (sharding.getRank() != type.getRank() ||
+            !random.getOffsets().empty())
+          return op->emitOpError()
+                 << "has sharding " << sharding
+                 << " that does not match its result " << type;
+        SmallVector<Value> offsets;
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          ArrayRef<int64_t> axes = sharding.getDimAxes(d);
+          if (axes.empty()) {
+            offsets.push_back(RuntimeCallBuilder::i64Constant(b, loc, 0));
+            continue;
+          }
+          offsets.push_back(arith::MulIOp::create(
+              b, loc, rt.groupIndex(b, loc, axes),
+              RuntimeCallBuilder::i64Constant(b, loc, type.getDimSize(d))));
+        }
+        random.getOffsetsMutable().assign(offsets);
+        op->removeAttr(kShardingAttrName);
+        return success();
+      })
       .Case([&](ToPartialOp partial) -> LogicalResult {
         auto type = partial.getResult().getType();
         if (failed(RuntimeCallBuilder::checkTensorType(op, type, "result")))

@@ -491,18 +491,22 @@ LogicalResult OnnxImporter::importDropout(const NodeRef &ref, Location loc) {
     if ((*training)->getNumElements() != 1)
       return emitError(ref) << "input 2 ('training_mode') must be a scalar";
     // Training with a zero ratio drops nothing: the same as inference.
-    bool zeroRatio = false;
+    double ratio = 0.5;
     if (hasInput(ref, 1)) {
-      FailureOr<const ConstTensor *> ratio = requireKnown(ref, 1, "ratio");
-      if (failed(ratio))
+      FailureOr<const ConstTensor *> known = requireKnown(ref, 1, "ratio");
+      if (failed(known))
         return failure();
-      zeroRatio =
-          (*ratio)->getNumElements() == 1 && (*ratio)->getDouble(0) == 0.0;
+      if ((*known)->getNumElements() != 1)
+        return emitError(ref) << "input 1 ('ratio') must be a scalar";
+      ratio = (*known)->getDouble(0);
     }
-    if ((*training)->getInt(0) != 0 && !zeroRatio)
-      return emitError(ref) << "training_mode with a non-zero ratio drops "
-                               "random elements; only inference (or a zero "
-                               "ratio) is supported";
+    if ((*training)->getInt(0) != 0 && ratio != 0.0) {
+      // Drops random elements: output and mask from the random source.
+      FailureOr<Value> keep = importTrainingDropout(ref, loc, ratio);
+      if (failed(keep))
+        return failure();
+      return isOutputUsed(ref, 1) ? setOutput(ref, 1, *keep) : success();
+    }
   }
   LogicalResult output = knownInput(ref, 0)
                              ? setKnownOutput(ref, 0, *knownInput(ref, 0), loc)

@@ -406,6 +406,32 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
   }
   if (updated == 0 && !stage)
     return func.emitError() << "no trainable weight reaches the loss";
+
+  // Random ops (dropout) draw new values each step: their Philox counter is
+  // the step number, a zero-initialized int64 state incremented by the step.
+  // Forward and backward read the same counter, so the gradient uses the
+  // forward's mask (recomputed or stored).
+  SmallVector<RandomUniformOp> randoms;
+  func.walk([&](RandomUniformOp random) {
+    if (!random.getCounter())
+      randoms.push_back(random);
+  });
+  if (!randoms.empty()) {
+    Location loc = getOnnxNodeLoc(ctx, "random.step", {"random.step"});
+    auto counterType = RankedTensorType::get({1}, b.getI64Type());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&body);
+    auto counter = WeightOp::create(b, loc, counterType, "random.step");
+    counter->setAttr(kZeroInitAttrName, UnitAttr::get(ctx));
+    for (RandomUniformOp random : randoms)
+      random.getCounterMutable().assign(counter.getResult());
+    b.setInsertionPoint(ret);
+    Value one = ConstantOp::create(
+        b, loc, counterType,
+        DenseElementsAttr::get(counterType, b.getI64IntegerAttr(1)));
+    Value next = AddOp::create(b, loc, counterType, counter.getResult(), one);
+    AssignOp::create(b, loc, counterType, counter, next);
+  }
   numTrainable += updated;
 
   // Drop what the rules built but nothing reads.

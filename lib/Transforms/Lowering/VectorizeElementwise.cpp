@@ -56,6 +56,11 @@ bool isCandidate(linalg::LinalgOp op) {
         return shaped.hasStaticShape() && bits >= 8 && bits % 8 == 0;
       }))
     return false;
+  // A body reading its loop indices (the counter-based random numbers)
+  // vectorizes into index vectors that MLIR 22 fails to translate to LLVM
+  // (`vector<[16]xi64>` to `vector<16xindex>`): it stays scalar.
+  if (!op.getBlock()->getOps<linalg::IndexOp>().empty())
+    return false;
   return succeeded(linalg::vectorizeOpPrecondition(op));
 }
 

@@ -340,6 +340,18 @@ LogicalResult PartitionPass::partitionFunction(func::FuncOp func) {
         return failure();
       r.setType(*type);
     }
+    // An op computing its values from their global positions keeps the
+    // global shape and the result's sharding: the runtime lowering turns the
+    // sharding into the device's block offsets.
+    if (op->hasTrait<UsesGlobalPosition>()) {
+      RankedTensorType global = globalType[op->getResult(0)];
+      op->setAttr("global_shape", b.getDenseI64ArrayAttr(global.getShape()));
+      ShardingAttr s = plan.results[0];
+      if (s.isPartial())
+        return op->emitOpError() << "cannot produce a pending sum";
+      if (!s.isReplicated())
+        op->setAttr(kShardingAttrName, s);
+    }
     op->removeAttr(kShardingsAttrName);
   }
   return success();

@@ -82,9 +82,9 @@ def prepare(args):
     args.batch = inputs[0].shape[0]
     model_zoo.randomize(model)
     model.train()
-    # A training-mode dropout draws a random mask that no two programs share,
-    # so the comparison runs without it (mobilenet_v2's classifier has one):
-    # autopar rejects a training dropout with a non-zero ratio.
+    # A training-mode dropout draws a random mask: autopar's (Philox, keyed
+    # by --seed and the node's name) is not PyTorch's, so the comparison
+    # runs without it (mobilenet_v2's classifier has one).
     for module in model.modules():
         if isinstance(module, torch.nn.Dropout) and module.p != 0:
             print(f"note: {args.model}: dropout p={module.p} set to 0 for "

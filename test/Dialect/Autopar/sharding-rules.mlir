@@ -170,3 +170,13 @@ func.func @bit_shift(%x: tensor<4x8xui8>, %s: tensor<8xui8>) -> tensor<4x8xui8> 
   %r = autopar.bit_shift %x, %s {right = true} : (tensor<4x8xui8>, tensor<8xui8>) -> tensor<4x8xui8>
   return %r : tensor<4x8xui8>
 }
+
+// -----
+
+// Random numbers are a function of each element's global position: every
+// dimension may be split; the step counter is one replicated element.
+func.func @random_uniform(%step: tensor<1xi64>) -> tensor<4x8xf32> {
+  // expected-remark @+1 {{sharding rule: loops = [parallel, parallel], maps = [(d0, d1) -> (0), (d0, d1) -> (d0, d1)], additive = []}}
+  %u = autopar.random_uniform counter %step {seed = 3 : i64} : (tensor<1xi64>) -> tensor<4x8xf32>
+  return %u : tensor<4x8xf32>
+}

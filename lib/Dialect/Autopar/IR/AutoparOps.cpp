@@ -1233,6 +1233,38 @@ LogicalResult AssignOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// RandomUniformOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RandomUniformOp::verify() {
+  auto type = getResult().getType();
+  if (!type.hasStaticShape())
+    return emitOpError() << "needs a statically shaped result, got " << type;
+  if (Value counter = getCounter()) {
+    auto counterType = cast<RankedTensorType>(counter.getType());
+    if (!counterType.hasStaticShape() || counterType.getNumElements() != 1)
+      return emitOpError() << "needs a one-element counter, got "
+                           << counterType;
+  }
+  int64_t rank = type.getRank();
+  if (!getOffsets().empty() && (int64_t)getOffsets().size() != rank)
+    return emitOpError() << "needs one offset per result dimension, got "
+                         << getOffsets().size() << " offsets for rank " << rank;
+  if (std::optional<ArrayRef<int64_t>> global = getGlobalShape()) {
+    if ((int64_t)global->size() != rank)
+      return emitOpError() << "global_shape has rank " << global->size()
+                           << ", the result has rank " << rank;
+    for (int64_t d = 0; d < rank; ++d)
+      if ((*global)[d] < type.getDimSize(d))
+        return emitOpError()
+               << "global_shape dimension " << d << " (" << (*global)[d]
+               << ") is smaller than the result's (" << type.getDimSize(d)
+               << ")";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // SendOp and RecvOp
 //===----------------------------------------------------------------------===//
 

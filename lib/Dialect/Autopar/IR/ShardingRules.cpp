@@ -592,6 +592,23 @@ LoopShardingRule WeightOp::getShardingRule() { return getSourceRule(*this); }
 
 LoopShardingRule ConstantOp::getShardingRule() { return getSourceRule(*this); }
 
+/// Every element is a function of its global position only: any dimension
+/// may be split (the partitioner gives the op its block's offsets). The
+/// counter is one replicated element.
+LoopShardingRule RandomUniformOp::getShardingRule() {
+  ArrayRef<int64_t> y = shapeOf(getResult());
+  LoopShardingRule rule = parallelRule(y);
+  if (Value counter = getCounter())
+    rule.maps.push_back(AffineMap::get(
+        y.size(), 0,
+        SmallVector<AffineExpr>(shapeOf(counter).size(),
+                                getAffineConstantExpr(0, getContext())),
+        getContext()));
+  rule.maps.push_back(
+      AffineMap::getMultiDimIdentityMap(y.size(), getContext()));
+  return rule;
+}
+
 /// The bias (C) is added into the product.
 bool GemmOp::isAdditiveOperand(unsigned index) { return index == 2; }
 

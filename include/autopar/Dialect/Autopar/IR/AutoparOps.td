@@ -727,5 +727,6 @@ def Autopar_SwapGridAxesOp : Autopar_Op<"swap_grid_axes", [Pure,
 
 include "autopar/Dialect/Autopar/IR/AutoparTrainingOps.td"
 include "autopar/Dialect/Autopar/IR/AutoparPipelineOps.td"
+include "autopar/Dialect/Autopar/IR/AutoparRandomOps.td"
 
 #endif // AUTOPAR_DIALECT_AUTOPAR_IR_AUTOPAROPS_TD

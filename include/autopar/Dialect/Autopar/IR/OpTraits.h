@@ -78,6 +78,14 @@ class IsView : public OpTrait::TraitBase<ConcreteType, IsView> {};
 /// True when `op` has the IsView trait.
 inline bool isViewOp(Operation *op) { return op && op->hasTrait<IsView>(); }
 
+/// Marks an op whose values depend on each element's position in the global
+/// (unpartitioned) result (the counter-based random ops): the partitioner
+/// records the result's global shape and sharding on it, so that each device
+/// computes the elements of its own block.
+template <typename ConcreteType>
+class UsesGlobalPosition
+    : public OpTrait::TraitBase<ConcreteType, UsesGlobalPosition> {};
+
 } // namespace mlir::autopar
 
 #endif // AUTOPAR_DIALECT_AUTOPAR_IR_OPTRAITS_H
