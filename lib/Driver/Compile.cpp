@@ -734,6 +734,48 @@ readPipelinePlan(MLIRContext &ctx, StringRef path,
   return std::optional<PipelineRequest>(std::move(request));
 }
 
+/// Marks each random op of the microbatch program `micro` with the shape of
+/// its counterpart in the whole batch's program `whole` (the importer makes
+/// them in the same order), so that each of the `m` microbatches draws its
+/// own block of the single-device step's values
+/// (autopar-build-stage-step places the blocks). Only training steps run
+/// their microbatches as copies in one program; an inference pipeline runs
+/// the microbatch program once per microbatch, which would draw the first
+/// microbatch's values every time.
+static LogicalResult placeRandomDraws(MLIRContext &ctx, ModuleOp whole,
+                                      ModuleOp micro, int64_t m,
+                                      bool training) {
+  SmallVector<RandomUniformOp> wholeDraws, microDraws;
+  whole.walk([&](RandomUniformOp op) { wholeDraws.push_back(op); });
+  micro.walk([&](RandomUniformOp op) { microDraws.push_back(op); });
+  if (microDraws.empty())
+    return success();
+  if (!training) {
+    emitDriverError(ctx) << "random ops (RandomUniform, RandomNormal, "
+                            "Bernoulli) in an inference pipeline are not "
+                            "supported with "
+                         << m << " microbatches yet; use one microbatch";
+    return failure();
+  }
+  if (wholeDraws.size() != microDraws.size()) {
+    emitDriverError(ctx) << "internal error: the microbatch program has "
+                         << microDraws.size() << " random ops, the whole "
+                         << "batch's " << wholeDraws.size();
+    return failure();
+  }
+  for (auto [w, u] : llvm::zip(wholeDraws, microDraws)) {
+    if (w.getSeed() != u.getSeed() || w.getStream() != u.getStream()) {
+      emitDriverError(ctx) << "internal error: the random ops of the "
+                              "microbatch and whole batch programs differ";
+      return failure();
+    }
+    ArrayRef<int64_t> wholeShape = w.getResult().getType().getShape();
+    if (wholeShape != u.getResult().getType().getShape())
+      u.setWholeShapeAttr(DenseI64ArrayAttr::get(&ctx, wholeShape));
+  }
+  return success();
+}
+
 /// Compiles `model` as a pipeline: the global batch in `request.microbatches`
 /// slices of dimension 0 (the model imported again at the microbatch size),
 /// split into stages (buildStageSplitPipeline), and each stage planned,
@@ -825,19 +867,9 @@ static FailureOr<Manifest> compilePipeline(
       return failure();
     microModel = std::move(*imported);
     micro = &microModel;
-    // Each microbatch would draw the values of the first microbatch's
-    // positions, not its own block of the whole batch's.
-    bool random = false;
-    microModel.module->walk([&](RandomUniformOp) { random = true; });
-    if (random) {
-      emitDriverError(ctx) << "random ops (dropout in training, "
-                              "RandomUniform, Bernoulli) are not supported "
-                              "with "
-                           << m
-                           << " microbatches yet; use micro_batch equal "
-                              "to the batch";
+    if (failed(placeRandomDraws(ctx, *model.module, *microModel.module, m,
+                                options.training.has_value())))
       return failure();
-    }
     auto main = micro->module->lookupSymbol<func::FuncOp>("main");
     for (auto [j, type] : llvm::enumerate(main.getResultTypes())) {
       if (options.training)

@@ -194,6 +194,53 @@ collectDeclaredRanks(const onnx::GraphProto &graph) {
   return declaredRanks;
 }
 
+/// Einsum `text` with lower-case letters only and an explicit output
+/// (spaces removed; an ellipsis stays for the op importer to reject). The
+/// letters are ordered upper case before lower case, as ONNX and numpy order
+/// an implicit output; an equation with an upper-case letter has its letters
+/// renamed 'a', 'b', ... in that order.
+static FailureOr<std::string>
+canonicalizeEinsumEquation(StringRef text,
+                           function_ref<InFlightDiagnostic()> emitError) {
+  auto isLetter = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  };
+  std::string equation;
+  for (char c : text) {
+    if (c == ' ')
+      continue;
+    if (!isLetter(c) && c != ',' && c != '-' && c != '>' && c != '.')
+      return emitError() << "unsupported einsum equation '" << text
+                         << "': only letters, ',', '->' and spaces are "
+                            "supported";
+    equation.push_back(c);
+  }
+  std::string letters;
+  for (char c : equation)
+    if (isLetter(c) && letters.find(c) == std::string::npos)
+      letters.push_back(c);
+  llvm::sort(letters);
+  if (letters.size() > 26)
+    return emitError() << "einsum equation '" << text << "' uses "
+                       << letters.size()
+                       << " distinct letters; at most 26 are supported";
+  if (!StringRef(equation).contains("->") &&
+      !StringRef(equation).contains("...")) {
+    // Implicit output: the letters appearing exactly once, in that order.
+    std::string output;
+    for (char c : letters)
+      if (llvm::count(equation, c) == 1)
+        output.push_back(c);
+    equation += "->" + output;
+  }
+  // Lower-case equations keep their letters.
+  if (llvm::any_of(letters, [](char c) { return c >= 'A' && c <= 'Z'; }))
+    for (char &c : equation)
+      if (isLetter(c))
+        c = static_cast<char>('a' + letters.find(c));
+  return equation;
+}
+
 LogicalResult OnnxImporter::checkSupportedNodes() {
   // Nodes of other domains first: a model of training operators (domain
   // ai.onnx.preview.training) may import no default-domain opset at all.
@@ -237,16 +284,19 @@ LogicalResult OnnxImporter::checkSupportedNodes() {
   llvm::StringMap<int> declaredRanks = collectDeclaredRanks(model->graph());
   for (auto [index, node] : nodes) {
     if (node.op_type() == "Einsum") {
-      for (const onnx::AttributeProto &attr : node.attribute())
-        if (attr.name() == "equation" &&
-            !llvm::all_of(attr.s(), [](char c) {
-              return (c >= 'a' && c <= 'z') || c == ',' || c == '-' ||
-                     c == '>' || c == '.' || c == ' ';
-            }))
-          return emitError(makeRef(index, node))
-                 << "unsupported einsum equation '" << attr.s()
-                 << "': only lowercase letters, ',', '->' and spaces are "
-                    "supported";
+      // ONNX 1.12's einsum shape inference writes out of bounds on letters
+      // other than 'a'-'z' (found by the importer fuzzer), and the dialect
+      // spells equations in lower case: rename the letters before it runs.
+      NodeRef ref = makeRef(index, node);
+      for (onnx::AttributeProto &attr : *node.mutable_attribute()) {
+        if (attr.name() != "equation")
+          continue;
+        FailureOr<std::string> equation = canonicalizeEinsumEquation(
+            attr.s(), [&] { return emitError(ref); });
+        if (failed(equation))
+          return failure();
+        attr.set_s(*equation);
+      }
       continue;
     }
     auto operands = convOperands.find(node.op_type());

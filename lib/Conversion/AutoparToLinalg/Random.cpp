@@ -99,6 +99,14 @@ struct RandomUniformLowering : public OpConversionPattern<RandomUniformOp> {
     SmallVector<int64_t> global(type.getShape());
     if (std::optional<ArrayRef<int64_t>> shape = op.getGlobalShape())
       global.assign(shape->begin(), shape->end());
+    // A microbatch's draw is a block of the whole batch's: positions are
+    // shifted by its offsets and linearized over the whole shape.
+    SmallVector<int64_t> base(rank, 0);
+    if (std::optional<ArrayRef<int64_t>> whole = op.getWholeShape()) {
+      global.assign(whole->begin(), whole->end());
+      if (std::optional<ArrayRef<int64_t>> offsets = op.getWholeOffsets())
+        base.assign(offsets->begin(), offsets->end());
+    }
     SmallVector<int64_t> strides(rank, 1);
     for (int64_t d = rank - 2; d >= 0; --d)
       strides[d] = strides[d + 1] * global[d + 1];
@@ -127,6 +135,10 @@ struct RandomUniformLowering : public OpConversionPattern<RandomUniformOp> {
                 b, loc, i64, linalg::IndexOp::create(b, loc, d));
             if (!offsets.empty())
               index = arith::AddIOp::create(b, loc, index, offsets[d]);
+            if (base[d] != 0)
+              index = arith::AddIOp::create(
+                  b, loc, index,
+                  arith::ConstantIntOp::create(b, loc, base[d], 64));
             Value stride = arith::ConstantIntOp::create(b, loc, strides[d], 64);
             linear = arith::AddIOp::create(
                 b, loc, linear, arith::MulIOp::create(b, loc, index, stride));

@@ -51,7 +51,8 @@ Value OnnxImporter::createUniform(const NodeRef &ref, Location loc,
   return RandomUniformOp::create(
       builder, loc, type, /*counter=*/Value(), /*offsets=*/ValueRange(),
       builder.getI64IntegerAttr(static_cast<int64_t>(getRandomKey(ref))),
-      builder.getI64IntegerAttr(stream), /*global_shape=*/nullptr);
+      builder.getI64IntegerAttr(stream), /*global_shape=*/nullptr,
+      /*whole_shape=*/nullptr, /*whole_offsets=*/nullptr);
 }
 
 /// The float32 element type named by attribute `dtype` (ONNX TensorProto

@@ -50,6 +50,41 @@ static int64_t getPortInt(DictionaryAttr port, StringRef key) {
   return value ? value.getInt() : -1;
 }
 
+/// Gives microbatch `j` of `m` its block of the whole batch's draw: a random
+/// op whose `whole_shape` differs from its shape in one dimension, by a
+/// factor of `m`, draws block `j` along that dimension (the microbatches
+/// split the batch in order); one of the whole shape draws the same values
+/// in every microbatch, as the single-device step broadcasts them.
+static LogicalResult placeMicrobatchDraw(RandomUniformOp random, int64_t j,
+                                         int64_t m) {
+  std::optional<ArrayRef<int64_t>> whole = random.getWholeShape();
+  if (!whole)
+    return success();
+  ArrayRef<int64_t> shape = random.getResult().getType().getShape();
+  SmallVector<int64_t> offsets(shape.size(), 0);
+  int64_t split = -1;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if ((*whole)[d] == size)
+      continue;
+    if (split >= 0 || (*whole)[d] != size * m) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      llvm::interleave(*whole, os, "x");
+      return random.emitOpError()
+             << "draws a microbatch's block of shape "
+             << random.getResult().getType() << " that is not one of " << m
+             << " blocks along one dimension of the whole batch's draw of "
+                "shape "
+             << text;
+    }
+    split = d;
+    offsets[d] = j * size;
+  }
+  random.setWholeOffsetsAttr(
+      DenseI64ArrayAttr::get(random.getContext(), offsets));
+  return success();
+}
+
 LogicalResult BuildStageStepPass::buildStep(ModuleOp stage, int64_t index) {
   MLIRContext *ctx = &getContext();
   auto main = stage.lookupSymbol<func::FuncOp>("main");
@@ -158,6 +193,9 @@ LogicalResult BuildStageStepPass::buildStep(ModuleOp stage, int64_t index) {
     for (Operation &op : main.getBody().front().without_terminator()) {
       Operation *copy = builder.clone(op, map);
       copy->setAttr(kMicrobatchAttrName, microbatch);
+      if (auto random = dyn_cast<RandomUniformOp>(copy))
+        if (failed(placeMicrobatchDraw(random, j, m)))
+          return failure();
     }
     unsigned lossIndex = 0;
     for (unsigned r = 0; r < main.getNumResults(); ++r) {

@@ -13,6 +13,18 @@ using namespace mlir::autopar;
 using namespace mlir::autopar::planning;
 namespace json = llvm::json;
 
+/// The attributes that make two ops the same op of two repeated blocks. A
+/// random op's key differs from block to block (each node draws its own
+/// values) without changing its strategies or cost, so it is left out.
+static DictionaryAttr getStructuralAttrs(Operation *op) {
+  DictionaryAttr attrs = op->getAttrDictionary();
+  if (!op->hasTrait<UsesGlobalPosition>() || !attrs.contains("seed"))
+    return attrs;
+  NamedAttrList list(attrs);
+  list.erase("seed");
+  return list.getDictionary(op->getContext());
+}
+
 std::vector<FoldedBlock>
 mlir::autopar::planning::foldRepeatedBlocks(StrategyGraph &graph, bool share) {
   std::vector<Node> &nodes = graph.nodes;
@@ -29,7 +41,7 @@ mlir::autopar::planning::foldRepeatedBlocks(StrategyGraph &graph, bool share) {
     Operation *op = node.op;
     llvm::hash_code h =
         llvm::hash_combine(op->getName().getStringRef(),
-                           op->getAttrDictionary().getAsOpaquePointer());
+                           getStructuralAttrs(op).getAsOpaquePointer());
     for (Type t : op->getOperandTypes())
       h = llvm::hash_combine(h, t.getAsOpaquePointer());
     for (Type t : op->getResultTypes())
@@ -57,7 +69,7 @@ mlir::autopar::planning::foldRepeatedBlocks(StrategyGraph &graph, bool share) {
     // this so; a hash collision must not break it).
     if (a.op->getName() != b.op->getName() ||
         a.strategies.size() != b.strategies.size() ||
-        a.op->getAttrDictionary() != b.op->getAttrDictionary() ||
+        getStructuralAttrs(a.op) != getStructuralAttrs(b.op) ||
         a.op->getOperandTypes() != b.op->getOperandTypes() ||
         a.op->getResultTypes() != b.op->getResultTypes())
       return false;

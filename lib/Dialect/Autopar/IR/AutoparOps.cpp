@@ -1261,6 +1261,27 @@ LogicalResult RandomUniformOp::verify() {
                << ") is smaller than the result's (" << type.getDimSize(d)
                << ")";
   }
+  std::optional<ArrayRef<int64_t>> whole = getWholeShape();
+  if (!whole && getWholeOffsets())
+    return emitOpError() << "has whole_offsets without whole_shape";
+  if (whole) {
+    if ((int64_t)whole->size() != rank)
+      return emitOpError() << "whole_shape has rank " << whole->size()
+                           << ", the result has rank " << rank;
+    ArrayRef<int64_t> global =
+        getGlobalShape() ? *getGlobalShape() : type.getShape();
+    std::optional<ArrayRef<int64_t>> offsets = getWholeOffsets();
+    if (offsets && (int64_t)offsets->size() != rank)
+      return emitOpError() << "whole_offsets has " << offsets->size()
+                           << " entries for rank " << rank;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t offset = offsets ? (*offsets)[d] : 0;
+      if (offset < 0 || offset + global[d] > (*whole)[d])
+        return emitOpError() << "block of " << global[d] << " at offset "
+                             << offset << " along dimension " << d
+                             << " leaves whole_shape (" << (*whole)[d] << ")";
+    }
+  }
   return success();
 }
 

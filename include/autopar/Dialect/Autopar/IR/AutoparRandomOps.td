@@ -44,6 +44,15 @@ def Autopar_RandomUniformOp : Autopar_Op<"random_uniform", [Pure,
     `offsets` (one i64 per dimension, added by the runtime lowering from the
     device's grid coordinates) the position of the device's block.
 
+    A pipeline stage's training step runs one copy of the microbatch's
+    program per microbatch. There the draw is a block of the whole batch's:
+    `whole_shape` is the shape of the single-device program's result, and
+    `whole_offsets` the position of this microbatch's block in it (set per
+    microbatch by autopar-build-stage-step), so that every microbatch draws
+    the values the single-device step draws at its positions. Element i is
+    then the one at `whole_offsets` + (its position in the global result)
+    of the whole result.
+
     ```mlir
     %u = autopar.random_uniform {seed = 7 : i64, stream = 0 : i64}
         : () -> tensor<4x8xf32>
@@ -52,7 +61,9 @@ def Autopar_RandomUniformOp : Autopar_Op<"random_uniform", [Pure,
   let arguments = (ins Optional<TensorOf<[I64]>>:$counter,
     Variadic<I64>:$offsets, I64Attr:$seed,
     DefaultValuedAttr<I64Attr, "0">:$stream,
-    OptionalAttr<DenseI64ArrayAttr>:$global_shape);
+    OptionalAttr<DenseI64ArrayAttr>:$global_shape,
+    OptionalAttr<DenseI64ArrayAttr>:$whole_shape,
+    OptionalAttr<DenseI64ArrayAttr>:$whole_offsets);
   let results = (outs RankedTensorOf<[F32]>:$result);
   let assemblyFormat =
     "(`counter` $counter^)? (`offsets` `(` $offsets^ `)`)? attr-dict `:` "
