@@ -190,6 +190,10 @@ def PackContractionsPass
     Option<"packWeights", "pack-weights", "bool", /*default=*/"false",
            "give weights the packed type (the driver then writes them "
            "packed); otherwise weights are packed per call">,
+    Option<"winograd", "winograd", "bool", /*default=*/"true",
+           "compute qualifying 3x3 convolutions in the Winograd form "
+           "F(2x2, 3x3) (with pack-weights only: the driver transforms "
+           "their weights)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
@@ -201,6 +205,8 @@ def PackContractionsPass
               "number of contractions data-tiled">,
     Statistic<"numPackedWeights", "packed-weights",
               "number of weight ops given the packed type">,
+    Statistic<"numWinograd", "winograd-convolutions",
+              "number of convolutions computed in the Winograd form">,
   ];
 }
 
