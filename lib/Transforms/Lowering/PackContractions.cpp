@@ -1169,6 +1169,15 @@ void rewriteWinogradConvolution(const Contraction &c, Value packedWeight) {
                    {0, 0, rows - xType.getDimSize(2) - g.padTop,
                     cols - xType.getDimSize(3) - g.padLeft});
 
+  // The even and odd columns apart (Xd [N, C, rows, 2, cols / 2], one copy
+  // whose innermost loop reads at stride 2: LLVM's loop vectorizer loads
+  // whole vectors and shuffles them), so that the views of the tiles'
+  // columns 2 tw + s are contiguous: Xd[.., s % 2, tw + s / 2].
+  Value deinterleaved = buildCopy(
+      b, loc, x,
+      AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(4) * 2 + dim(3)}, ctx),
+      {n, ch, rows, 2, cols / 2});
+
   // Input transform. Loops (n, line group, block, c, line, i): tile
   // (line group * lines + line, block * width + i).
   auto viewType = RankedTensorType::get({n, ch, g.paddedTilesH, gridW}, f32);
@@ -1178,10 +1187,10 @@ void rewriteWinogradConvolution(const Contraction &c, Value packedWeight) {
   for (int64_t r = 0; r < 4; ++r)
     for (int64_t s = 0; s < 4; ++s) {
       Value view = tensor::ExtractSliceOp::create(
-          b, loc, viewType, x, ValueRange{}, ValueRange{}, ValueRange{},
-          b.getDenseI64ArrayAttr({0, 0, r, s}),
-          b.getDenseI64ArrayAttr(viewType.getShape()),
-          b.getDenseI64ArrayAttr({1, 1, 2, 2}));
+          b, loc, viewType, deinterleaved, ValueRange{}, ValueRange{},
+          ValueRange{}, b.getDenseI64ArrayAttr({0, 0, r, s % 2, s / 2}),
+          b.getDenseI64ArrayAttr({n, ch, g.paddedTilesH, 1, gridW}),
+          b.getDenseI64ArrayAttr({1, 1, 2, 1, 1}));
       views.push_back(tensor::ExpandShapeOp::create(
           b, loc, gridType, view,
           SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}}));

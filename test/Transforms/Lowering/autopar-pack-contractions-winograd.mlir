@@ -7,12 +7,15 @@
 // positions (4 lines of 8), 16 x 2 x 32 x 32 x 32 multiply-adds against
 // 32 x 256 x 288 for the im2col product. The weight is transformed and
 // packed by the driver (16 taps of 32 x 32 in 8 x 1 tiles, on the left);
-// one generic transforms the 16 stride-2 views of the padded input into the
-// 16 packed taps, 16 mmt4ds multiply them, one generic transforms the 16
+// the padded input's even and odd columns are copied apart, one generic
+// transforms the 16 views of them (stride 2 along the rows, contiguous
+// along the columns) into the 16 packed taps, 16 mmt4ds multiply them, one generic transforms the 16
 // accumulators into the four outputs of each tile and one interleaves them
 // (selected by the parity of the row and column) and adds the bias.
 
 shard.grid @grid(shape = 1)
+// CHECK-DAG: #[[HALVES:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4 * 2 + d3)>
+// CHECK-DAG: #[[ID5:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
 // CHECK-DAG: #[[GRID:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1, d4, d2, d5)>
 // CHECK-DAG: #[[ID6:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
 // CHECK-DAG: #[[LACC:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d0, d3, d5, d2, d4, d6)>
@@ -23,9 +26,10 @@ shard.grid @grid(shape = 1)
 // CHECK: %[[W:.*]] = autopar.weight "conv.weight" {autopar.packed_source_type = tensor<32x32x3x3xf32>, autopar.packed_tiles = array<i64: 8, 1>, autopar.packed_transposed, autopar.winograd} : tensor<16x4x32x8x1xf32>
 // CHECK: %[[B:.*]] = autopar.weight "conv.bias" : tensor<32xf32>
 // CHECK: %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK: tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 32, 8, 8] [1, 1, 2, 2] : tensor<1x32x18x18xf32> to tensor<1x32x8x8xf32>
+// CHECK: %[[D:.*]] = linalg.generic {indexing_maps = [#[[HALVES]], #[[ID5]]]{{.*}} ins(%[[P]] : tensor<1x32x18x18xf32>) outs(%{{.*}} : tensor<1x32x18x2x9xf32>)
+// CHECK: tensor.extract_slice %[[D]][0, 0, 0, 0, 0] [1, 32, 8, 1, 8] [1, 1, 2, 1, 1] : tensor<1x32x18x2x9xf32> to tensor<1x32x8x8xf32>
 // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3], [4, 5]] output_shape [1, 32, 2, 4, 1, 8]
-// CHECK: tensor.extract_slice %[[P]][0, 0, 3, 3] [1, 32, 8, 8] [1, 1, 2, 2]
+// CHECK: tensor.extract_slice %[[D]][0, 0, 3, 1, 1] [1, 32, 8, 1, 8] [1, 1, 2, 1, 1]
 // CHECK: %[[V:.*]]:16 = linalg.generic {indexing_maps = [#[[GRID]], {{.*}}, #[[ID6]], {{.*}}]
 // CHECK: } -> (tensor<1x2x1x32x4x8xf32>,
 // CHECK: %[[V0:.*]] = tensor.collapse_shape %[[V]]#0 {{\[\[}}0, 1, 2], [3], [4, 5]] : tensor<1x2x1x32x4x8xf32> into tensor<2x32x32xf32>
