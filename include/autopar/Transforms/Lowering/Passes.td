@@ -167,6 +167,22 @@ def PackContractionsPass
     their direct lowering. Other contractions are left
     alone.
 
+    With `winograd` (the default) and `pack-weights`, a 2-d, ungrouped,
+    3x3, unit-stride, undilated f32 convolution with a weight of its own and
+    at least 32 input and output channels is computed in the Winograd form
+    F(2x2, 3x3) when its 16 products (padding included) do at most two
+    thirds of the multiply-adds of its im2col product: the weight takes the
+    type `16 x M1 x C x Q0 x 1` (attribute `autopar.winograd`; the driver
+    transforms it, U = G g G^T per channel pair, and packs each tap), the
+    input's even and odd columns are copied apart, one `linalg.generic`
+    writes the 16 taps of B^T d B of every 4 x 4 input tile in the packed
+    layout (tiles of P0 positions: whole lines of the padded grid of 2 x 2
+    output tiles, or blocks of P0 tiles of a line), 16 `linalg.mmt4d`s
+    multiply them (the weight on the left, P0 = n0, or on the right,
+    P0 = m0, whichever pads less), one `linalg.generic` applies A^T . A to
+    the accumulators, and one interleaves the four outputs of each tile
+    into NCHW and adds the bias.
+
     Before:
     ```mlir
     %w = autopar.weight "fc.weight" : tensor<64x96xf32>
