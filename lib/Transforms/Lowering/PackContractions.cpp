@@ -1320,58 +1320,95 @@ void rewriteWinogradConvolution(const Contraction &c, Value packedWeight) {
           b.getDenseI64ArrayAttr(sizes), b.getDenseI64ArrayAttr({1, 1, 1, 1}));
     inputs.push_back(out);
   }
-  // Even outputs: loops (n, m, th, i, tw, j) over Y as N x M x TH x 2 x TW
-  // x 2; otherwise loops (n, m, oh, ow), reading Y_ij at (oh / 2, ow / 2).
-  int64_t numLoops = even ? 6 : 4;
-  SmallVector<AffineMap> maps;
-  if (even) {
-    maps.append(4, map(6, {0, 1, 2, 4}));
-  } else {
-    maps.append(4, AffineMap::get(
-                       4, 0,
-                       {dim(0), dim(1), dim(2).floorDiv(2), dim(3).floorDiv(2)},
-                       ctx));
-  }
-  if (c.bias) {
-    inputs.push_back(c.bias);
-    maps.push_back(map(numLoops, {1}));
-  }
-  maps.push_back(b.getMultiDimIdentityMap(numLoops));
-  SmallVector<int64_t> resultShape = {n, m};
-  if (even)
-    resultShape.append({g.outH / 2, 2, g.outW / 2, 2});
-  else
-    resultShape.append({g.outH, g.outW});
-  Value init = tensor::EmptyOp::create(b, loc, resultShape, f32);
-  auto interleave = linalg::GenericOp::create(
-      b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
-      parallel(numLoops), [&](OpBuilder &nb, Location nl, ValueRange args) {
-        // The parity of the output row and column selects Y_ij.
-        auto isEven = [&](int64_t loop) {
-          Value index = linalg::IndexOp::create(nb, nl, loop);
-          Value two = arith::ConstantIndexOp::create(nb, nl, 2);
-          Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-          Value parity =
-              even ? index : arith::RemUIOp::create(nb, nl, index, two);
-          return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, parity,
-                                       zero)
-              .getResult();
-        };
-        Value rowEven = isEven(even ? 3 : 2);
-        Value colEven = isEven(even ? 5 : 3);
+  // The selection of Y_ij by the parity of the output column: a body whose
+  // innermost loop `j` LLVM unrolls (two iterations), leaving one vector
+  // loop that stores the two outputs of each tile interleaved.
+  auto buildBody = [&](int64_t colLoop) {
+    return [&, colLoop](OpBuilder &nb, Location nl, ValueRange args) {
+      auto isEven = [&](int64_t loop, bool divide) {
+        Value index = linalg::IndexOp::create(nb, nl, loop);
+        Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+        if (divide)
+          index = arith::RemUIOp::create(
+              nb, nl, index, arith::ConstantIndexOp::create(nb, nl, 2));
+        return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, index,
+                                     zero)
+            .getResult();
+      };
+      Value colEven = isEven(colLoop, /*divide=*/!even);
+      Value result;
+      if (even) {
+        result = arith::SelectOp::create(nb, nl, colEven, args[0], args[1]);
+      } else {
+        Value rowIsEven = isEven(2, /*divide=*/true);
         Value top = arith::SelectOp::create(nb, nl, colEven, args[0], args[1]);
         Value bottom =
             arith::SelectOp::create(nb, nl, colEven, args[2], args[3]);
-        Value result = arith::SelectOp::create(nb, nl, rowEven, top, bottom);
-        if (c.bias)
-          result = arith::AddFOp::create(nb, nl, result, args[4]);
-        linalg::YieldOp::create(nb, nl, result);
-      });
-  Value result = interleave.getResult(0);
-  if (even)
+        result = arith::SelectOp::create(nb, nl, rowIsEven, top, bottom);
+      }
+      if (c.bias)
+        result = arith::AddFOp::create(nb, nl, result, args[even ? 2 : 4]);
+      linalg::YieldOp::create(nb, nl, result);
+    };
+  };
+
+  Value result;
+  if (even) {
+    // Y as N x M x TH x 2 x OW; its rows of parity i (a strided view of
+    // whole rows) are written in place by one generic each, loops
+    // (n, m, th, tw, j) over them viewed as N x M x TH x TW x 2.
+    int64_t th = g.outH / 2, tw = g.outW / 2;
+    auto halvesType = RankedTensorType::get({n, m, th, 2, g.outW}, f32);
+    auto rowsType = RankedTensorType::get({n, m, th, g.outW}, f32);
+    auto pairsType = RankedTensorType::get({n, m, th, tw, 2}, f32);
+    Value y = tensor::EmptyOp::create(b, loc, halvesType.getShape(), f32);
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(ctx, {n, m, th, 1, g.outW});
+    SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
+    for (int64_t i = 0; i < 2; ++i) {
+      SmallVector<OpFoldResult> offsets(5, b.getIndexAttr(0));
+      offsets[3] = b.getIndexAttr(i);
+      Value rows = tensor::ExtractSliceOp::create(b, loc, rowsType, y, offsets,
+                                                  sizes, strides);
+      Value pairs = tensor::ExpandShapeOp::create(
+          b, loc, pairsType, rows,
+          SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+      SmallVector<Value> rowInputs = {inputs[2 * i], inputs[2 * i + 1]};
+      SmallVector<AffineMap> rowMaps(2, map(5, {0, 1, 2, 3}));
+      if (c.bias) {
+        rowInputs.push_back(c.bias);
+        rowMaps.push_back(map(5, {1}));
+      }
+      rowMaps.push_back(b.getMultiDimIdentityMap(5));
+      auto row = linalg::GenericOp::create(b, loc, TypeRange{pairsType},
+                                           rowInputs, ValueRange{pairs},
+                                           rowMaps, parallel(5), buildBody(4));
+      Value written = tensor::CollapseShapeOp::create(
+          b, loc, rowsType, row.getResult(0),
+          SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+      y = tensor::InsertSliceOp::create(b, loc, written, y, offsets, sizes,
+                                        strides);
+    }
     result = tensor::CollapseShapeOp::create(
-        b, loc, yType, result,
-        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}});
+        b, loc, yType, y,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+  } else {
+    // Loops (n, m, oh, ow), reading Y_ij at (oh / 2, ow / 2).
+    SmallVector<AffineMap> maps(
+        4, AffineMap::get(
+               4, 0, {dim(0), dim(1), dim(2).floorDiv(2), dim(3).floorDiv(2)},
+               ctx));
+    if (c.bias) {
+      inputs.push_back(c.bias);
+      maps.push_back(map(4, {1}));
+    }
+    maps.push_back(b.getMultiDimIdentityMap(4));
+    Value init = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
+    result = linalg::GenericOp::create(b, loc, TypeRange{yType}, inputs,
+                                       ValueRange{init}, maps, parallel(4),
+                                       buildBody(3))
+                 .getResult(0);
+  }
   conv.getResult().replaceAllUsesWith(result);
   conv.erase();
 }

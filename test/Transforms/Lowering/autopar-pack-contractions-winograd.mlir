@@ -10,8 +10,9 @@
 // the padded input's even and odd columns are copied apart, one generic
 // transforms the 16 views of them (stride 2 along the rows, contiguous
 // along the columns) into the 16 packed taps, 16 mmt4ds multiply them, one generic transforms the 16
-// accumulators into the four outputs of each tile and one interleaves them
-// (selected by the parity of the row and column) and adds the bias.
+// accumulators into the four outputs of each tile, and one generic per
+// output row parity writes those rows of the result in place (the two
+// outputs of a tile selected by the parity of the column) and adds the bias.
 
 shard.grid @grid(shape = 1)
 // CHECK-DAG: #[[HALVES:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4 * 2 + d3)>
@@ -20,8 +21,8 @@ shard.grid @grid(shape = 1)
 // CHECK-DAG: #[[ID6:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
 // CHECK-DAG: #[[LACC:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d0, d3, d5, d2, d4, d6)>
 // CHECK-DAG: #[[ID7:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
-// CHECK-DAG: #[[TILE:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d4)>
-// CHECK-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1)>
+// CHECK-DAG: #[[TILE:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1)>
 // CHECK-LABEL: func.func @winograd
 // CHECK: %[[W:.*]] = autopar.weight "conv.weight" {autopar.packed_source_type = tensor<32x32x3x3xf32>, autopar.packed_tiles = array<i64: 8, 1>, autopar.packed_transposed, autopar.winograd} : tensor<16x4x32x8x1xf32>
 // CHECK: %[[B:.*]] = autopar.weight "conv.bias" : tensor<32xf32>
@@ -42,13 +43,23 @@ shard.grid @grid(shape = 1)
 // CHECK-SAME: ins(%[[A0]],
 // CHECK: } -> (tensor<1x4x8x2x4x1x8xf32>, tensor<1x4x8x2x4x1x8xf32>, tensor<1x4x8x2x4x1x8xf32>, tensor<1x4x8x2x4x1x8xf32>)
 // CHECK: %[[Y00:.*]] = tensor.collapse_shape %[[Y]]#0 {{\[\[}}0], [1, 2], [3, 4], [5, 6]] : tensor<1x4x8x2x4x1x8xf32> into tensor<1x32x8x8xf32>
-// CHECK: %[[O:.*]] = linalg.generic {indexing_maps = [#[[TILE]], #[[TILE]], #[[TILE]], #[[TILE]], #[[BIAS]], #[[ID6]]]
-// CHECK-SAME: ins(%[[Y00]], %{{.*}}, %{{.*}}, %{{.*}}, %[[B]] : {{.*}}) outs(%{{.*}} : tensor<1x32x8x2x8x2xf32>)
-// CHECK: linalg.index 3
-// CHECK: linalg.index 5
+// CHECK: %[[Y01:.*]] = tensor.collapse_shape %[[Y]]#1
+// CHECK: %[[Y10:.*]] = tensor.collapse_shape %[[Y]]#2
+// CHECK: %[[Y11:.*]] = tensor.collapse_shape %[[Y]]#3
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x32x8x2x16xf32>
+// CHECK: %[[EVEN:.*]] = tensor.extract_slice %[[E]][0, 0, 0, 0, 0] [1, 32, 8, 1, 16] [1, 1, 1, 1, 1] : tensor<1x32x8x2x16xf32> to tensor<1x32x8x16xf32>
+// CHECK: %[[EVENP:.*]] = tensor.expand_shape %[[EVEN]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 32, 8, 8, 2]
+// CHECK: %[[O0:.*]] = linalg.generic {indexing_maps = [#[[TILE]], #[[TILE]], #[[BIAS]], #[[ID5]]]
+// CHECK-SAME: ins(%[[Y00]], %[[Y01]], %[[B]] : {{.*}}) outs(%[[EVENP]] : tensor<1x32x8x8x2xf32>)
+// CHECK: linalg.index 4
 // CHECK: arith.select
 // CHECK: arith.addf
-// CHECK: %[[R:.*]] = tensor.collapse_shape %[[O]] {{\[\[}}0], [1], [2, 3], [4, 5]] : tensor<1x32x8x2x8x2xf32> into tensor<1x32x16x16xf32>
+// CHECK: %[[C0:.*]] = tensor.collapse_shape %[[O0]]
+// CHECK: %[[H0:.*]] = tensor.insert_slice %[[C0]] into %[[E]][0, 0, 0, 0, 0] [1, 32, 8, 1, 16] [1, 1, 1, 1, 1]
+// CHECK: %[[ODD:.*]] = tensor.extract_slice %[[H0]][0, 0, 0, 1, 0] [1, 32, 8, 1, 16] [1, 1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[Y10]], %[[Y11]], %[[B]] : {{.*}})
+// CHECK: %[[H1:.*]] = tensor.insert_slice %{{.*}} into %[[H0]][0, 0, 0, 1, 0] [1, 32, 8, 1, 16] [1, 1, 1, 1, 1]
+// CHECK: %[[R:.*]] = tensor.collapse_shape %[[H1]] {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x32x8x2x16xf32> into tensor<1x32x16x16xf32>
 // CHECK: return %[[R]]
 // CHECK-NOT: autopar.conv
 // OFF-LABEL: func.func @winograd

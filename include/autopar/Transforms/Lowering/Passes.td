@@ -180,8 +180,9 @@ def PackContractionsPass
     output tiles, or blocks of P0 tiles of a line), 16 `linalg.mmt4d`s
     multiply them (the weight on the left, P0 = n0, or on the right,
     P0 = m0, whichever pads less), one `linalg.generic` applies A^T . A to
-    the accumulators, and one interleaves the four outputs of each tile
-    into NCHW and adds the bias.
+    the accumulators, and one per output row parity writes those rows of
+    the NCHW result in place (the two outputs of a tile interleaved) and
+    adds the bias.
 
     Before:
     ```mlir
