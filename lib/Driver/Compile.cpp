@@ -92,11 +92,12 @@ static LogicalResult runLowerStage(MLIRContext &ctx, ModuleOp module) {
 /// tiling gives the weights of contractions their packed layout, which
 /// writeWeightShards then writes.
 static LogicalResult runDataTilingStage(MLIRContext &ctx, ModuleOp module,
-                                        StringRef precision) {
+                                        StringRef precision, bool winograd) {
   return runStage(ctx, module, "data tiling", [&](OpPassManager &pm) {
     LowerToLLVMPipelineOptions options;
     options.packWeights = true;
     options.precision = precision.str();
+    options.winograd = winograd;
     buildDataTilingPipeline(pm, options);
   });
 }
@@ -445,6 +446,20 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
     std::vector<char> shard(localElements * elementSize);
     std::vector<char> packed;
     bool transposed = op->hasAttr(kPackedTransposedAttrName);
+    // A convolution weight transformed for the Winograd form: f32 M x C x 3
+    // x 3, 16 packed taps.
+    bool winograd = packedTiles && op->hasAttr(kWinogradAttrName);
+    if (winograd &&
+        (elementSize != 4 || localShape->size() != 4 || (*localShape)[2] != 3 ||
+         (*localShape)[3] != 3 ||
+         cast<RankedTensorType>(op.getType()).getNumElements() !=
+             16 * (((*localShape)[0] + packedTiles[0] - 1) / packedTiles[0]) *
+                 packedTiles[0] * (*localShape)[1])) {
+      op.emitError() << "winograd weight '" << name
+                     << "' needs an f32 3x3 kernel and 16 packed taps, got "
+                     << op.getType();
+      return failure();
+    }
     if (packedTiles)
       packed.resize(cast<RankedTensorType>(op.getType()).getNumElements() *
                     elementSize);
@@ -465,7 +480,12 @@ static LogicalResult writeWeightShards(MLIRContext &ctx, ModuleOp module,
       SmallString<256> path(weightsDir);
       llvm::sys::path::append(path, "rank" + std::to_string(rank),
                               "w" + std::to_string(id) + ".bin");
-      if (packedTiles) {
+      if (packedTiles && winograd) {
+        packWeightForWinograd(reinterpret_cast<const float *>(shard.data()),
+                              (*localShape)[0], (*localShape)[1],
+                              packedTiles[0],
+                              reinterpret_cast<float *>(packed.data()));
+      } else if (packedTiles) {
         // An n-d source (a convolution's weight) is rows x (the rest).
         int64_t rows = (*localShape)[0], cols = 1;
         for (int64_t size : ArrayRef<int64_t>(*localShape).drop_front())
@@ -1106,7 +1126,8 @@ static FailureOr<Manifest> compilePipeline(
     stageManifest.numDevices = entry.numRanks;
     if (failed(runPartitionStage(ctx, *stage)) ||
         failed(writeModule(ctx, *stage, stageDir + "/program.mlir")) ||
-        failed(runDataTilingStage(ctx, *stage, options.precision)) ||
+        failed(runDataTilingStage(ctx, *stage, options.precision,
+                                  options.winograd)) ||
         failed(writeWeightShards(ctx, *stage, *micro, stageGrid, stageDir,
                                  stageManifest)) ||
         (options.training &&
@@ -1385,7 +1406,8 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
   SmallString<256> programMlir(options.outDir);
   llvm::sys::path::append(programMlir, "program.mlir");
   if (failed(writeModule(ctx, *module, programMlir)) ||
-      failed(runDataTilingStage(ctx, *module, options.precision)))
+      failed(runDataTilingStage(ctx, *module, options.precision,
+                                options.winograd)))
     return failure();
   progress.step("writing the weight shards of " + Twine(manifest.numDevices) +
                 " devices");
@@ -1455,6 +1477,11 @@ int driver::compileCommand(int argc, char **argv) {
                      "outputs stay f32)"),
       llvm::cl::value_desc("type"), llvm::cl::init("f32"),
       llvm::cl::cat(category));
+  static llvm::cl::opt<bool> noWinograd(
+      "no-winograd",
+      llvm::cl::desc("compute 3x3 convolutions as im2col products only, not "
+                     "in the Winograd form F(2x2, 3x3) (for comparison)"),
+      llvm::cl::init(false), llvm::cl::cat(category));
   static TrainingFlags trainingFlags(category);
   static llvm::cl::opt<std::string> seedFlag(
       "seed",
@@ -1544,6 +1571,7 @@ int driver::compileCommand(int argc, char **argv) {
   options.training = training;
   options.modelPath = model;
   options.precision = precision;
+  options.winograd = !noWinograd;
   FailureOr<Manifest> manifest = compileModel(ctx, *imported, options);
   if (failed(manifest))
     return kErrorExitCode;

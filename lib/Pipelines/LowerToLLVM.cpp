@@ -55,6 +55,7 @@ void mlir::autopar::buildDataTilingPipeline(
   PackContractionsPassOptions pack;
   pack.isa = options.isa;
   pack.packWeights = options.packWeights;
+  pack.winograd = options.winograd;
   pm.addPass(createPackContractionsPass(pack));
 }
 

@@ -192,6 +192,9 @@ struct CompileOptions {
   /// and moved in (the lowering pipeline's `precision`); the plan search
   /// prices the same type.
   std::string precision = "f32";
+  /// Qualifying 3x3 convolutions in the Winograd form (`--no-winograd`
+  /// clears it; see autopar-pack-contractions).
+  bool winograd = true;
 };
 
 /// Compiles the imported `model` into `options.outDir`: plan files, the

@@ -78,6 +78,12 @@ struct LowerToLLVMPipelineOptions
                      "accumulators stay f32; graph inputs and outputs keep "
                      "the model's f32)"),
       llvm::cl::init("f32")};
+  Option<bool> winograd{
+      *this, "winograd",
+      llvm::cl::desc("compute qualifying 3x3 convolutions in the Winograd "
+                     "form F(2x2, 3x3) (with pack-weights: their weights are "
+                     "transformed when written)"),
+      llvm::cl::init(true)};
 };
 
 /// Options of the whole pipeline: the options of every stage.

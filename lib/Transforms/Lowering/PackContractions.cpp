@@ -28,9 +28,11 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Debug.h"
 
+#include <array>
 #include <cstring>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #define DEBUG_TYPE "autopar-pack-contractions"
 
@@ -61,9 +63,137 @@ void mlir::autopar::packWeightForMmt4d(const char *src, int64_t k, int64_t n,
         }
 }
 
+void mlir::autopar::packWeightForWinograd(const float *src, int64_t m,
+                                          int64_t c, int64_t n0, float *dst) {
+  // U = G g G^T per (output channel, input channel), G = [1 0 0; 1/2 1/2 1/2;
+  // 1/2 -1/2 1/2; 0 0 1]: tap (a, b) of U is matrix a * 4 + b, M x C.
+  static constexpr float kG[4][3] = {
+      {1.0f, 0.0f, 0.0f}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+  std::vector<float> taps(static_cast<size_t>(16 * m * c));
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t i = 0; i < c; ++i) {
+      const float *g = src + (o * c + i) * 9;
+      float gt[4][3]; // G g
+      for (int64_t a = 0; a < 4; ++a)
+        for (int64_t v = 0; v < 3; ++v)
+          gt[a][v] =
+              kG[a][0] * g[v] + kG[a][1] * g[3 + v] + kG[a][2] * g[6 + v];
+      for (int64_t a = 0; a < 4; ++a)
+        for (int64_t b = 0; b < 4; ++b)
+          taps[((a * 4 + b) * m + o) * c + i] =
+              gt[a][0] * kG[b][0] + gt[a][1] * kG[b][1] + gt[a][2] * kG[b][2];
+    }
+  int64_t tapSize = ((m + n0 - 1) / n0) * n0 * c;
+  for (int64_t t = 0; t < 16; ++t)
+    packWeightForMmt4d(reinterpret_cast<const char *>(taps.data() + t * m * c),
+                       c, m, /*transposed=*/true, n0, /*k0=*/1, sizeof(float),
+                       reinterpret_cast<char *>(dst + t * tapSize));
+}
+
 namespace {
 
-/// A contraction `alpha * A * op(B) (+ beta * bias)` that data tiling covers:
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+//===----------------------------------------------------------------------===//
+// Winograd F(2x2, 3x3)
+//===----------------------------------------------------------------------===//
+
+/// Taps of the Winograd form F(2x2, 3x3): 4 x 4 input tiles, 2 x 2 outputs.
+constexpr int64_t kWinogradTaps = 16;
+
+/// The layout of a convolution computed in the Winograd form F(2x2, 3x3)
+/// (rewriteWinogradConvolution): 16 products, one per tap of the 4 x 4
+/// transformed tiles, of the transformed weight U (M x C) and the
+/// transformed input V (C x tiles). The tiles of 2 x 2 outputs form a grid
+/// of TH x TW (ceil of half the output); its lines are padded so that a
+/// register tile of P0 positions is `linesPerTile` whole lines of
+/// `lineWidth` tiles (a divisor of P0 at least TW: 7 -> 8, 4 -> 4), or one
+/// block of P0 tiles of a line (`blocksPerLine` per line), so that no index
+/// divides.
+struct WinogradGeometry {
+  /// U on the left (M1 x C x m0 x 1 by tiles of P0 = n0 positions) or on the
+  /// right (positions as the rows: P0 = m0, channels by n0).
+  bool weightIsLhs = true;
+  int64_t batch = 0, channels = 0, channelsOut = 0;
+  int64_t outH = 0, outW = 0, tilesH = 0, tilesW = 0;
+  int64_t padTop = 0, padLeft = 0;
+  /// P0 and the channel tile of U (Q0).
+  int64_t positionTile = 0, channelTile = 0;
+  int64_t lineWidth = 0, blocksPerLine = 1, linesPerTile = 1;
+  /// TH rounded up to a multiple of linesPerTile.
+  int64_t paddedTilesH = 0;
+
+  int64_t getRowTiles() const {
+    return batch * (paddedTilesH / linesPerTile) * blocksPerLine;
+  }
+  /// Multiply-adds of the 16 products, padding included.
+  int64_t getWork() const {
+    return kWinogradTaps * getRowTiles() * positionTile *
+           ceilDiv(channelsOut, channelTile) * channelTile * channels;
+  }
+};
+
+/// Input channels and output channels from which a convolution takes the
+/// Winograd form: its transforms cost about 16 (C + M) additions per tile
+/// against the 20 C M multiply-adds it saves, and their loops stream the
+/// activations (see isWinogradConvolution).
+constexpr int64_t kMinWinogradChannels = 32;
+
+Value getStorageSource(Value value);
+
+/// The Winograd geometry of `conv` (already known to qualify) with the
+/// weight on the left (`lhs`) or on the right.
+WinogradGeometry getWinogradGeometry(ConvOp conv, bool lhs,
+                                     ContractionTile tile) {
+  auto xType = cast<RankedTensorType>(conv.getInput().getType());
+  auto yType = cast<RankedTensorType>(conv.getType());
+  WinogradGeometry g;
+  g.weightIsLhs = lhs;
+  g.batch = xType.getDimSize(0);
+  g.channels = xType.getDimSize(1);
+  g.channelsOut = yType.getDimSize(1);
+  g.outH = yType.getDimSize(2);
+  g.outW = yType.getDimSize(3);
+  g.tilesH = ceilDiv(g.outH, 2);
+  g.tilesW = ceilDiv(g.outW, 2);
+  g.padTop = conv.getPads()[0];
+  g.padLeft = conv.getPads()[1];
+  g.positionTile = lhs ? tile.n0 : tile.m0;
+  g.channelTile = lhs ? tile.m0 : tile.n0;
+  int64_t p0 = g.positionTile;
+  if (g.tilesW >= p0) {
+    g.lineWidth = p0;
+    g.blocksPerLine = ceilDiv(g.tilesW, p0);
+  } else {
+    g.lineWidth = g.tilesW;
+    while (p0 % g.lineWidth != 0)
+      ++g.lineWidth;
+    g.linesPerTile = p0 / g.lineWidth;
+  }
+  g.paddedTilesH = ceilDiv(g.tilesH, g.linesPerTile) * g.linesPerTile;
+  return g;
+}
+
+/// Whether `conv` can take the Winograd form: a 2-d, ungrouped, 3x3,
+/// unit-stride, undilated f32 convolution (its input and weight stored in
+/// f32) with a weight (`autopar.weight`, transformed at compile time) and
+/// at least kMinWinogradChannels input and output channels.
+bool isWinogradCandidate(ConvOp conv) {
+  auto xType = cast<RankedTensorType>(conv.getInput().getType());
+  auto wType = cast<RankedTensorType>(conv.getWeight().getType());
+  if (xType.getRank() != 4 || conv.getGroup() != 1 ||
+      wType.getDimSize(2) != 3 || wType.getDimSize(3) != 3 ||
+      llvm::any_of(conv.getStrides(), [](int64_t v) { return v != 1; }) ||
+      llvm::any_of(conv.getDilations(), [](int64_t v) { return v != 1; }))
+    return false;
+  if (getStorageSource(conv.getInput()) != conv.getInput() ||
+      getStorageSource(conv.getWeight()) != conv.getWeight() ||
+      !conv.getWeight().getDefiningOp<WeightOp>())
+    return false;
+  return xType.getDimSize(1) >= kMinWinogradChannels &&
+         wType.getDimSize(0) >= kMinWinogradChannels;
+}
+
 /// A is M x K after folding its batch dimensions into the rows, B is K x N
 /// (N x K when `transposedB`). For a convolution, A is the im2col matrix of
 /// the input (one row per output position, one column per (channel, kernel
@@ -83,6 +213,9 @@ struct Contraction {
   /// Both operands in bf16, packed in pairs along K (k0 = 2) for dot
   /// products of bf16 pairs into f32 (`getBf16DotTile`).
   bool dotBf16 = false;
+  /// A convolution computed in the Winograd form (isWinogradConvolution),
+  /// with its weight transformed at compile time.
+  std::optional<WinogradGeometry> winograd;
 };
 
 /// The tile a packed weight of `c` is laid out with, as a right operand
@@ -172,8 +305,6 @@ std::optional<Contraction> matchContraction(Operation *op) {
   }
   return std::nullopt;
 }
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// `linalg.pack` of `source` into a new tensor of `destShape`, padded with
 /// zeros when a tile does not divide its dimension.
@@ -950,6 +1081,338 @@ void rewriteConvolution(const Contraction &c, Value packedRhs,
                           static_cast<bool>(c.bias));
 }
 
+/// The Winograd form of `conv` when it pays: the convolution qualifies
+/// (isWinogradCandidate) and the 16 products of the cheaper side (padding
+/// included; the weight on the left when equal) do at most two thirds of the
+/// multiply-adds of its im2col product (`weightIsLhs`: the side that form
+/// takes, see isWeightLhsConvolution). F(2x2, 3x3) does 16 multiply-adds per
+/// 4 output positions against 36; the padding of the position tiles eats
+/// into that on small outputs (7x7: 16 tiles, with the weight on the
+/// right exactly 16 positions, on the left 64).
+std::optional<WinogradGeometry> isWinogradConvolution(ConvOp conv,
+                                                      const Contraction &c,
+                                                      bool weightIsLhs,
+                                                      ContractionTile tile) {
+  if (tile.k0 != 1 || !isWinogradCandidate(conv))
+    return std::nullopt;
+  WinogradGeometry lhs = getWinogradGeometry(conv, /*lhs=*/true, tile);
+  WinogradGeometry rhs = getWinogradGeometry(conv, /*lhs=*/false, tile);
+  WinogradGeometry best = lhs.getWork() <= rhs.getWork() ? lhs : rhs;
+  auto [k, channels] = getRhsKN(c.bType, /*transposed=*/true);
+  int64_t direct;
+  if (weightIsLhs) {
+    ConvGeometry columns = getConvGeometry(conv, {tile.n0, tile.n0, tile.k0});
+    direct =
+        ceilDiv(channels, tile.m0) * tile.m0 * columns.rowTiles * tile.n0 * k;
+  } else {
+    ConvGeometry rows = getConvGeometry(conv, {tile.m0, tile.m0, tile.k0});
+    direct = rows.rowTiles * tile.m0 * ceilDiv(channels, tile.n0) * tile.n0 * k;
+  }
+  if (best.getWork() * 3 > direct * 2)
+    return std::nullopt;
+  return best;
+}
+
+/// The type of a weight transformed and packed for the Winograd form: the
+/// 16 taps of U, each M x C packed as a transposed right operand with tiles
+/// of `channelTile` x 1 (packWeightForWinograd).
+RankedTensorType getWinogradWeightType(RankedTensorType weightType,
+                                       int64_t channelTile) {
+  return RankedTensorType::get({kWinogradTaps,
+                                ceilDiv(weightType.getDimSize(0), channelTile),
+                                weightType.getDimSize(1), channelTile, 1},
+                               weightType.getElementType());
+}
+
+/// Replaces `conv` by its Winograd form F(2x2, 3x3) (Lavin and Gray),
+/// `Y = A^T [(G g G^T) . (B^T d B)] A` per 4 x 4 input tile d and 2 x 2
+/// output tile:
+/// - the input transform: one `linalg.generic` reads the 16 stride-2 views
+///   of the zero-padded input (one per position of the 4 x 4 tile) and
+///   writes the 16 taps V_t = (B^T d B)_t, each already in the packed layout
+///   of an mmt4d operand (T1 x C x P0 x 1, tiles of P0 positions);
+/// - 16 `linalg.mmt4d`s of the taps of the transformed weight
+///   (`packedWeight`, 16 x M1 x C x Q0 x 1, written by the driver) and V_t;
+/// - the output transform: one `linalg.generic` reads the 16 accumulators
+///   and writes the four outputs (i, j) of each tile, Y_ij = (A^T M A)_ij;
+/// - one `linalg.generic` interleaves the four into NCHW and adds the bias.
+void rewriteWinogradConvolution(const Contraction &c, Value packedWeight) {
+  const WinogradGeometry &g = *c.winograd;
+  auto conv = cast<ConvOp>(c.op);
+  OpBuilder b(conv);
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+  auto map = [&](int64_t numDims, ArrayRef<int64_t> dims) {
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d : dims)
+      exprs.push_back(dim(d));
+    return AffineMap::get(numDims, 0, exprs, ctx);
+  };
+  auto parallel = [](int64_t n) {
+    return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+  };
+  int64_t n = g.batch, ch = g.channels, lines = g.linesPerTile,
+          blocks = g.blocksPerLine, width = g.lineWidth;
+  int64_t lineGroups = g.paddedTilesH / lines;
+  int64_t p0 = g.positionTile, q0 = g.channelTile;
+  int64_t m1 = ceilDiv(g.channelsOut, q0), t1 = g.getRowTiles();
+  int64_t gridW = blocks * width;
+
+  // The input, zero-padded to the 4 x 4 tiles of the padded grid (2 x 2
+  // outputs each, overlapping by 2).
+  Value x = conv.getInput();
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t rows = 2 * g.paddedTilesH + 2, cols = 2 * gridW + 2;
+  x = padWithZeros(b, loc, x, {0, 0, g.padTop, g.padLeft},
+                   {0, 0, rows - xType.getDimSize(2) - g.padTop,
+                    cols - xType.getDimSize(3) - g.padLeft});
+
+  // The even and odd columns apart (Xd [N, C, rows, 2, cols / 2], one copy
+  // whose innermost loop reads at stride 2: LLVM's loop vectorizer loads
+  // whole vectors and shuffles them), so that the views of the tiles'
+  // columns 2 tw + s are contiguous: Xd[.., s % 2, tw + s / 2].
+  Value deinterleaved = buildCopy(
+      b, loc, x,
+      AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(4) * 2 + dim(3)}, ctx),
+      {n, ch, rows, 2, cols / 2});
+
+  // Input transform. Loops (n, line group, block, c, line, i): tile
+  // (line group * lines + line, block * width + i).
+  auto viewType = RankedTensorType::get({n, ch, g.paddedTilesH, gridW}, f32);
+  auto gridType =
+      RankedTensorType::get({n, ch, lineGroups, lines, blocks, width}, f32);
+  SmallVector<Value> views;
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t s = 0; s < 4; ++s) {
+      Value view = tensor::ExtractSliceOp::create(
+          b, loc, viewType, deinterleaved, ValueRange{}, ValueRange{},
+          ValueRange{}, b.getDenseI64ArrayAttr({0, 0, r, s % 2, s / 2}),
+          b.getDenseI64ArrayAttr({n, ch, g.paddedTilesH, 1, gridW}),
+          b.getDenseI64ArrayAttr({1, 1, 2, 1, 1}));
+      views.push_back(tensor::ExpandShapeOp::create(
+          b, loc, gridType, view,
+          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}}));
+    }
+  SmallVector<int64_t> tapShape = {n, lineGroups, blocks, ch, lines, width};
+  SmallVector<Value> tapInits;
+  for (int64_t t = 0; t < kWinogradTaps; ++t)
+    tapInits.push_back(tensor::EmptyOp::create(b, loc, tapShape, f32));
+  SmallVector<AffineMap> inputMaps(views.size(), map(6, {0, 3, 1, 4, 2, 5}));
+  inputMaps.append(kWinogradTaps, b.getMultiDimIdentityMap(6));
+  auto inputTransform = linalg::GenericOp::create(
+      b, loc, ValueRange(tapInits).getTypes(), views, tapInits, inputMaps,
+      parallel(6), [&](OpBuilder &nb, Location nl, ValueRange args) {
+        auto add = [&](Value l, Value r) {
+          return arith::AddFOp::create(nb, nl, l, r).getResult();
+        };
+        auto sub = [&](Value l, Value r) {
+          return arith::SubFOp::create(nb, nl, l, r).getResult();
+        };
+        // B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], rows then columns.
+        auto transform = [&](Value d0, Value d1, Value d2, Value d3) {
+          return std::array<Value, 4>{sub(d0, d2), add(d1, d2), sub(d2, d1),
+                                      sub(d1, d3)};
+        };
+        std::array<std::array<Value, 4>, 4> columns; // [s][a]
+        for (int64_t s = 0; s < 4; ++s)
+          columns[s] =
+              transform(args[s], args[4 + s], args[8 + s], args[12 + s]);
+        SmallVector<Value> taps(kWinogradTaps);
+        for (int64_t a = 0; a < 4; ++a) {
+          std::array<Value, 4> row = transform(columns[0][a], columns[1][a],
+                                               columns[2][a], columns[3][a]);
+          for (int64_t bb = 0; bb < 4; ++bb)
+            taps[a * 4 + bb] = row[bb];
+        }
+        linalg::YieldOp::create(nb, nl, taps);
+      });
+
+  // The 16 products, M1 x T1 x Q0 x P0 (weight on the left) or
+  // T1 x M1 x P0 x Q0.
+  auto weightType = cast<RankedTensorType>(packedWeight.getType());
+  auto tapWeightType = RankedTensorType::get(weightType.getShape().drop_front(),
+                                             weightType.getElementType());
+  SmallVector<Value> accs;
+  for (int64_t t = 0; t < kWinogradTaps; ++t) {
+    Value v = collapseGroups(b, loc, inputTransform.getResult(t), {3, 1, 2});
+    v = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({t1, ch, p0, 1}, f32), v,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    SmallVector<OpFoldResult> offsets(5, b.getIndexAttr(0)),
+        strides(5, b.getIndexAttr(1));
+    offsets[0] = b.getIndexAttr(t);
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(ctx, weightType.getShape());
+    sizes[0] = b.getIndexAttr(1);
+    Value u = tensor::ExtractSliceOp::create(
+        b, loc, tapWeightType, packedWeight, offsets, sizes, strides);
+    Value acc =
+        g.weightIsLhs ? buildMmt4d(b, loc, u, v) : buildMmt4d(b, loc, v, u);
+    // Expanded so that the output transform's loops need no division.
+    if (g.weightIsLhs)
+      acc = tensor::ExpandShapeOp::create(
+          b, loc,
+          RankedTensorType::get({m1, n, lineGroups, blocks, q0, lines, width},
+                                f32),
+          acc, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4}, {5, 6}});
+    else
+      acc = tensor::ExpandShapeOp::create(
+          b, loc,
+          RankedTensorType::get({n, lineGroups, blocks, m1, lines, width, q0},
+                                f32),
+          acc, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4, 5}, {6}});
+    accs.push_back(acc);
+  }
+
+  // Output transform. Loops (n, m1, q, line group, line, block, i); the
+  // four outputs Y_ij of a tile, each N x M1 Q0 x padded grid.
+  SmallVector<int64_t> outShape = {n, m1, q0, lineGroups, lines, blocks, width};
+  SmallVector<Value> outInits;
+  for (int64_t t = 0; t < 4; ++t)
+    outInits.push_back(tensor::EmptyOp::create(b, loc, outShape, f32));
+  SmallVector<AffineMap> outMaps(kWinogradTaps,
+                                 g.weightIsLhs ? map(7, {1, 0, 3, 5, 2, 4, 6})
+                                               : map(7, {0, 3, 5, 1, 4, 6, 2}));
+  outMaps.append(4, b.getMultiDimIdentityMap(7));
+  auto outputTransform = linalg::GenericOp::create(
+      b, loc, ValueRange(outInits).getTypes(), accs, outInits, outMaps,
+      parallel(7), [&](OpBuilder &nb, Location nl, ValueRange args) {
+        auto add = [&](Value l, Value r) {
+          return arith::AddFOp::create(nb, nl, l, r).getResult();
+        };
+        auto sub = [&](Value l, Value r) {
+          return arith::SubFOp::create(nb, nl, l, r).getResult();
+        };
+        // A^T = [1 1 1 0; 0 1 -1 -1], along the columns then the rows.
+        auto transform = [&](Value m0, Value m1, Value m2, Value m3) {
+          return std::array<Value, 2>{add(add(m0, m1), m2),
+                                      sub(sub(m1, m2), m3)};
+        };
+        std::array<std::array<Value, 2>, 4> rowsOut; // [a][j]
+        for (int64_t a = 0; a < 4; ++a)
+          rowsOut[a] = transform(args[a * 4], args[a * 4 + 1], args[a * 4 + 2],
+                                 args[a * 4 + 3]);
+        SmallVector<Value> outs(4);
+        for (int64_t j = 0; j < 2; ++j) {
+          std::array<Value, 2> column = transform(rowsOut[0][j], rowsOut[1][j],
+                                                  rowsOut[2][j], rowsOut[3][j]);
+          outs[j] = column[0];
+          outs[2 + j] = column[1];
+        }
+        linalg::YieldOp::create(nb, nl, outs);
+      });
+
+  // Y[n, m, 2 th + i, 2 tw + j] = Y_ij[n, m, th, tw] (+ bias[m]).
+  auto yType = cast<RankedTensorType>(conv.getType());
+  int64_t m = g.channelsOut;
+  bool even = g.outH % 2 == 0 && g.outW % 2 == 0;
+  SmallVector<Value> inputs;
+  for (int64_t t = 0; t < 4; ++t) {
+    Value out =
+        collapseGroups(b, loc, outputTransform.getResult(t), {1, 2, 2, 2});
+    SmallVector<int64_t> sizes = {n, m, g.tilesH, g.tilesW};
+    if (sizes != cast<RankedTensorType>(out.getType()).getShape())
+      out = tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get(sizes, f32), out, ValueRange{},
+          ValueRange{}, ValueRange{}, b.getDenseI64ArrayAttr({0, 0, 0, 0}),
+          b.getDenseI64ArrayAttr(sizes), b.getDenseI64ArrayAttr({1, 1, 1, 1}));
+    inputs.push_back(out);
+  }
+  // The selection of Y_ij by the parity of the output column: a body whose
+  // innermost loop `j` LLVM unrolls (two iterations), leaving one vector
+  // loop that stores the two outputs of each tile interleaved.
+  auto buildBody = [&](int64_t colLoop) {
+    return [&, colLoop](OpBuilder &nb, Location nl, ValueRange args) {
+      auto isEven = [&](int64_t loop, bool divide) {
+        Value index = linalg::IndexOp::create(nb, nl, loop);
+        Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+        if (divide)
+          index = arith::RemUIOp::create(
+              nb, nl, index, arith::ConstantIndexOp::create(nb, nl, 2));
+        return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, index,
+                                     zero)
+            .getResult();
+      };
+      Value colEven = isEven(colLoop, /*divide=*/!even);
+      Value result;
+      if (even) {
+        result = arith::SelectOp::create(nb, nl, colEven, args[0], args[1]);
+      } else {
+        Value rowIsEven = isEven(2, /*divide=*/true);
+        Value top = arith::SelectOp::create(nb, nl, colEven, args[0], args[1]);
+        Value bottom =
+            arith::SelectOp::create(nb, nl, colEven, args[2], args[3]);
+        result = arith::SelectOp::create(nb, nl, rowIsEven, top, bottom);
+      }
+      if (c.bias)
+        result = arith::AddFOp::create(nb, nl, result, args[even ? 2 : 4]);
+      linalg::YieldOp::create(nb, nl, result);
+    };
+  };
+
+  Value result;
+  if (even) {
+    // Y as N x M x TH x 2 x OW; its rows of parity i (a strided view of
+    // whole rows) are written in place by one generic each, loops
+    // (n, m, th, tw, j) over them viewed as N x M x TH x TW x 2.
+    int64_t th = g.outH / 2, tw = g.outW / 2;
+    auto halvesType = RankedTensorType::get({n, m, th, 2, g.outW}, f32);
+    auto rowsType = RankedTensorType::get({n, m, th, g.outW}, f32);
+    auto pairsType = RankedTensorType::get({n, m, th, tw, 2}, f32);
+    Value y = tensor::EmptyOp::create(b, loc, halvesType.getShape(), f32);
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(ctx, {n, m, th, 1, g.outW});
+    SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
+    for (int64_t i = 0; i < 2; ++i) {
+      SmallVector<OpFoldResult> offsets(5, b.getIndexAttr(0));
+      offsets[3] = b.getIndexAttr(i);
+      Value rows = tensor::ExtractSliceOp::create(b, loc, rowsType, y, offsets,
+                                                  sizes, strides);
+      Value pairs = tensor::ExpandShapeOp::create(
+          b, loc, pairsType, rows,
+          SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+      SmallVector<Value> rowInputs = {inputs[2 * i], inputs[2 * i + 1]};
+      SmallVector<AffineMap> rowMaps(2, map(5, {0, 1, 2, 3}));
+      if (c.bias) {
+        rowInputs.push_back(c.bias);
+        rowMaps.push_back(map(5, {1}));
+      }
+      rowMaps.push_back(b.getMultiDimIdentityMap(5));
+      auto row = linalg::GenericOp::create(b, loc, TypeRange{pairsType},
+                                           rowInputs, ValueRange{pairs},
+                                           rowMaps, parallel(5), buildBody(4));
+      Value written = tensor::CollapseShapeOp::create(
+          b, loc, rowsType, row.getResult(0),
+          SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+      y = tensor::InsertSliceOp::create(b, loc, written, y, offsets, sizes,
+                                        strides);
+    }
+    result = tensor::CollapseShapeOp::create(
+        b, loc, yType, y,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+  } else {
+    // Loops (n, m, oh, ow), reading Y_ij at (oh / 2, ow / 2).
+    SmallVector<AffineMap> maps(
+        4, AffineMap::get(
+               4, 0, {dim(0), dim(1), dim(2).floorDiv(2), dim(3).floorDiv(2)},
+               ctx));
+    if (c.bias) {
+      inputs.push_back(c.bias);
+      maps.push_back(map(4, {1}));
+    }
+    maps.push_back(b.getMultiDimIdentityMap(4));
+    Value init = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
+    result = linalg::GenericOp::create(b, loc, TypeRange{yType}, inputs,
+                                       ValueRange{init}, maps, parallel(4),
+                                       buildBody(3))
+                 .getResult(0);
+  }
+  conv.getResult().replaceAllUsesWith(result);
+  conv.erase();
+}
+
 /// A matmul of two activations with the same batch dimensions (attention's
 /// `Q K^T` and `P V`): both operands rank >= 3, f32, static, no broadcast.
 bool isBatchedMatmul(MatMulOp op) {
@@ -1074,6 +1537,9 @@ struct PackContractionsPass
         // channels fill the m0-row tiles (at most a sixteenth of padding).
         if (auto conv = dyn_cast<ConvOp>(op)) {
           c->weightIsLhs = isWeightLhsConvolution(conv, *c, tile);
+          // The Winograd form needs the weight transformed by the driver.
+          if (winograd && packWeights)
+            c->winograd = isWinogradConvolution(conv, *c, c->weightIsLhs, tile);
         } else {
           c->dotBf16 = dotTile && isBf16Contraction(c->a, c->b);
         }
@@ -1096,21 +1562,27 @@ struct PackContractionsPass
       getOperation().walk(
           [&](WeightOp op) { weights[op.getName()].push_back(op); });
       for (auto &[name, ops] : weights) {
-        std::optional<bool> transposed, lhs, dot;
+        std::optional<bool> transposed, lhs, dot, wino;
         bool packable = true;
         for (WeightOp op : ops)
           for (OpOperand *use : getContractionUses(op)) {
             auto it = contractions.find(use->getOwner());
-            if (it == contractions.end() || use->getOperandNumber() != 1 ||
-                (transposed && *transposed != it->second.transposedB) ||
-                (lhs && *lhs != it->second.weightIsLhs) ||
-                (dot && *dot != it->second.dotBf16)) {
+            if (it == contractions.end() || use->getOperandNumber() != 1) {
               packable = false;
               break;
             }
-            transposed = it->second.transposedB;
-            lhs = it->second.weightIsLhs;
-            dot = it->second.dotBf16;
+            const Contraction &c = it->second;
+            bool cLhs = c.winograd ? c.winograd->weightIsLhs : c.weightIsLhs;
+            if ((transposed && *transposed != c.transposedB) ||
+                (lhs && *lhs != cLhs) || (dot && *dot != c.dotBf16) ||
+                (wino && *wino != c.winograd.has_value())) {
+              packable = false;
+              break;
+            }
+            transposed = c.transposedB;
+            lhs = cLhs;
+            dot = c.dotBf16;
+            wino = c.winograd.has_value();
           }
         if (!packable || !transposed)
           continue;
@@ -1132,9 +1604,13 @@ struct PackContractionsPass
           auto type = cast<RankedTensorType>(op.getType());
           OpBuilder b(op);
           auto packed = WeightOp::create(
-              b, op.getLoc(), getPackedRhsType(type, *transposed, weightTile),
+              b, op.getLoc(),
+              *wino ? getWinogradWeightType(type, weightTile.n0)
+                    : getPackedRhsType(type, *transposed, weightTile),
               op.getName());
           packed->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+          if (*wino)
+            packed->setAttr(kWinogradAttrName, b.getUnitAttr());
           packed->setAttr(
               kPackedTilesAttrName,
               b.getDenseI64ArrayAttr({weightTile.n0, weightTile.k0}));
@@ -1154,6 +1630,19 @@ struct PackContractionsPass
       if (auto weight = c.b.getDefiningOp<WeightOp>())
         if (weight->hasAttr(kPackedTilesAttrName))
           packedRhs = c.b;
+      // A Winograd convolution whose weight could not be transformed
+      // (another use of it) keeps the im2col product.
+      if (c.winograd && (!packedRhs || !packedRhs.getDefiningOp()->hasAttr(
+                                           kWinogradAttrName)))
+        c.winograd.reset();
+      if (c.winograd) {
+        if (c.bias)
+          c.bias = op->getOperand(2);
+        rewriteWinogradConvolution(c, packedRhs);
+        ++numContractions;
+        ++numWinograd;
+        continue;
+      }
       // Operands as they are now: one may be the result of a contraction
       // rewritten before (a chain of matmuls), replaced since matching.
       c.a = op->getOperand(0);

@@ -1,5 +1,5 @@
-// RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=avx512 pack-weights=true" | FileCheck %s --check-prefix=AVX512
-// RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=avx2 pack-weights=true" | FileCheck %s --check-prefix=AVX2
+// RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=avx512 pack-weights=true winograd=false" | FileCheck %s --check-prefix=AVX512
+// RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=avx2 pack-weights=true winograd=false" | FileCheck %s --check-prefix=AVX2
 // RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=generic" | FileCheck %s --check-prefix=PERCALL
 // RUN: not autopar-opt %s -split-input-file --autopar-pack-contractions="isa=sse9" 2>&1 | FileCheck %s --check-prefix=BADISA
 

@@ -35,6 +35,12 @@ constexpr llvm::StringLiteral kPackedSourceTypeAttrName =
 constexpr llvm::StringLiteral kPackedTransposedAttrName =
     "autopar.packed_transposed";
 
+/// `autopar.weight` unit attribute: a convolution weight [M, C, 3, 3]
+/// transformed for the Winograd form F(2x2, 3x3) and packed: its type is
+/// `tensor<16 x M1 x C x n0 x 1>` (see packWeightForWinograd), with
+/// `autopar.packed_tiles = [n0, 1]`.
+constexpr llvm::StringLiteral kWinogradAttrName = "autopar.winograd";
+
 /// `linalg.contract` attribute (`array<i64: m0, n0, k0>`): a contraction that
 /// `autopar-pack-contractions` built with the loops (M1, N1, m0, n0, K1, k0)
 /// and the accumulator M1 x m0 x N1 x n0 (a pointwise convolution
@@ -50,6 +56,15 @@ constexpr llvm::StringLiteral kRegisterTileAttrName = "autopar.register_tile";
 /// N1 * K1 * n0 * k0 elements.
 void packWeightForMmt4d(const char *src, int64_t k, int64_t n, bool transposed,
                         int64_t n0, int64_t k0, size_t elementSize, char *dst);
+
+/// Transforms the f32 convolution weight `src` [m, c, 3, 3] (row-major) for
+/// the Winograd form F(2x2, 3x3), U = G g G^T per (output, input) channel
+/// pair, and packs it into `dst`: 16 taps (a * 4 + b for row a and column b
+/// of U), each the M x C matrix of that tap packed as a transposed right
+/// operand of `linalg.mmt4d` with tiles n0 x 1 (packWeightForMmt4d).
+/// `dst` holds 16 * ceil(m / n0) * n0 * c floats.
+void packWeightForWinograd(const float *src, int64_t m, int64_t c, int64_t n0,
+                           float *dst);
 
 } // namespace mlir::autopar
 

@@ -167,6 +167,23 @@ def PackContractionsPass
     their direct lowering. Other contractions are left
     alone.
 
+    With `winograd` (the default) and `pack-weights`, a 2-d, ungrouped,
+    3x3, unit-stride, undilated f32 convolution with a weight of its own and
+    at least 32 input and output channels is computed in the Winograd form
+    F(2x2, 3x3) when its 16 products (padding included) do at most two
+    thirds of the multiply-adds of its im2col product: the weight takes the
+    type `16 x M1 x C x Q0 x 1` (attribute `autopar.winograd`; the driver
+    transforms it, U = G g G^T per channel pair, and packs each tap), the
+    input's even and odd columns are copied apart, one `linalg.generic`
+    writes the 16 taps of B^T d B of every 4 x 4 input tile in the packed
+    layout (tiles of P0 positions: whole lines of the padded grid of 2 x 2
+    output tiles, or blocks of P0 tiles of a line), 16 `linalg.mmt4d`s
+    multiply them (the weight on the left, P0 = n0, or on the right,
+    P0 = m0, whichever pads less), one `linalg.generic` applies A^T . A to
+    the accumulators, and one per output row parity writes those rows of
+    the NCHW result in place (the two outputs of a tile interleaved) and
+    adds the bias.
+
     Before:
     ```mlir
     %w = autopar.weight "fc.weight" : tensor<64x96xf32>
@@ -190,6 +207,10 @@ def PackContractionsPass
     Option<"packWeights", "pack-weights", "bool", /*default=*/"false",
            "give weights the packed type (the driver then writes them "
            "packed); otherwise weights are packed per call">,
+    Option<"winograd", "winograd", "bool", /*default=*/"true",
+           "compute qualifying 3x3 convolutions in the Winograd form "
+           "F(2x2, 3x3) (with pack-weights only: the driver transforms "
+           "their weights)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
@@ -201,6 +222,8 @@ def PackContractionsPass
               "number of contractions data-tiled">,
     Statistic<"numPackedWeights", "packed-weights",
               "number of weight ops given the packed type">,
+    Statistic<"numWinograd", "winograd-convolutions",
+              "number of convolutions computed in the Winograd form">,
   ];
 }
 
