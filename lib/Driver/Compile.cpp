@@ -24,6 +24,7 @@
 #include "autopar/Transforms/Planning/PlanReport.h"
 #include "autopar/Transforms/Planning/StageSplit.h"
 #include "autopar/Transforms/Planning/TrainingLoss.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -977,6 +978,15 @@ static FailureOr<Manifest> compilePipeline(
                           order.schedule = schedule;
                           pm.addPass(createScheduleMicrobatchesPass(order));
                         })))
+      return failure();
+    // The microbatches' copies of an op on the same operands (the transpose
+    // of a weight that each microbatch's matmul reads) become one op when the
+    // partitioned program is CSE'd; merged before planning, so that the plan
+    // prices the buffers the stage holds (it counted each copy of a
+    // transposed weight: tiny_gpt pp 2, stage 0, +192 KiB).
+    if (failed(
+            runStage(ctx, *stage, "cse of stage " + Twine(s).str(),
+                     [&](OpPassManager &pm) { pm.addPass(createCSEPass()); })))
       return failure();
 
     // The stage's plan on its grid.
