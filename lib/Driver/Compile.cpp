@@ -24,6 +24,7 @@
 #include "autopar/Transforms/Planning/PlanReport.h"
 #include "autopar/Transforms/Planning/StageSplit.h"
 #include "autopar/Transforms/Planning/TrainingLoss.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -1056,6 +1057,17 @@ static FailureOr<Manifest> compilePipeline(
       stageCluster = gridView->second;
       plan = request.fixed->tp == 1 ? "data" : "tensor";
       metadata.strategy = "fixed";
+      // The microbatches' copies of an op on the same operands (the
+      // transpose of a weight that each microbatch's matmul reads) become
+      // one op when the partitioned program is CSE'd; merged before this
+      // stage is planned, so that the plan prices the buffers the stage
+      // holds (it counted each copy of a transposed weight: tiny_gpt pp 2,
+      // stage 0, +192 KiB). A plan file's stage plans pin the names of the
+      // unmerged module, so they are applied to it as it is.
+      if (failed(runStage(
+              ctx, *stage, "cse of stage " + Twine(s).str(),
+              [&](OpPassManager &pm) { pm.addPass(createCSEPass()); })))
+        return failure();
     } else {
       stageGrid = request.stageGrids[s];
       plan = stageDir + "/stage-plan.json";

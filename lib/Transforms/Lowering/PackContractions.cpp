@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "autopar/Analysis/DataTiling.h"
 #include "autopar/Transforms/Lowering/PackedWeights.h"
 #include "autopar/Transforms/Lowering/Passes.h"
 
@@ -270,22 +271,17 @@ bool isStaticF32(Value value, int64_t minRank, int64_t maxRank) {
 
 std::optional<Contraction> matchContraction(Operation *op) {
   if (auto matmul = dyn_cast<MatMulOp>(op)) {
-    if (!isStaticF32(matmul.getA(), 2, 8) ||
-        !isStaticF32(matmul.getB(), 2, 2) ||
-        !isStaticF32(matmul.getResult(), 2, 8))
+    if (!isDataTiledProduct(op))
       return std::nullopt;
     return Contraction{op, matmul.getA(), matmul.getB(), Value(),
                        cast<RankedTensorType>(matmul.getB().getType())};
   }
   if (auto gemm = dyn_cast<GemmOp>(op)) {
-    if (gemm.getTransA() || !isStaticF32(gemm.getA(), 2, 2) ||
-        !isStaticF32(gemm.getB(), 2, 2) ||
-        !isStaticF32(gemm.getResult(), 2, 2) ||
-        (gemm.getC() && !isStaticF32(gemm.getC(), 0, 2)))
+    if (!isDataTiledProduct(op))
       return std::nullopt;
     Contraction c{op, gemm.getA(), gemm.getB(), gemm.getC(),
                   cast<RankedTensorType>(gemm.getB().getType())};
-    c.transposedB = gemm.getTransB();
+    c.transposedB = isTransposedRhs(op);
     c.alpha = gemm.getAlpha().convertToDouble();
     c.beta = gemm.getBeta().convertToDouble();
     return c;
@@ -329,9 +325,8 @@ Value createPack(OpBuilder &b, Location loc, Value source,
 RankedTensorType getPackedRhsType(RankedTensorType bType, bool transposed,
                                   ContractionTile tile) {
   auto [k, n] = getRhsKN(bType, transposed);
-  return RankedTensorType::get(
-      {ceilDiv(n, tile.n0), ceilDiv(k, tile.k0), tile.n0, tile.k0},
-      bType.getElementType());
+  return RankedTensorType::get(getPackedShape(n, k, tile.n0, tile.k0),
+                               bType.getElementType());
 }
 
 /// Packs the right operand per call.
@@ -511,9 +506,9 @@ void rewriteContraction(const Contraction &c, Value packedRhs,
   auto a2Type = cast<RankedTensorType>(a.getType());
   int64_t m = a2Type.getDimSize(0), k = a2Type.getDimSize(1);
   int64_t n = getRhsKN(c.bType, c.transposedB).second;
-  Value packedLhs = createPack(
-      b, loc, a, {ceilDiv(m, tile.m0), ceilDiv(k, tile.k0), tile.m0, tile.k0},
-      {0, 1}, {tile.m0, tile.k0}, {});
+  Value packedLhs =
+      createPack(b, loc, a, getPackedShape(m, k, tile.m0, tile.k0), {0, 1},
+                 {tile.m0, tile.k0}, {});
   if (!packedRhs)
     packedRhs = packRhs(b, loc, getStorageSource(c.b), c.transposedB, tile);
   Value result =
@@ -1596,9 +1591,7 @@ struct PackContractionsPass
         // classes), otherwise the weight is packed per call.
         auto [k, n] = getRhsKN(cast<RankedTensorType>(ops.front().getType()),
                                *transposed);
-        int64_t padded = ceilDiv(n, weightTile.n0) * weightTile.n0 *
-                         ceilDiv(k, weightTile.k0) * weightTile.k0;
-        if ((padded - n * k) * 16 > n * k)
+        if (!isCompileTimePackingPaddingAllowed(k, n, weightTile))
           continue;
         for (WeightOp op : ops) {
           auto type = cast<RankedTensorType>(op.getType());

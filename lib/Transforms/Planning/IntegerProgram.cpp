@@ -256,6 +256,12 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
           addX(row, rep, s,
                scale * valueBytes(n, r, nodes[n].strategies[s].results[r]));
       }
+      if (graph.nodes[pt.node].kind == NodeKind::Compute) {
+        unsigned rep = nodes[pt.node].rep;
+        for (unsigned s = 0; s < nodes[rep].strategies.size(); ++s)
+          if (double scratch = pricer.scratchBytes(pt.node, s))
+            addX(row, rep, s, scale * scratch);
+      }
       for (unsigned e : pt.transient) {
         const FoldedEdge &fe = folded[edgeToFolded[e]];
         const Edge &orig = edges[e];

@@ -6,7 +6,9 @@
 
 #include "Pricing.h"
 
+#include "autopar/Analysis/DataTiling.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+#include "autopar/Target/Target.h"
 
 #include <cmath>
 
@@ -115,6 +117,60 @@ double PlanPricer::transientBytes(const Edge &e, unsigned s, unsigned t) const {
                        graph.gridShape);
 }
 
+/// The local shape of a value of `type` laid out as `layout`.
+static SmallVector<int64_t> getLocalDims(RankedTensorType type,
+                                         ShardingAttr layout,
+                                         ArrayRef<int64_t> gridShape) {
+  SmallVector<int64_t> dims(type.getShape());
+  for (int64_t d = 0; d < type.getRank() && d < layout.getRank(); ++d)
+    dims[d] /= getGroupSize(layout.getDimAxes(d), gridShape);
+  return dims;
+}
+
+double PlanPricer::scratchBytes(unsigned n, unsigned s) const {
+  // A training-mode graph is the forward pass of a microbatch whose
+  // backward pass is implicit (Megatron's count); the per-call buffers are
+  // priced for programs whose every op is explicit (inference, and the
+  // compiled training step, which is planned as one program).
+  const Node &node = graph.nodes[n];
+  if (options.mode == PlanMode::Training || node.kind != NodeKind::Compute ||
+      !isDataTiledProduct(node.op))
+    return 0;
+  static const CpuIsa isa = getHostIsa();
+  const Strategy &st = node.strategies[s];
+  auto [aNode, aResult] = node.operands[0];
+  auto [bNode, bResult] = node.operands[1];
+  SmallVector<int64_t> a = getLocalDims(graph.typeOf(aNode, aResult),
+                                        st.operands[0], graph.gridShape);
+  SmallVector<int64_t> b = getLocalDims(graph.typeOf(bNode, bResult),
+                                        st.operands[1], graph.gridShape);
+  bool transposed = isTransposedRhs(node.op);
+  int64_t k = a.back();
+  int64_t m = 1;
+  for (int64_t size : ArrayRef<int64_t>(a).drop_back())
+    m *= size;
+  int64_t cols = transposed ? b[0] : b[1];
+  // Both operands in the plan's precision: bf16 ones take the dot-product
+  // tile where the ISA has one, other 16-bit ones extend A to f32.
+  Type element =
+      graph.getPricedElementType(graph.typeOf(aNode, aResult).getElementType());
+  int64_t elementBytes = getElementBytes(element);
+  std::optional<ContractionTile> dotTile =
+      element.isBF16() ? getBf16DotTile(isa) : std::nullopt;
+  ContractionTile tile = dotTile ? *dotTile : getContractionTile(isa);
+  bool packedWeight =
+      graph.nodes[bNode].kind == NodeKind::Weight &&
+      isPackedAtCompileTime(graph.nodes[bNode].results[bResult], tile);
+  auto gemm = dyn_cast<GemmOp>(node.op);
+  bool epilogue =
+      gemm && (gemm.getC() || gemm.getAlpha().convertToDouble() != 1.0);
+  PackedProductBuffers buffers = getPackedProductBuffers(
+      m, cols, k, tile, elementBytes,
+      /*extendLhs=*/elementBytes < 4 && !dotTile, packedWeight, epilogue);
+  return double(
+      buffers.getExtraBytes(int64_t(valueBytes(n, 0, st.results[0]))));
+}
+
 PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
   PlanPrediction p;
   for (unsigned n = 0; n < graph.nodes.size(); ++n) {
@@ -144,6 +200,7 @@ PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
     for (unsigned e : pt.transient)
       bytes += transientBytes(graph.edges[e], choice[graph.edges[e].producer],
                               choice[graph.edges[e].consumer]);
+    bytes += scratchBytes(pt.node, choice[pt.node]);
     if (index < graph.numProgramPoints)
       p.memoryProfile.emplace_back(graph.nodes[pt.node].name,
                                    static_cast<int64_t>(std::llround(bytes)));

@@ -51,6 +51,12 @@ public:
   double valueBytes(unsigned n, unsigned r, ShardingAttr layout) const;
   /// Extra bytes at the consumer of `e` for a resharded copy.
   double transientBytes(const Edge &e, unsigned s, unsigned t) const;
+  /// Extra bytes node `n` holds while it runs under strategy `s`, beyond its
+  /// operands and results: the per-call buffers of a matmul or gemm that
+  /// autopar-pack-contractions data-tiles (autopar/Analysis/DataTiling.h),
+  /// for the register tile of the host's ISA, which the lowering uses. 0 for
+  /// other ops. A constant per strategy, so the memory rows stay linear.
+  double scratchBytes(unsigned n, unsigned s) const;
   /// Step time and peak memory of a complete choice.
   PlanPrediction evaluate(const Choice &choice) const;
 

@@ -1,14 +1,14 @@
-// RUN: not autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-tiny-memory.json" 2>&1 | FileCheck %s --check-prefix=TINY
-// RUN: not autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-tiny-memory.json fold=0" 2>&1 | FileCheck %s --check-prefix=UNFOLDED
-// RUN: not autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-small-memory.json time-limit=1e-9" 2>&1 | FileCheck %s --check-prefix=TIMEOUT
-// RUN: not autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-tiny-memory.json time-limit=1e-9" 2>&1 | FileCheck %s --check-prefix=NOTPROVEN
-// RUN: not autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-fast.json time-limit=0" 2>&1 | FileCheck %s --check-prefix=BADLIMIT
-// RUN: not autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2x2 cluster=%S/Inputs/cluster-fast.json" 2>&1 | FileCheck %s --check-prefix=AXES
-// RUN: not autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2" 2>&1 | FileCheck %s --check-prefix=NOCLUSTER
-// RUN: not autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-fast.json mode=serving" 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: not env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-tiny-memory.json" 2>&1 | FileCheck %s --check-prefix=TINY
+// RUN: not env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-tiny-memory.json fold=0" 2>&1 | FileCheck %s --check-prefix=UNFOLDED
+// RUN: not env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-small-memory.json time-limit=1e-9" 2>&1 | FileCheck %s --check-prefix=TIMEOUT
+// RUN: not env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-tiny-memory.json time-limit=1e-9" 2>&1 | FileCheck %s --check-prefix=NOTPROVEN
+// RUN: not env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-fast.json time-limit=0" 2>&1 | FileCheck %s --check-prefix=BADLIMIT
+// RUN: not env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2x2 cluster=%S/Inputs/cluster-fast.json" 2>&1 | FileCheck %s --check-prefix=AXES
+// RUN: not env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2" 2>&1 | FileCheck %s --check-prefix=NOCLUSTER
+// RUN: not env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-fast.json mode=serving" 2>&1 | FileCheck %s --check-prefix=MODE
 
-// TINY: error: no plan fits in 1000 bytes per device among the plans in which identical repeated blocks share one strategy and each op splits only its first reduction loop; the smallest peak any of them reaches is 17956864 bytes (17.12 MiB) at 'relu'
-// UNFOLDED: error: no plan fits in 1000 bytes per device among the plans in which each op splits only its first reduction loop; the smallest peak any of them reaches is 17956864 bytes (17.12 MiB) at 'relu'
+// TINY: error: no plan fits in 1000 bytes per device among the plans in which identical repeated blocks share one strategy and each op splits only its first reduction loop; the smallest peak any of them reaches is 18612224 bytes (17.75 MiB) at 'mm1'
+// UNFOLDED: error: no plan fits in 1000 bytes per device among the plans in which each op splits only its first reduction loop; the smallest peak any of them reaches is 18612224 bytes (17.75 MiB) at 'mm1'
 // A solver stopped by its time limit proves nothing: it says so instead of
 // "no plan fits" (25 MB fits, see auto-plan.mlir), and a smallest peak found
 // before the limit is not called the smallest. Where the solver stops depends
@@ -16,7 +16,7 @@
 // stop so early that it reports no status at all: "the plan search failed").
 // TIMEOUT: error: {{the solver stopped at its time limit \(1.0e-09 s\) before finding (any plan|a plan that fits in 25000000 bytes per device); this is no proof that none exists: raise the time limit|the plan search failed: the solver gave neither (any plan|a plan that fits in 25000000 bytes per device) nor a proof that none exists}}
 // TIMEOUT-NOT: no plan fits
-// NOTPROVEN: error: {{no plan fits in 1000 bytes per device among the plans in which identical repeated blocks share one strategy and each op splits only its first reduction loop; (the smallest peak found before the time limit \(not proven smallest\) is [0-9]+ bytes|the smallest peak any of them reaches is 17956864 bytes|the solver stopped (at its time limit before finding|without finding) the smallest peak)|the solver stopped at its time limit \(1.0e-09 s\) before finding (any plan|a plan that fits in 1000 bytes per device)|the plan search failed: the solver gave neither (any plan|a plan that fits in 1000 bytes per device) nor a proof that none exists}}
+// NOTPROVEN: error: {{no plan fits in 1000 bytes per device among the plans in which identical repeated blocks share one strategy and each op splits only its first reduction loop; (the smallest peak found before the time limit \(not proven smallest\) is [0-9]+ bytes|the smallest peak any of them reaches is 18612224 bytes|the solver stopped (at its time limit before finding|without finding) the smallest peak)|the solver stopped at its time limit \(1.0e-09 s\) before finding (any plan|a plan that fits in 1000 bytes per device)|the plan search failed: the solver gave neither (any plan|a plan that fits in 1000 bytes per device) nor a proof that none exists}}
 // BADLIMIT: error: time-limit must be a positive number of seconds
 // AXES: error: {{.*}}cluster has 1 axes, grid has 2
 // NOCLUSTER: error: autopar-auto-plan needs a cluster file (cluster=FILE.json)

@@ -2,19 +2,19 @@
 // files in Inputs/): a change in the cost model or the search shows up here.
 //
 // Fast links: compute dominates, the batch is split (data parallel).
-// RUN: autopar-opt %s --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-fast.json" | FileCheck %s --check-prefix=FAST
+// RUN: env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-fast.json" | FileCheck %s --check-prefix=FAST
 // Slow links (1 kB/s, 1 s per message): nothing is worth sending.
-// RUN: autopar-opt %s --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-slow.json" | FileCheck %s --check-prefix=SLOW
+// RUN: env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-slow.json" | FileCheck %s --check-prefix=SLOW
 // 25 MB per device cannot hold both 16 MiB weights: Megatron column/row split.
-// RUN: autopar-opt %s --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-small-memory.json" | FileCheck %s --check-prefix=SMALL
+// RUN: env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-small-memory.json" | FileCheck %s --check-prefix=SMALL
 // Training at 1 GB/s: data parallel would all-reduce 32 MiB of gradients,
 // Megatron only 256 KiB of activations each way.
-// RUN: autopar-opt %s --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-medium.json mode=inference" | FileCheck %s --check-prefix=FAST
-// RUN: autopar-opt %s --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-medium.json mode=training" | FileCheck %s --check-prefix=SMALL
+// RUN: env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-medium.json mode=inference" | FileCheck %s --check-prefix=FAST
+// RUN: env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-medium.json mode=training" | FileCheck %s --check-prefix=SMALL
 // Both axes of a 2x2 grid split the batch.
-// RUN: autopar-opt %s --autopar-auto-plan="grid=2x2 cluster=%S/Inputs/cluster-2x2.json" | FileCheck %s --check-prefix=GRID2D
+// RUN: env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --autopar-auto-plan="grid=2x2 cluster=%S/Inputs/cluster-2x2.json" | FileCheck %s --check-prefix=GRID2D
 // The report: strategy and runner-up per op, prediction on the function.
-// RUN: autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-medium.json remarks=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARKS
+// RUN: env AUTOPAR_CPU_ISA=avx512 autopar-opt %s --mlir-print-op-on-diagnostic=false --autopar-auto-plan="grid=2 cluster=%S/Inputs/cluster-medium.json remarks=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARKS
 
 func.func @main(%x: tensor<64x1024xf32> loc("x")) -> tensor<64x1024xf32> {
   %w1 = autopar.weight "w1" : tensor<1024x4096xf32>
@@ -55,4 +55,4 @@ func.func @main(%x: tensor<64x1024xf32> loc("x")) -> tensor<64x1024xf32> {
 // REMARKS: remark: loc(fused<"mm1">["h"]): strategy in [0,_] [_,_] -> out [0,_]; runner-up in [_,_] [_,0] -> out [_,0] costs 3.932160e-04 s more
 // REMARKS: remark: loc(fused<"relu">["a"]): strategy in [0,_] -> out [0,_]; runner-up in [_,0] -> out [_,0]
 // REMARKS: remark: loc(fused<"mm2">["y"]): strategy in [0,_] [_,_] -> out [0,_]; runner-up in [_,0] [0,_] -> out [_,_]+partial(0)
-// REMARKS: remark: predicted step 5.371331e-01 s (compute 5.370020e-01 s, communication 1.310720e-04 s), peak memory 34734080 bytes at 'relu'
+// REMARKS: remark: predicted step 5.371331e-01 s (compute 5.370020e-01 s, communication 1.310720e-04 s), peak memory 35258368 bytes at 'mm1'
