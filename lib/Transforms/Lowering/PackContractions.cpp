@@ -102,6 +102,18 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// Taps of the Winograd form F(2x2, 3x3): 4 x 4 input tiles, 2 x 2 outputs.
 constexpr int64_t kWinogradTaps = 16;
 
+/// Float additions and subtractions of the Winograd transforms' bodies.
+struct WinogradArith {
+  OpBuilder &b;
+  Location loc;
+  Value add(Value l, Value r) {
+    return arith::AddFOp::create(b, loc, l, r).getResult();
+  }
+  Value sub(Value l, Value r) {
+    return arith::SubFOp::create(b, loc, l, r).getResult();
+  }
+};
+
 /// The layout of a convolution computed in the Winograd form F(2x2, 3x3)
 /// (rewriteWinogradConvolution): 16 products, one per tap of the 4 x 4
 /// transformed tiles, of the transformed weight U (M x C) and the
@@ -1199,12 +1211,9 @@ void rewriteWinogradConvolution(const Contraction &c, Value packedWeight) {
   auto inputTransform = linalg::GenericOp::create(
       b, loc, ValueRange(tapInits).getTypes(), views, tapInits, inputMaps,
       parallel(6), [&](OpBuilder &nb, Location nl, ValueRange args) {
-        auto add = [&](Value l, Value r) {
-          return arith::AddFOp::create(nb, nl, l, r).getResult();
-        };
-        auto sub = [&](Value l, Value r) {
-          return arith::SubFOp::create(nb, nl, l, r).getResult();
-        };
+        WinogradArith fp{nb, nl};
+        auto add = [&](Value l, Value r) { return fp.add(l, r); };
+        auto sub = [&](Value l, Value r) { return fp.sub(l, r); };
         // B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], rows then columns.
         auto transform = [&](Value d0, Value d1, Value d2, Value d3) {
           return std::array<Value, 4>{sub(d0, d2), add(d1, d2), sub(d2, d1),
@@ -1274,12 +1283,9 @@ void rewriteWinogradConvolution(const Contraction &c, Value packedWeight) {
   auto outputTransform = linalg::GenericOp::create(
       b, loc, ValueRange(outInits).getTypes(), accs, outInits, outMaps,
       parallel(7), [&](OpBuilder &nb, Location nl, ValueRange args) {
-        auto add = [&](Value l, Value r) {
-          return arith::AddFOp::create(nb, nl, l, r).getResult();
-        };
-        auto sub = [&](Value l, Value r) {
-          return arith::SubFOp::create(nb, nl, l, r).getResult();
-        };
+        WinogradArith fp{nb, nl};
+        auto add = [&](Value l, Value r) { return fp.add(l, r); };
+        auto sub = [&](Value l, Value r) { return fp.sub(l, r); };
         // A^T = [1 1 1 0; 0 1 -1 -1], along the columns then the rows.
         auto transform = [&](Value m0, Value m1, Value m2, Value m3) {
           return std::array<Value, 2>{add(add(m0, m1), m2),
