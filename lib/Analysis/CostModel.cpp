@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "autopar/Analysis/CostModel.h"
+
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+#include "autopar/Runtime/CollectiveScratch.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -199,6 +201,55 @@ double mlir::autopar::getReshardStepTime(const ReshardStep &step,
   return messages * link.latency + transfer;
 }
 
+/// The scratch copy the runtime's collective for `step` makes
+/// (CollectiveScratch.h): all-gather receives, reduce-scatter sends, and
+/// all-to-all sends and receives through a copy of the whole buffer when
+/// its blocks along the dimension are not contiguous.
+static int64_t getReshardStepScratchBytes(const ReshardStep &step,
+                                          RankedTensorType type,
+                                          int64_t elementBytes,
+                                          ArrayRef<int64_t> gridShape) {
+  auto local = [&](ShardingAttr sharding) {
+    SmallVector<int64_t> shape(type.getShape());
+    for (int64_t d = 0; d < sharding.getRank(); ++d)
+      shape[d] /= getGroupSize(sharding.getDimAxes(d), gridShape);
+    return shape;
+  };
+  auto bytes = [&](ArrayRef<int64_t> shape) {
+    int64_t n = elementBytes;
+    for (int64_t size : shape)
+      n *= size;
+    return n;
+  };
+  SmallVector<int64_t> in = local(step.before), out = local(step.after);
+  switch (step.kind) {
+  case ReshardStep::Kind::AllGather:
+    return ::autopar::runtime::needsBlockTranspose(in.data(), step.dim)
+               ? bytes(out)
+               : 0;
+  case ReshardStep::Kind::ReduceScatter:
+    return ::autopar::runtime::needsBlockTranspose(in.data(), step.dim)
+               ? bytes(in)
+               : 0;
+  case ReshardStep::Kind::AllToAll: {
+    // Split along otherDim, concatenated along dim.
+    int64_t send =
+        ::autopar::runtime::needsBlockTranspose(in.data(), step.otherDim)
+            ? bytes(in)
+            : 0;
+    SmallVector<int64_t> block(in);
+    block[step.otherDim] /= getGroupSize(step.axes, gridShape);
+    int64_t received =
+        ::autopar::runtime::needsBlockTranspose(block.data(), step.dim)
+            ? bytes(out)
+            : 0;
+    return send + received;
+  }
+  default:
+    return 0;
+  }
+}
+
 ReshardCost mlir::autopar::getReshardCost(RankedTensorType type,
                                           ShardingAttr from, ShardingAttr to,
                                           ArrayRef<int64_t> gridShape,
@@ -213,6 +264,9 @@ ReshardCost mlir::autopar::getReshardCost(RankedTensorType type,
                                     gridShape, cluster);
     cost.bytes +=
         getReshardStepBytes(step, type.getShape(), elementBytes, gridShape);
+    cost.scratchBytes = std::max(
+        cost.scratchBytes,
+        getReshardStepScratchBytes(step, type, elementBytes, gridShape));
     ++cost.numSteps;
   }
   return cost;

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "autopar/Runtime/CollectiveScratch.h"
 #include "autopar/Runtime/Runner.h"
 #include "autopar/Runtime/RuntimeABI.h"
 
@@ -673,7 +674,7 @@ void allGather(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
   mpiCount(op, out.numElements);
   ScratchBuffer gathered;
   char *target = out.data;
-  if (outer != 1 || overlaps(in, out)) {
+  if (needsBlockTranspose(in.shape.data(), dim) || overlaps(in, out)) {
     gathered.resize(out.bytes());
     target = gathered.data();
   }
@@ -718,7 +719,7 @@ void reduceScatter(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
   // [group][outer][chunk].
   ScratchBuffer packed;
   const char *send = in.data;
-  if (outer != 1 || overlaps(in, out)) {
+  if (needsBlockTranspose(in.shape.data(), dim) || overlaps(in, out)) {
     packed.resize(in.bytes());
     transposeBlocks(in.data, packed.data(), outer, group.size, chunkBytes);
     send = packed.data();
@@ -766,7 +767,7 @@ void allToAll(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
   int64_t outerSplit = product(in.shape, 0, splitDim);
   ScratchBuffer packed;
   const char *send = in.data;
-  if (outerSplit != 1 || overlaps(in, out)) {
+  if (needsBlockTranspose(in.shape.data(), splitDim) || overlaps(in, out)) {
     packed.resize(in.bytes());
     transposeBlocks(in.data, packed.data(), outerSplit, group.size,
                     in.bytes() / outerSplit / group.size);
@@ -777,7 +778,7 @@ void allToAll(ElemKind kind, int64_t inRank, void *inDesc, int64_t outRank,
   int64_t outerConcat = product(block, 0, concatDim);
   ScratchBuffer received;
   char *recv = out.data;
-  if (outerConcat != 1) {
+  if (needsBlockTranspose(block.data(), concatDim)) {
     received.resize(out.bytes());
     recv = received.data();
   }

@@ -81,6 +81,10 @@ struct ReshardCost {
   double time = 0;
   int64_t bytes = 0;
   unsigned numSteps = 0;
+  /// The largest scratch copy a step's collective makes in the runtime
+  /// (bytes per device): the whole buffer it sends or receives when its
+  /// blocks are not contiguous (autopar/Runtime/CollectiveScratch.h).
+  int64_t scratchBytes = 0;
 };
 ReshardCost getReshardCost(RankedTensorType type, ShardingAttr from,
                            ShardingAttr to, ArrayRef<int64_t> gridShape,

@@ -37,6 +37,11 @@ const ReshardCost &PlanPricer::reshard(RankedTensorType type, ShardingAttr from,
   return cache->get(type, from, to);
 }
 
+bool PlanPricer::isWeightStore(const Edge &e) const {
+  return e.operand == 0 && graph.nodes[e.producer].kind == NodeKind::Weight &&
+         isa_and_nonnull<AssignOp>(graph.nodes[e.consumer].op);
+}
+
 double PlanPricer::nodeCost(unsigned n, unsigned s, bool recomputed) const {
   double c = graph.nodes[n].strategies[s].compute;
   if (options.mode != PlanMode::Training)
@@ -54,6 +59,10 @@ double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t,
   RankedTensorType type = graph.pricedTypeOf(e.producer, e.result);
   ShardingAttr have = p.strategies[s].results[e.result];
   const Strategy &cs = c.strategies[t];
+  // A store moves the update, which arrives in the assign's layout, into
+  // the weight's, once per step.
+  if (isWeightStore(e))
+    return reshard(type, cs.operands[e.operand], have).time;
   double cost = reshard(type, have, cs.operands[e.operand]).time;
   if (options.mode != PlanMode::Training)
     return cost;
@@ -113,8 +122,17 @@ double PlanPricer::transientBytes(const Edge &e, unsigned s, unsigned t) const {
   ShardingAttr want = graph.nodes[e.consumer].strategies[t].operands[e.operand];
   if (have == want)
     return 0;
-  return getLocalBytes(graph.pricedTypeOf(e.producer, e.result), want,
-                       graph.gridShape);
+  // The copy resharded into the weight's layout at a store, otherwise into
+  // the consumer's; and the runtime's scratch copy while a collective moves
+  // blocks that are not contiguous (autopar/Runtime/CollectiveScratch.h).
+  if (isWeightStore(e)) {
+    RankedTensorType type = graph.storedTypeOf(e.producer, e.result);
+    return getLocalBytes(type, have, graph.gridShape) +
+           reshard(type, want, have).scratchBytes;
+  }
+  RankedTensorType type = graph.pricedTypeOf(e.producer, e.result);
+  return getLocalBytes(type, want, graph.gridShape) +
+         reshard(type, have, want).scratchBytes;
 }
 
 /// The local shape of a value of `type` laid out as `layout`.

@@ -49,8 +49,15 @@ public:
   /// Bytes a value takes per device (training: weights hold their
   /// optimizer state too).
   double valueBytes(unsigned n, unsigned r, ShardingAttr layout) const;
-  /// Extra bytes at the consumer of `e` for a resharded copy.
+  /// Extra bytes at the consumer of `e` for a resharded copy and the
+  /// runtime's scratch copy of the collective that makes it.
   double transientBytes(const Edge &e, unsigned s, unsigned t) const;
+  /// Whether `e` is the stored weight of an `autopar.assign`. The
+  /// partitioner stores in the weight's own layout whatever the assign's
+  /// strategy, so such an edge is priced the other way round: the update,
+  /// which arrives in the assign's layout, is resharded into the weight's
+  /// (an update split where the weight is whole is all-gathered).
+  bool isWeightStore(const Edge &e) const;
   /// Extra bytes node `n` holds while it runs under strategy `s`, beyond its
   /// operands and results: the per-call buffers of a matmul or gemm that
   /// autopar-pack-contractions data-tiles (autopar/Analysis/DataTiling.h),
