@@ -124,10 +124,20 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
         fe.prodRep.push_back(&s - nodes[p].strategies.data());
       fe.prodGroup.push_back(it->second);
     }
-    llvm::DenseMap<std::pair<Attribute, Attribute>, unsigned> cg;
+    // The layouts of earlier operands that read the same value belong to
+    // the group: the edge shares their reshard when it matches one
+    // (PlanPricer::sharesReshard).
+    SmallVector<unsigned> sameValue;
+    for (unsigned o2 = 0; o2 < o; ++o2)
+      if (nodes[c].operands[o2] == nodes[c].operands[o])
+        sameValue.push_back(o2);
+    std::map<std::vector<const void *>, unsigned> cg;
     for (const Strategy &s : nodes[c].strategies) {
-      auto [it, ins] =
-          cg.try_emplace({s.operands[o], s.grads[o]}, fe.consRep.size());
+      std::vector<const void *> group = {s.operands[o].getAsOpaquePointer(),
+                                         s.grads[o].getAsOpaquePointer()};
+      for (unsigned o2 : sameValue)
+        group.push_back(s.operands[o2].getAsOpaquePointer());
+      auto [it, ins] = cg.try_emplace(std::move(group), fe.consRep.size());
       if (ins)
         fe.consRep.push_back(&s - nodes[c].strategies.data());
       fe.consGroup.push_back(it->second);

@@ -42,6 +42,16 @@ bool PlanPricer::isWeightStore(const Edge &e) const {
          isa_and_nonnull<AssignOp>(graph.nodes[e.consumer].op);
 }
 
+bool PlanPricer::sharesReshard(const Edge &e, unsigned t) const {
+  const Node &c = graph.nodes[e.consumer];
+  const Strategy &st = c.strategies[t];
+  for (unsigned o = 0; o < e.operand; ++o)
+    if (c.operands[o] == std::make_pair(e.producer, e.result) &&
+        st.operands[o] == st.operands[e.operand])
+      return true;
+  return false;
+}
+
 double PlanPricer::nodeCost(unsigned n, unsigned s, bool recomputed) const {
   double c = graph.nodes[n].strategies[s].compute;
   if (options.mode != PlanMode::Training)
@@ -63,7 +73,9 @@ double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t,
   // the weight's, once per step.
   if (isWeightStore(e))
     return reshard(type, cs.operands[e.operand], have).time;
-  double cost = reshard(type, have, cs.operands[e.operand]).time;
+  double cost = sharesReshard(e, t)
+                    ? 0
+                    : reshard(type, have, cs.operands[e.operand]).time;
   if (options.mode != PlanMode::Training)
     return cost;
   double m = double(options.microbatches);
@@ -120,7 +132,7 @@ double PlanPricer::valueBytes(unsigned n, unsigned r,
 double PlanPricer::transientBytes(const Edge &e, unsigned s, unsigned t) const {
   ShardingAttr have = graph.nodes[e.producer].strategies[s].results[e.result];
   ShardingAttr want = graph.nodes[e.consumer].strategies[t].operands[e.operand];
-  if (have == want)
+  if (have == want || sharesReshard(e, t))
     return 0;
   // The copy resharded into the weight's layout at a store, otherwise into
   // the consumer's; and the runtime's scratch copy while a collective moves

@@ -58,6 +58,12 @@ public:
   /// which arrives in the assign's layout, is resharded into the weight's
   /// (an update split where the weight is whole is all-gathered).
   bool isWeightStore(const Edge &e) const;
+  /// Whether, under its consumer's strategy `t`, edge `e` reads the value
+  /// of an earlier operand of the same op in the same layout: the
+  /// partitioner makes one reshard per value and layout, so such an edge
+  /// has no communication and no copy of its own (the square `g * g` of
+  /// Adam's second moment reads one all-reduced gradient).
+  bool sharesReshard(const Edge &e, unsigned t) const;
   /// Extra bytes node `n` holds while it runs under strategy `s`, beyond its
   /// operands and results: the per-call buffers of a matmul or gemm that
   /// autopar-pack-contractions data-tiles (autopar/Analysis/DataTiling.h),
