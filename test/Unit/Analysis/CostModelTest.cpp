@@ -161,6 +161,41 @@ TEST_CASE("alpha-beta collectives with ring volumes", "[cost]") {
         0);
 }
 
+TEST_CASE("a collective's scratch copy: blocks strided in row-major order",
+          "[cost]") {
+  Fixture f(kMatmul);
+  ClusterSpec c = cluster(1e9, 1e9, {{1e9, 1e-6}, {1e9, 1e-6}});
+  SmallVector<int64_t> grid{4, 2};
+  auto type = RankedTensorType::get({8, 16}, Float32Type::get(&f.ctx));
+  int64_t whole = 8 * 16 * 4;
+  ShardingAttr replicated = f.s({{}, {}});
+  // Gathering rows: each member's block is contiguous, MPI writes the
+  // result in place.
+  CHECK(
+      getReshardCost(type, f.s({{0}, {}}), replicated, grid, c).scratchBytes ==
+      0);
+  // Gathering columns: the blocks go through a copy of the gathered buffer
+  // (the runtime's all-gather transposes them out of it).
+  CHECK(
+      getReshardCost(type, f.s({{}, {0}}), replicated, grid, c).scratchBytes ==
+      whole);
+  // Only the columns over axis 1 are gathered: the copy is of the result,
+  // still split over axis 0 along the rows.
+  CHECK(getReshardCost(type, f.s({{0}, {1}}), f.s({{0}, {}}), grid, c)
+            .scratchBytes == whole / 4);
+  // A pending sum scattered along the columns: a copy of the input.
+  CHECK(getReshardCost(type, f.s({{}, {}}, {0}), f.s({{}, {0}}), grid, c)
+            .scratchBytes == whole);
+  CHECK(getReshardCost(type, f.s({{}, {}}, {0}), f.s({{0}, {}}), grid, c)
+            .scratchBytes == 0);
+  // Slices and all-reduces copy nothing.
+  CHECK(
+      getReshardCost(type, replicated, f.s({{}, {0}}), grid, c).scratchBytes ==
+      0);
+  CHECK(getReshardCost(type, f.s({{}, {}}, {0}), replicated, grid, c)
+            .scratchBytes == 0);
+}
+
 TEST_CASE("a reshard cost cache prices as getReshardCost, for its grid and "
           "links only",
           "[cost]") {

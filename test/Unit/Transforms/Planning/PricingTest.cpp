@@ -1,0 +1,161 @@
+//===- PricingTest.cpp - prices of stores and shared reshards -------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "Pricing.h"
+#include "IntegerProgram.h"
+#include "StrategyGraph.h"
+
+#include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <catch2/catch.hpp>
+
+using namespace mlir;
+using namespace mlir::autopar;
+using namespace mlir::autopar::planning;
+
+namespace {
+/// An update stored into its weight (8x64 f32, 2 KiB).
+const char *kStore = R"mlir(
+func.func @main(%g: tensor<8x64xf32> loc("g")) -> tensor<8x64xf32> {
+  %w = autopar.weight "w" : tensor<8x64xf32>
+  %u = autopar.sub %w, %g : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32> loc("u")
+  %s = autopar.assign %w, %u : tensor<8x64xf32> loc("store")
+  return %s : tensor<8x64xf32>
+})mlir";
+
+/// A product squared: both operands of the square read one value.
+const char *kSquare = R"mlir(
+func.func @main(%a: tensor<8x64xf32> loc("a"), %b: tensor<64x16xf32> loc("b")) -> tensor<8x16xf32> {
+  %y = autopar.matmul %a, %b : (tensor<8x64xf32>, tensor<64x16xf32>) -> tensor<8x16xf32> loc("y")
+  %sq = autopar.mul %y, %y : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32> loc("sq")
+  return %sq : tensor<8x16xf32>
+})mlir";
+
+struct Fixture {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module;
+  AutoPlanOptions options;
+  Fixture(const char *source) {
+    ctx.loadDialect<AutoparDialect, func::FuncDialect, shard::ShardDialect>();
+    module = parseSourceString<ModuleOp>(source, &ctx);
+    REQUIRE(module);
+    options.gridShape = {4};
+    options.cluster.flops = 1e9;
+    options.cluster.memoryBandwidth = 1e12;
+    options.cluster.memoryBytes = 1 << 30;
+    options.cluster.axes.push_back({1e9, 1e-6});
+  }
+  func::FuncOp main() { return module->lookupSymbol<func::FuncOp>("main"); }
+  ShardingAttr s(ArrayRef<SmallVector<int64_t>> dims,
+                 ArrayRef<int64_t> partial = {}) {
+    return ShardingAttr::get(&ctx, dims, partial);
+  }
+};
+
+unsigned nodeNamed(const StrategyGraph &graph, StringRef name) {
+  for (unsigned n = 0; n < graph.nodes.size(); ++n)
+    if (graph.nodes[n].name == name)
+      return n;
+  FAIL("no node " << name.str());
+  return 0;
+}
+
+/// The strategy of node `n` whose result `r` (or, with `operand`, whose
+/// operand) has layout `layout`.
+unsigned strategyWith(const StrategyGraph &graph, unsigned n,
+                      ShardingAttr layout, bool operand = false) {
+  const std::vector<Strategy> &all = graph.nodes[n].strategies;
+  for (unsigned s = 0; s < all.size(); ++s)
+    if ((operand ? all[s].operands[0] : all[s].results[0]) == layout)
+      return s;
+  FAIL("no strategy with the layout");
+  return 0;
+}
+
+const Edge &edgeInto(const StrategyGraph &graph, unsigned consumer,
+                     unsigned operand) {
+  for (const Edge &e : graph.edges)
+    if (e.consumer == consumer && e.operand == operand)
+      return e;
+  FAIL("no edge");
+  return graph.edges.front();
+}
+} // namespace
+
+TEST_CASE("a store reshards the update into the weight's layout", "[pricing]") {
+  Fixture f(kStore);
+  StrategyGraph graph(f.main(), f.options);
+  REQUIRE(succeeded(graph.build()));
+  PlanPricer pricer(graph);
+  unsigned weight = nodeNamed(graph, "w"), store = nodeNamed(graph, "store");
+  const Edge &e = edgeInto(graph, store, 0);
+  REQUIRE(e.producer == weight);
+  CHECK(pricer.isWeightStore(e));
+  CHECK_FALSE(pricer.isWeightStore(edgeInto(graph, store, 1)));
+  CHECK_FALSE(pricer.isWeightStore(edgeInto(graph, nodeNamed(graph, "u"), 0)));
+
+  auto type = RankedTensorType::get({8, 64}, Float32Type::get(&f.ctx));
+  ShardingAttr whole = f.s({{}, {}}), rows = f.s({{0}, {}}),
+               cols = f.s({{}, {0}});
+  unsigned wWhole = strategyWith(graph, weight, whole);
+  unsigned wCols = strategyWith(graph, weight, cols);
+  unsigned sWhole = strategyWith(graph, store, whole);
+  unsigned sRows = strategyWith(graph, store, rows);
+  unsigned sCols = strategyWith(graph, store, cols);
+  int64_t bytes = 8 * 64 * 4;
+  // The layouts agree: nothing moves.
+  CHECK(pricer.transientBytes(e, wWhole, sWhole) == 0);
+  CHECK(pricer.edgeCost(e, wWhole, sWhole) == 0);
+  // A whole weight, the update split: the updated blocks are all-gathered
+  // into a whole buffer; along the columns through the runtime's scratch
+  // copy too. The weight's own slicing (free) is not what is priced.
+  CHECK(pricer.transientBytes(e, wWhole, sRows) == bytes);
+  CHECK(pricer.transientBytes(e, wWhole, sCols) == 2 * bytes);
+  ReshardCost gather =
+      getReshardCost(type, cols, whole, f.options.gridShape, f.options.cluster);
+  REQUIRE(gather.time > 0);
+  CHECK(pricer.edgeCost(e, wWhole, sCols) == Approx(gather.time));
+  // A split weight, the update whole: its block is sliced out for the
+  // store, without communication (not the gather of the weight).
+  CHECK(pricer.edgeCost(e, wCols, sWhole) == 0);
+  CHECK(pricer.transientBytes(e, wCols, sWhole) == bytes / 4);
+}
+
+TEST_CASE("an op reading one value twice in one layout shares its reshard",
+          "[pricing]") {
+  Fixture f(kSquare);
+  StrategyGraph graph(f.main(), f.options);
+  REQUIRE(succeeded(graph.build()));
+  PlanPricer pricer(graph);
+  unsigned y = nodeNamed(graph, "y"), sq = nodeNamed(graph, "sq");
+  // The product with its reduction split: a pending sum.
+  ShardingAttr pending = f.s({{}, {}}, {0}), whole = f.s({{}, {}});
+  unsigned yPending = strategyWith(graph, y, pending);
+  unsigned sqWhole = strategyWith(graph, sq, whole, /*operand=*/true);
+  const Edge &first = edgeInto(graph, sq, 0), &second = edgeInto(graph, sq, 1);
+  REQUIRE(first.producer == y);
+  REQUIRE(second.producer == y);
+  // One all-reduced copy, priced once.
+  CHECK_FALSE(pricer.sharesReshard(first, sqWhole));
+  CHECK(pricer.sharesReshard(second, sqWhole));
+  CHECK(pricer.transientBytes(first, yPending, sqWhole) == 8 * 16 * 4);
+  CHECK(pricer.transientBytes(second, yPending, sqWhole) == 0);
+  CHECK(pricer.edgeCost(first, yPending, sqWhole) > 0);
+  CHECK(pricer.edgeCost(second, yPending, sqWhole) == 0);
+
+  // The integer program prices the edges alike: its objective is the step
+  // time of the choice it returns, and it agrees on every pinned pair.
+  SolvedProgram solved = solvePlanProgram(graph, pricer, /*memoryLimit=*/-1,
+                                          /*minimizeMemory=*/false, 60);
+  REQUIRE(solved.hasSolution());
+  CHECK(solved.objective ==
+        Approx(1e6 * pricer.evaluate(solved.choice).stepTime));
+}
