@@ -258,32 +258,12 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
                  valueBytes(n, r, nodes[n].strategies[s].results[r]));
     }
     std::set<std::vector<std::pair<int, double>>> seen;
-    for (const LivenessPoint &pt : graph.points) {
-      Expr row = base;
-      for (auto [n, r] : pt.live) {
-        unsigned rep = nodes[n].rep;
-        for (unsigned s = 0; s < nodes[rep].strategies.size(); ++s)
-          addX(row, rep, s,
-               scale * valueBytes(n, r, nodes[n].strategies[s].results[r]));
-      }
-      if (graph.nodes[pt.node].kind == NodeKind::Compute) {
-        unsigned rep = nodes[pt.node].rep;
-        for (unsigned s = 0; s < nodes[rep].strategies.size(); ++s)
-          if (double scratch = pricer.scratchBytes(pt.node, s))
-            addX(row, rep, s, scale * scratch);
-      }
-      for (unsigned e : pt.transient) {
-        const FoldedEdge &fe = folded[edgeToFolded[e]];
-        const Edge &orig = edges[e];
-        addEdgeTerm(row, fe, scale, [&](unsigned s, unsigned t) {
-          return transientBytes(orig, s, t);
-        });
-      }
+    auto addMemoryRow = [&](const Expr &row) {
       std::vector<std::pair<int, double>> key(row.terms.begin(),
                                               row.terms.end());
       key.push_back({-1, row.constant});
       if (!seen.insert(key).second)
-        continue;
+        return;
       std::vector<int> cols;
       std::vector<double> coefs;
       for (auto [col, c] : row.terms) {
@@ -297,6 +277,50 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
       } else {
         ilp.addRow(cols, coefs, 'L', scale * memoryLimit - row.constant);
       }
+    };
+    auto add = [](Expr &into, const Expr &from) {
+      for (auto [col, c] : from.terms)
+        into.terms[col] += c;
+      into.constant += from.constant;
+    };
+    // As PlanPricer::evaluate: a row for the op, and one per collective
+    // with a scratch copy while the operands are resharded.
+    for (const LivenessPoint &pt : graph.points) {
+      Expr live = base, own;
+      for (auto [n, r] : pt.live) {
+        unsigned rep = nodes[n].rep;
+        for (unsigned s = 0; s < nodes[rep].strategies.size(); ++s)
+          addX(n == pt.node ? own : live, rep, s,
+               scale * valueBytes(n, r, nodes[n].strategies[s].results[r]));
+      }
+      Expr copies;
+      for (unsigned e : pt.transient) {
+        const FoldedEdge &fe = folded[edgeToFolded[e]];
+        const Edge &orig = edges[e];
+        addEdgeTerm(copies, fe, scale, [&](unsigned s, unsigned t) {
+          return transientBytes(orig, s, t);
+        });
+        Expr scratch;
+        addEdgeTerm(scratch, fe, scale, [&](unsigned s, unsigned t) {
+          return pricer.collectiveScratchBytes(orig, s, t);
+        });
+        if (scratch.terms.empty() && scratch.constant == 0)
+          continue;
+        Expr row = live;
+        add(row, copies);
+        add(row, scratch);
+        addMemoryRow(row);
+      }
+      Expr row = live;
+      add(row, own);
+      add(row, copies);
+      if (graph.nodes[pt.node].kind == NodeKind::Compute) {
+        unsigned rep = nodes[pt.node].rep;
+        for (unsigned s = 0; s < nodes[rep].strategies.size(); ++s)
+          if (double scratch = pricer.scratchBytes(pt.node, s))
+            addX(row, rep, s, scale * scratch);
+      }
+      addMemoryRow(row);
     }
   }
 

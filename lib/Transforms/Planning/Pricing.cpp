@@ -134,17 +134,26 @@ double PlanPricer::transientBytes(const Edge &e, unsigned s, unsigned t) const {
   ShardingAttr want = graph.nodes[e.consumer].strategies[t].operands[e.operand];
   if (have == want || sharesReshard(e, t))
     return 0;
-  // The copy resharded into the weight's layout at a store, otherwise into
-  // the consumer's; and the runtime's scratch copy while a collective moves
-  // blocks that are not contiguous (autopar/Runtime/CollectiveScratch.h).
-  if (isWeightStore(e)) {
-    RankedTensorType type = graph.storedTypeOf(e.producer, e.result);
-    return getLocalBytes(type, have, graph.gridShape) +
-           reshard(type, want, have).scratchBytes;
-  }
-  RankedTensorType type = graph.pricedTypeOf(e.producer, e.result);
-  return getLocalBytes(type, want, graph.gridShape) +
-         reshard(type, have, want).scratchBytes;
+  // A store holds the update resharded into the weight's layout, other
+  // consumers the value resharded into theirs.
+  if (isWeightStore(e))
+    return getLocalBytes(graph.storedTypeOf(e.producer, e.result), have,
+                         graph.gridShape);
+  return getLocalBytes(graph.pricedTypeOf(e.producer, e.result), want,
+                       graph.gridShape);
+}
+
+double PlanPricer::collectiveScratchBytes(const Edge &e, unsigned s,
+                                          unsigned t) const {
+  ShardingAttr have = graph.nodes[e.producer].strategies[s].results[e.result];
+  ShardingAttr want = graph.nodes[e.consumer].strategies[t].operands[e.operand];
+  if (have == want || sharesReshard(e, t))
+    return 0;
+  if (isWeightStore(e))
+    return reshard(graph.storedTypeOf(e.producer, e.result), want, have)
+        .scratchBytes;
+  return reshard(graph.pricedTypeOf(e.producer, e.result), have, want)
+      .scratchBytes;
 }
 
 /// The local shape of a value of `type` laid out as `layout`.
@@ -223,14 +232,28 @@ PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
   }
   double peak = -1;
   for (auto [index, pt] : llvm::enumerate(graph.points)) {
-    double bytes = base;
-    for (auto [n, r] : pt.live)
-      bytes +=
+    // While the operands are resharded, one collective at a time, in
+    // operand order: the live values but the op's results, the copies made
+    // so far, and the running collective's scratch. Then the op: every
+    // copy, its results and its per-call buffers.
+    double live = base, own = 0;
+    for (auto [n, r] : pt.live) {
+      double b =
           valueBytes(n, r, graph.nodes[n].strategies[choice[n]].results[r]);
-    for (unsigned e : pt.transient)
-      bytes += transientBytes(graph.edges[e], choice[graph.edges[e].producer],
-                              choice[graph.edges[e].consumer]);
-    bytes += scratchBytes(pt.node, choice[pt.node]);
+      live += b;
+      if (n == pt.node)
+        own += b;
+    }
+    double copies = 0, resharding = 0;
+    for (unsigned i : pt.transient) {
+      const Edge &e = graph.edges[i];
+      unsigned s = choice[e.producer], t = choice[e.consumer];
+      copies += transientBytes(e, s, t);
+      if (double scratch = collectiveScratchBytes(e, s, t))
+        resharding = std::max(resharding, live - own + copies + scratch);
+    }
+    double bytes = std::max(
+        live + copies + scratchBytes(pt.node, choice[pt.node]), resharding);
     if (index < graph.numProgramPoints)
       p.memoryProfile.emplace_back(graph.nodes[pt.node].name,
                                    static_cast<int64_t>(std::llround(bytes)));

@@ -49,9 +49,13 @@ public:
   /// Bytes a value takes per device (training: weights hold their
   /// optimizer state too).
   double valueBytes(unsigned n, unsigned r, ShardingAttr layout) const;
-  /// Extra bytes at the consumer of `e` for a resharded copy and the
-  /// runtime's scratch copy of the collective that makes it.
+  /// Extra bytes at the consumer of `e` for a resharded copy.
   double transientBytes(const Edge &e, unsigned s, unsigned t) const;
+  /// The runtime's scratch copy while the collective that makes `e`'s
+  /// resharded copy runs (autopar/Runtime/CollectiveScratch.h): held with
+  /// the copies made before it, not with the consumer's results or
+  /// per-call buffers.
+  double collectiveScratchBytes(const Edge &e, unsigned s, unsigned t) const;
   /// Whether `e` is the stored weight of an `autopar.assign`. The
   /// partitioner stores in the weight's own layout whatever the assign's
   /// strategy, so such an edge is priced the other way round: the update,

@@ -114,11 +114,14 @@ TEST_CASE("a store reshards the update into the weight's layout", "[pricing]") {
   // The layouts agree: nothing moves.
   CHECK(pricer.transientBytes(e, wWhole, sWhole) == 0);
   CHECK(pricer.edgeCost(e, wWhole, sWhole) == 0);
+  CHECK(pricer.collectiveScratchBytes(e, wWhole, sWhole) == 0);
   // A whole weight, the update split: the updated blocks are all-gathered
   // into a whole buffer; along the columns through the runtime's scratch
   // copy too. The weight's own slicing (free) is not what is priced.
   CHECK(pricer.transientBytes(e, wWhole, sRows) == bytes);
-  CHECK(pricer.transientBytes(e, wWhole, sCols) == 2 * bytes);
+  CHECK(pricer.collectiveScratchBytes(e, wWhole, sRows) == 0);
+  CHECK(pricer.transientBytes(e, wWhole, sCols) == bytes);
+  CHECK(pricer.collectiveScratchBytes(e, wWhole, sCols) == bytes);
   ReshardCost gather =
       getReshardCost(type, cols, whole, f.options.gridShape, f.options.cluster);
   REQUIRE(gather.time > 0);
@@ -127,6 +130,54 @@ TEST_CASE("a store reshards the update into the weight's layout", "[pricing]") {
   // store, without communication (not the gather of the weight).
   CHECK(pricer.edgeCost(e, wCols, sWhole) == 0);
   CHECK(pricer.transientBytes(e, wCols, sWhole) == bytes / 4);
+  CHECK(pricer.collectiveScratchBytes(e, wCols, sWhole) == 0);
+
+  // The peak of the store: the weight, the input, the update and its
+  // gathered copy, plus the gather's scratch while it runs.
+  Choice choice(graph.nodes.size(), 0);
+  choice[weight] = wWhole;
+  choice[store] = sCols;
+  unsigned update = nodeNamed(graph, "u");
+  choice[update] = strategyWith(graph, update, cols);
+  choice[nodeNamed(graph, "g")] =
+      strategyWith(graph, nodeNamed(graph, "g"), cols);
+  PlanPrediction p = pricer.evaluate(choice);
+  CHECK(p.peakAt == "store");
+  CHECK(p.peakMemoryBytes == bytes + bytes / 4 + bytes / 4 + bytes + bytes);
+}
+
+TEST_CASE("a collective's scratch is held while it runs, not with the op",
+          "[pricing]") {
+  Fixture f(kSquare);
+  f.options.gridShape = {2, 2};
+  f.options.cluster.axes.push_back({1e9, 1e-6});
+  StrategyGraph graph(f.main(), f.options);
+  REQUIRE(succeeded(graph.build()));
+  PlanPricer pricer(graph);
+  unsigned y = nodeNamed(graph, "y"), sq = nodeNamed(graph, "sq");
+  unsigned a = nodeNamed(graph, "a"), b = nodeNamed(graph, "b");
+  // y's columns split over both axes; the square wants them over axis 0
+  // only: an all-gather along the columns (its scratch is the gathered
+  // 8x8 block). Both operands share it.
+  Choice choice(graph.nodes.size(), 0);
+  choice[a] = strategyWith(graph, a, f.s({{}, {}}));
+  choice[b] = strategyWith(graph, b, f.s({{}, {0, 1}}));
+  choice[y] = strategyWith(graph, y, f.s({{}, {0, 1}}));
+  choice[sq] = strategyWith(graph, sq, f.s({{}, {0}}), /*operand=*/true);
+  const Edge &first = edgeInto(graph, sq, 0);
+  CHECK(pricer.transientBytes(first, choice[y], choice[sq]) == 8 * 8 * 4);
+  CHECK(pricer.collectiveScratchBytes(first, choice[y], choice[sq]) ==
+        8 * 8 * 4);
+  CHECK(pricer.collectiveScratchBytes(edgeInto(graph, sq, 1), choice[y],
+                                      choice[sq]) == 0);
+  // At the square: the inputs (2 KiB whole a, 1 KiB of b), y's block
+  // (128 B), its gathered copy (256 B) and the result (256 B); while the
+  // gather runs, its 256 B scratch instead of the result, not both.
+  PlanPrediction p = pricer.evaluate(choice);
+  auto at = llvm::find_if(
+      p.memoryProfile, [](const auto &entry) { return entry.first == "sq"; });
+  REQUIRE(at != p.memoryProfile.end());
+  CHECK(at->second == 2048 + 1024 + 128 + 256 + 256);
 }
 
 TEST_CASE("an op reading one value twice in one layout shares its reshard",
