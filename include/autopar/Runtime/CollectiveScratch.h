@@ -1,5 +1,4 @@
-//===- CollectiveScratch.h - when a collective copies its buffer -*- C++
-//-*-===//
+//===- CollectiveScratch.h - when collectives copy their buffer -*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
