@@ -306,6 +306,22 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
         });
         if (scratch.terms.empty() && scratch.constant == 0)
           continue;
+        // The op's own row covers this one when, whatever the choice, the
+        // scratch is no larger than what the op then holds in its place
+        // (its results and per-call buffers): leave it out.
+        bool covered = true;
+        const Node &consumer = nodes[orig.consumer];
+        for (unsigned t = 0; t < consumer.strategies.size() && covered; ++t) {
+          double held = pricer.scratchBytes(pt.node, t);
+          for (auto [n, r] : pt.live)
+            if (n == pt.node)
+              held += valueBytes(n, r, consumer.strategies[t].results[r]);
+          for (unsigned s = 0;
+               s < nodes[orig.producer].strategies.size() && covered; ++s)
+            covered = pricer.collectiveScratchBytes(orig, s, t) <= held;
+        }
+        if (covered)
+          continue;
         Expr row = live;
         add(row, copies);
         add(row, scratch);

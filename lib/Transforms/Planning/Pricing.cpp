@@ -145,6 +145,11 @@ double PlanPricer::transientBytes(const Edge &e, unsigned s, unsigned t) const {
 
 double PlanPricer::collectiveScratchBytes(const Edge &e, unsigned s,
                                           unsigned t) const {
+  // Like the per-call buffers of scratchBytes: priced for programs whose
+  // every op is explicit, not for a training-mode graph whose backward pass
+  // is implicit (its collectives are not all edges of the graph).
+  if (options.mode == PlanMode::Training)
+    return 0;
   ShardingAttr have = graph.nodes[e.producer].strategies[s].results[e.result];
   ShardingAttr want = graph.nodes[e.consumer].strategies[t].operands[e.operand];
   if (have == want || sharesReshard(e, t))
