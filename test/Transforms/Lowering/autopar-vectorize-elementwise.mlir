@@ -11,11 +11,11 @@
 // AVX2: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2, 3]] : tensor<2x4x4x4xf32> into tensor<128xf32>
 // AVX2: scf.for %{{.*}} = %c0 to %c128 step %c8
 // AVX2: vector.transfer_read {{.*}} : tensor<128xf32>, vector<8xf32>
-// AVX2: arith.maximumf {{.*}} : vector<8xf32>
+// AVX2: arith.select {{.*}} : vector<8xi1>, vector<8xf32>
 // AVX2: vector.transfer_write {{.*}} : vector<8xf32>, tensor<128xf32>
 // AVX2: tensor.expand_shape {{.*}} output_shape [2, 4, 4, 4] : tensor<128xf32> into tensor<2x4x4x4xf32>
 // AVX512-LABEL: func.func @relu
-// AVX512: arith.maximumf {{.*}} : vector<16xf32>
+// AVX512: arith.select {{.*}} : vector<16xi1>, vector<16xf32>
 func.func @relu(%x: tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32> {
   %y = autopar.relu %x : (tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
   return %y : tensor<2x4x4x4xf32>
@@ -48,7 +48,7 @@ func.func @broadcast(%x: tensor<1x3x4x4xf32>, %b: tensor<4x4xf32>) -> tensor<1x3
 
 // AVX2-LABEL: func.func @odd
 // AVX2: vector.transfer_read %{{.*}} : tensor<15xf32>, vector<15xf32>
-// AVX2: arith.maximumf %{{.*}} : vector<15xf32>
+// AVX2: arith.select %{{.*}} : vector<15xi1>, vector<15xf32>
 func.func @odd(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
   %y = autopar.relu %x : (tensor<3x5xf32>) -> tensor<3x5xf32>
   return %y : tensor<3x5xf32>
