@@ -125,13 +125,17 @@ bool isOverwrittenWhole(Value value) {
          });
 }
 
+/// Bytes of a cache line: the width of the column slabs of fillBorderOnly.
+constexpr int64_t kCacheLineBytes = 64;
+
 /// A `linalg.fill` whose result is read only through one interior
 /// `tensor.extract_slice`, wholly overwritten (isOverwrittenWhole), and
 /// written back by a `tensor.insert_slice` at the same place (the padded
 /// input that a fused `tensor.pad` leaves: the producer writes the interior)
 /// becomes fills of the border slabs only: per dimension, the slabs before
 /// and after the interior, limited to the interior along the dimensions
-/// already done (corners once). The interior is written once, not twice.
+/// already done (corners once), those of the last dimension a cache line
+/// wide. The interior is written once, not twice.
 /// Returns whether `fill` was rewritten.
 bool fillBorderOnly(RewriterBase &rewriter, linalg::FillOp fill) {
   if (!fill.hasPureTensorSemantics())
@@ -194,12 +198,30 @@ bool fillBorderOnly(RewriterBase &rewriter, linalg::FillOp fill) {
         rewriter.getDenseI64ArrayAttr(slabSizes),
         rewriter.getDenseI64ArrayAttr(strides));
   };
-  for (size_t d = 0; d < shape.size(); ++d) {
+  size_t last = shape.size() - 1;
+  for (size_t d = 0; d < last; ++d) {
     fillSlab(d, 0, offsets[d]);
     fillSlab(d, offsets[d] + sizes[d], shape[d] - offsets[d] - sizes[d]);
     // The later dimensions' slabs cover only the interior of this one.
     slabOffsets[d] = offsets[d];
     slabSizes[d] = sizes[d];
+  }
+  // Along the last dimension (a row's columns), each slab is widened to a
+  // cache line into the interior, which the producer overwrites later: the
+  // same lines are written either way, and a store of contiguous elements
+  // per row replaces a strided one (which LLVM vectorizes as scatters).
+  int64_t line = std::max<int64_t>(
+      1, kCacheLineBytes / llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+  int64_t lowEnd = offsets[last] > 0 ? std::max(offsets[last], line) : 0;
+  int64_t highPad = shape[last] - offsets[last] - sizes[last];
+  int64_t highBegin =
+      highPad > 0 ? shape[last] - std::max(highPad, line) : shape[last];
+  if (lowEnd >= highBegin && lowEnd > 0) {
+    fillSlab(last, 0, shape[last]);
+  } else {
+    fillSlab(last, 0, std::min(lowEnd, shape[last]));
+    fillSlab(last, std::max<int64_t>(highBegin, 0),
+             shape[last] - std::max<int64_t>(highBegin, 0));
   }
   rewriter.modifyOpInPlace(slice,
                            [&] { slice.getSourceMutable().assign(current); });
