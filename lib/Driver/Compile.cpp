@@ -1400,6 +1400,8 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
     metadata.strategy = "fixed";
     metadata.extra["fixed"] = llvm::json::Object{
         {"config", fixed->text},
+        // One batch per step: micro_batch * dp equals the batch (checked).
+        {"microbatches", 1},
         {"grid_view", llvm::json::Array(*grid)},
         {"schedule_note",
          "one pipeline stage: the schedule has no bubble to change"}};

@@ -119,9 +119,34 @@ static Value lowerScalar(WhereOp, OpBuilder &b, Location loc, ValueRange args) {
   return arith::SelectOp::create(b, loc, args[0], args[1], args[2]);
 }
 
+/// `std::max(x, bound)` for floats: `x < bound ? bound : x` (NaN stays NaN,
+/// -0 stays -0), as ONNX Runtime's Clip and PyTorch's clamp compute it. With
+/// a constant, non-NaN `bound` this select is one `maxps` (operands in the
+/// order that returns `x` on NaN); `arith.maximumf` would add a NaN check
+/// and a blend per vector. Integers take createMax.
+static Value createClampBelow(OpBuilder &b, Location loc, Value x,
+                              Value bound) {
+  if (!isa<FloatType>(x.getType()))
+    return createMax(b, loc, x, bound);
+  Value below =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, bound);
+  return arith::SelectOp::create(b, loc, below, bound, x);
+}
+
+/// `std::min(x, bound)` for floats: `bound < x ? bound : x` (NaN stays NaN),
+/// one `minps`; integers take createMin.
+static Value createClampAbove(OpBuilder &b, Location loc, Value x,
+                              Value bound) {
+  if (!isa<FloatType>(x.getType()))
+    return createMin(b, loc, x, bound);
+  Value above =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, bound);
+  return arith::SelectOp::create(b, loc, above, bound, x);
+}
+
 static Value lowerScalar(ReluOp, OpBuilder &b, Location loc, ValueRange args) {
-  return createMax(b, loc, args[0],
-                   createConstant(b, loc, args[0].getType(), 0.0));
+  return createClampBelow(b, loc, args[0],
+                          createConstant(b, loc, args[0].getType(), 0.0));
 }
 
 static Value lowerScalar(AbsOp, OpBuilder &b, Location loc, ValueRange args) {
@@ -223,17 +248,17 @@ static Value lowerScalar(GeluOp op, OpBuilder &b, Location loc,
       arith::AddFOp::create(b, loc, createConstant(b, loc, type, 1.0), inner));
 }
 
-/// min(max(x, lo), hi) with absent bounds skipped (NaN stays NaN).
+/// std::min(std::max(x, lo), hi) with absent bounds skipped (NaN stays NaN).
 static Value lowerScalar(ClipOp op, OpBuilder &b, Location loc,
                          ValueRange args) {
   Value x = args[0];
   Type type = x.getType();
   if (std::optional<APFloat> low = op.getMin())
-    x = createMax(b, loc, x,
-                  createConstant(b, loc, type, low->convertToDouble()));
+    x = createClampBelow(b, loc, x,
+                         createConstant(b, loc, type, low->convertToDouble()));
   if (std::optional<APFloat> high = op.getMax())
-    x = createMin(b, loc, x,
-                  createConstant(b, loc, type, high->convertToDouble()));
+    x = createClampAbove(b, loc, x,
+                         createConstant(b, loc, type, high->convertToDouble()));
   return x;
 }
 

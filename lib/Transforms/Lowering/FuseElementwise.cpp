@@ -110,6 +110,127 @@ bool shouldFuse(OpOperand *fused) {
          !fusionHoldsMore(producer, consumer);
 }
 
+/// Whether every use of `value` is the init of a linalg op with only
+/// parallel loops that writes it whole (a permutation map) and never reads it
+/// (its payload ignores the init): the value's elements are all overwritten
+/// before anyone reads them.
+bool isOverwrittenWhole(Value value) {
+  return !value.use_empty() &&
+         llvm::all_of(value.getUses(), [](OpOperand &use) {
+           auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());
+           return op && op.isDpsInit(&use) &&
+                  !op.payloadUsesValueFromOperand(&use) &&
+                  op.getNumParallelLoops() == op.getNumLoops() &&
+                  op.getMatchingIndexingMap(&use).isPermutation();
+         });
+}
+
+/// Bytes of a cache line: the width of the column slabs of fillBorderOnly.
+constexpr int64_t kCacheLineBytes = 64;
+
+/// A `linalg.fill` whose result is read only through one interior
+/// `tensor.extract_slice`, wholly overwritten (isOverwrittenWhole), and
+/// written back by a `tensor.insert_slice` at the same place (the padded
+/// input that a fused `tensor.pad` leaves: the producer writes the interior)
+/// becomes fills of the border slabs only: per dimension, the slabs before
+/// and after the interior, limited to the interior along the dimensions
+/// already done (corners once), those of the last dimension a cache line
+/// wide. The interior is written once, not twice.
+/// Returns whether `fill` was rewritten.
+bool fillBorderOnly(RewriterBase &rewriter, linalg::FillOp fill) {
+  if (!fill.hasPureTensorSemantics())
+    return false;
+  Value filled = fill.getResult(0);
+  auto type = dyn_cast<RankedTensorType>(filled.getType());
+  if (!type || !type.hasStaticShape())
+    return false;
+  tensor::ExtractSliceOp slice;
+  tensor::InsertSliceOp insert;
+  for (OpOperand &use : filled.getUses()) {
+    if (auto s = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
+        s && !slice) {
+      slice = s;
+      continue;
+    }
+    if (auto i = dyn_cast<tensor::InsertSliceOp>(use.getOwner());
+        i && !insert && &use == &i.getDestMutable()) {
+      insert = i;
+      continue;
+    }
+    return false;
+  }
+  if (!slice || !insert || !slice.hasUnitStride() || !insert.hasUnitStride() ||
+      slice.getResultType().getRank() != type.getRank() ||
+      insert.getSourceType() != slice.getResultType() ||
+      ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+      ShapedType::isDynamicShape(slice.getStaticSizes()) ||
+      slice.getStaticOffsets() != insert.getStaticOffsets() ||
+      slice.getStaticSizes() != insert.getStaticSizes() ||
+      !isOverwrittenWhole(slice.getResult()))
+    return false;
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets();
+  ArrayRef<int64_t> sizes = slice.getStaticSizes();
+  ArrayRef<int64_t> shape = type.getShape();
+
+  Location loc = fill.getLoc();
+  rewriter.setInsertionPoint(fill);
+  Value value = fill.getDpsInputs().front();
+  Value current = fill.getDpsInits().front();
+  SmallVector<int64_t> slabOffsets(shape.size(), 0);
+  SmallVector<int64_t> slabSizes(shape);
+  SmallVector<int64_t> strides(shape.size(), 1);
+  auto fillSlab = [&](int64_t dim, int64_t offset, int64_t size) {
+    if (size <= 0)
+      return;
+    slabOffsets[dim] = offset;
+    slabSizes[dim] = size;
+    auto slabType = RankedTensorType::get(slabSizes, type.getElementType());
+    Value slab = tensor::ExtractSliceOp::create(
+        rewriter, loc, slabType, current, ValueRange{}, ValueRange{},
+        ValueRange{}, rewriter.getDenseI64ArrayAttr(slabOffsets),
+        rewriter.getDenseI64ArrayAttr(slabSizes),
+        rewriter.getDenseI64ArrayAttr(strides));
+    Value slabFilled =
+        linalg::FillOp::create(rewriter, loc, value, slab).getResult(0);
+    current = tensor::InsertSliceOp::create(
+        rewriter, loc, slabFilled, current, ValueRange{}, ValueRange{},
+        ValueRange{}, rewriter.getDenseI64ArrayAttr(slabOffsets),
+        rewriter.getDenseI64ArrayAttr(slabSizes),
+        rewriter.getDenseI64ArrayAttr(strides));
+  };
+  size_t last = shape.size() - 1;
+  for (size_t d = 0; d < last; ++d) {
+    fillSlab(d, 0, offsets[d]);
+    fillSlab(d, offsets[d] + sizes[d], shape[d] - offsets[d] - sizes[d]);
+    // The later dimensions' slabs cover only the interior of this one.
+    slabOffsets[d] = offsets[d];
+    slabSizes[d] = sizes[d];
+  }
+  // Along the last dimension (a row's columns), each slab is widened to a
+  // cache line into the interior, which the producer overwrites later: the
+  // same lines are written either way, and a store of contiguous elements
+  // per row replaces a strided one (which LLVM vectorizes as scatters).
+  int64_t line = std::max<int64_t>(
+      1, kCacheLineBytes / llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+  int64_t lowEnd = offsets[last] > 0 ? std::max(offsets[last], line) : 0;
+  int64_t highPad = shape[last] - offsets[last] - sizes[last];
+  int64_t highBegin =
+      highPad > 0 ? shape[last] - std::max(highPad, line) : shape[last];
+  if (lowEnd >= highBegin && lowEnd > 0) {
+    fillSlab(last, 0, shape[last]);
+  } else {
+    fillSlab(last, 0, std::min(lowEnd, shape[last]));
+    fillSlab(last, std::max<int64_t>(highBegin, 0),
+             shape[last] - std::max<int64_t>(highBegin, 0));
+  }
+  rewriter.modifyOpInPlace(slice,
+                           [&] { slice.getSourceMutable().assign(current); });
+  rewriter.modifyOpInPlace(insert,
+                           [&] { insert.getDestMutable().assign(current); });
+  rewriter.eraseOp(fill);
+  return true;
+}
+
 struct FuseElementwisePass
     : public autopar::impl::FuseElementwisePassBase<FuseElementwisePass> {
   using Base::Base;
@@ -145,6 +266,13 @@ struct FuseElementwisePass
     for (Operation *producer : producers)
       if (producer->use_empty())
         producer->erase();
+
+    // The padded tensors those producers write into: fill the border only.
+    SmallVector<linalg::FillOp> fills;
+    getOperation().walk([&](linalg::FillOp fill) { fills.push_back(fill); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::FillOp fill : fills)
+      (void)fillBorderOnly(rewriter, fill);
   }
 };
 

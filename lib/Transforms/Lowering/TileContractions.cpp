@@ -350,6 +350,77 @@ bool isAmxContraction(linalg::LinalgOp op) {
          rhs.getShape().end()[-2] % 16 == 0;
 }
 
+/// Starts the register tiles of a tiled contraction whose accumulator is a
+/// constant fill (the zeros of a `linalg.mmt4d`'s output) from that constant
+/// in registers, and leaves its output uninitialized: the fill, a pass over
+/// the whole output before the contraction, goes. `forall` is the panel loop
+/// of tileMmt4d after the accumulator's read and write left the reduction
+/// loop: its shared output, initialized by the fill, is only sliced per
+/// panel and written back; the slice is the init of the loop over M1 tiles,
+/// whose iteration reads the accumulator tile (one `vector.transfer_read`)
+/// and writes it back at the same indices, the loop's induction variable
+/// among them (each tile is read before anything writes it). Returns whether
+/// it was rewritten.
+bool startFromFillInRegisters(RewriterBase &rewriter, scf::ForallOp forall) {
+  if (forall.getNumResults() != 1)
+    return false;
+  OpOperand &output = forall.getOutputsMutable()[0];
+  auto fill = output.get().getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill.hasPureTensorSemantics())
+    return false;
+  auto value = fill.getDpsInputs().front().getDefiningOp<arith::ConstantOp>();
+  if (!value)
+    return false;
+  BlockArgument shared = forall.getRegionIterArgs().front();
+  tensor::ExtractSliceOp panel;
+  for (Operation *user : shared.getUsers()) {
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user); slice && !panel) {
+      panel = slice;
+      continue;
+    }
+    if (!isa<tensor::ParallelInsertSliceOp>(user))
+      return false;
+  }
+  if (!panel || !panel->hasOneUse())
+    return false;
+  auto loop = dyn_cast<scf::ForOp>(*panel->getUsers().begin());
+  if (!loop || loop.getNumRegionIterArgs() != 1 ||
+      loop.getInitArgs().front() != panel.getResult())
+    return false;
+  BlockArgument tiles = loop.getRegionIterArgs().front();
+  vector::TransferReadOp read;
+  vector::TransferWriteOp write;
+  for (Operation *user : tiles.getUsers()) {
+    if (auto r = dyn_cast<vector::TransferReadOp>(user); r && !read) {
+      read = r;
+      continue;
+    }
+    if (auto w = dyn_cast<vector::TransferWriteOp>(user);
+        w && !write && w.getBase() == tiles) {
+      write = w;
+      continue;
+    }
+    return false;
+  }
+  if (!read || !write || read.getMask() || write.getMask() ||
+      read.getIndices() != write.getIndices() ||
+      !llvm::is_contained(read.getIndices(), loop.getInductionVar()) ||
+      !write->hasOneUse() || !isa<scf::YieldOp>(*write->getUsers().begin()))
+    return false;
+  auto element = dyn_cast<FloatType>(value.getType());
+  if (!element || read.getVectorType().getElementType() != element)
+    return false;
+  rewriter.setInsertionPoint(read);
+  auto splat = DenseElementsAttr::get(read.getVectorType(),
+                                      cast<FloatAttr>(value.getValue()));
+  rewriter.replaceOpWithNewOp<arith::ConstantOp>(read, splat);
+  rewriter.modifyOpInPlace(forall,
+                           [&] { output.assign(fill.getDpsInits().front()); });
+  if (fill->use_empty())
+    rewriter.eraseOp(fill);
+  return true;
+}
+
 struct TileContractionsPass
     : public autopar::impl::TileContractionsPassBase<TileContractionsPass> {
   using Base::Base;
@@ -525,6 +596,13 @@ struct TileContractionsPass
     }
     if (failed(simplifyVectors(func)))
       return signalPassFailure();
+
+    // Accumulators that start from a constant fill: from the constant in
+    // registers, without the fill.
+    SmallVector<scf::ForallOp> panels;
+    func.walk([&](scf::ForallOp forall) { panels.push_back(forall); });
+    for (scf::ForallOp forall : panels)
+      (void)startFromFillInRegisters(rewriter, forall);
   }
 };
 

@@ -28,6 +28,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
+#include "llvm/ADT/SmallBitVector.h"
+
 namespace mlir::autopar {
 #define GEN_PASS_DEF_VECTORIZEELEMENTWISEPASS
 #include "autopar/Transforms/Lowering/Passes.h.inc"
@@ -105,6 +107,31 @@ bool hasStridedInnermost(linalg::LinalgOp op) {
     }
   }
   return false;
+}
+
+/// Whether every operand of `op` that is a `tensor.extract_slice` (through
+/// others) steps along its last dimension by 1 or 2 in all, and at least one
+/// by 2: its vectors are read as contiguous vectors of twice the lanes and a
+/// shuffle (readStrideTwoAsShuffle).
+bool hasStrideTwoInnermost(linalg::LinalgOp op) {
+  bool two = false;
+  for (Value operand : op->getOperands()) {
+    int64_t total = 1;
+    while (auto slice = operand.getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (slice.getMixedStrides().empty())
+        break;
+      std::optional<int64_t> stride =
+          getConstantIntValue(slice.getMixedStrides().back());
+      if (!stride)
+        return false;
+      total *= *stride;
+      operand = slice.getSource();
+    }
+    if (total != 1 && total != 2)
+      return false;
+    two |= total == 2;
+  }
+  return two;
 }
 
 /// The longest run of innermost loops that is contiguous in every operand
@@ -326,6 +353,103 @@ LogicalResult vectorizeInnerReduction(RewriterBase &rewriter,
   return tileToVector(rewriter, partial, tileSizes, {});
 }
 
+/// Rewrites a 1-D `vector.transfer_read` (in bounds, minor identity) of a
+/// view that steps by 2 along its last dimension (a stride-2 window view of
+/// a convolution's or pooling's padded input, through the unit-stride slices
+/// of the tiling) into one contiguous read of twice the lanes from the
+/// viewed tensor and a `vector.shuffle` of its even lanes: a vector of the
+/// view would otherwise be a gather, one load per lane. The wide read is in
+/// bounds when the strided slice ends at least one element before its
+/// source's last dimension does (offset + 2 x size <= source size), and
+/// padded (masked) otherwise. Returns whether `read` was rewritten.
+bool readStrideTwoAsShuffle(RewriterBase &rewriter,
+                            vector::TransferReadOp read) {
+  VectorType vectorType = read.getVectorType();
+  if (vectorType.getRank() != 1 || read.getMask() ||
+      !read.getPermutationMap().isMinorIdentity() ||
+      !read.getInBoundsValues().front())
+    return false;
+  // The chain of slices first (no IR is created unless it qualifies).
+  int64_t total = 1;
+  for (Value view = read.getBase();
+       auto slice = view.getDefiningOp<tensor::ExtractSliceOp>();
+       view = slice.getSource()) {
+    int64_t last = slice.getSourceType().getRank() - 1;
+    if (slice.getDroppedDims().test(last) ||
+        !llvm::all_of(slice.getMixedStrides(), [](OpFoldResult stride) {
+          std::optional<int64_t> value = getConstantIntValue(stride);
+          return value && *value >= 1;
+        }))
+      return false;
+    total *= *getConstantIntValue(slice.getMixedStrides()[last]);
+  }
+  if (total != 2)
+    return false;
+
+  Location loc = read.getLoc();
+  rewriter.setInsertionPoint(read);
+  Value base = read.getBase();
+  SmallVector<Value> indices(read.getIndices());
+  int64_t stride = 1;
+  bool inBounds = true;
+  auto constant = [&](OpFoldResult value) {
+    return getValueOrCreateConstantIndexOp(rewriter, loc, value);
+  };
+  while (auto slice = base.getDefiningOp<tensor::ExtractSliceOp>()) {
+    RankedTensorType source = slice.getSourceType();
+    int64_t last = source.getRank() - 1;
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    if (dropped.test(last))
+      return false;
+    std::optional<int64_t> lastStride =
+        getConstantIntValue(slice.getMixedStrides()[last]);
+    if (!lastStride || *lastStride < 1)
+      return false;
+    if (*lastStride != 1) {
+      std::optional<int64_t> offset =
+          getConstantIntValue(slice.getMixedOffsets()[last]);
+      std::optional<int64_t> size =
+          getConstantIntValue(slice.getMixedSizes()[last]);
+      inBounds &= offset && size && !source.isDynamicDim(last) &&
+                  *offset + *lastStride * *size <= source.getDimSize(last);
+    }
+    stride *= *lastStride;
+    SmallVector<Value> sourceIndices;
+    size_t next = 0;
+    for (int64_t d = 0; d <= last; ++d) {
+      Value offset = constant(slice.getMixedOffsets()[d]);
+      if (dropped.test(d)) {
+        sourceIndices.push_back(offset);
+        continue;
+      }
+      Value index = indices[next++];
+      std::optional<int64_t> step =
+          getConstantIntValue(slice.getMixedStrides()[d]);
+      if (!step)
+        return false;
+      if (*step != 1)
+        index = rewriter.createOrFold<arith::MulIOp>(
+            loc, index, arith::ConstantIndexOp::create(rewriter, loc, *step));
+      sourceIndices.push_back(
+          rewriter.createOrFold<arith::AddIOp>(loc, offset, index));
+    }
+    indices = std::move(sourceIndices);
+    base = slice.getSource();
+  }
+  if (stride != 2)
+    return false;
+  int64_t lanes = vectorType.getNumElements();
+  auto wideType = VectorType::get({2 * lanes}, vectorType.getElementType());
+  Value wide = vector::TransferReadOp::create(rewriter, loc, wideType, base,
+                                              indices, read.getPadding(),
+                                              ArrayRef<bool>{inBounds});
+  SmallVector<int64_t> evens;
+  for (int64_t i = 0; i < lanes; ++i)
+    evens.push_back(2 * i);
+  rewriter.replaceOpWithNewOp<vector::ShuffleOp>(read, wide, wide, evens);
+  return true;
+}
+
 struct VectorizeElementwisePass
     : public autopar::impl::VectorizeElementwisePassBase<
           VectorizeElementwisePass> {
@@ -402,25 +526,28 @@ struct VectorizeElementwisePass
         }
       }
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      // Whole vectors only (no masks): `lanes`, or half of them down to 8
-      // (rows of 56 positions that a strided view keeps apart), when that
-      // divides the loop; otherwise a short loop (5 to 4 * lanes: rows of
-      // 28, 14 or 7 positions) is one vector of its length, which LLVM
-      // splits into registers; a longer one is left to the scalar loops.
-      // A strided read along the innermost loop (a stride-2 window view)
-      // would be a gather per vector: left to LLVM's loop vectorizer, which
-      // measured faster.
-      if (hasStridedInnermost(op))
+      // Whole vectors only (no masks): `lanes` when they divide the loop;
+      // otherwise a short f32 loop (5 to 4 * lanes: rows of 56, 28, 14 or 7
+      // positions that a window view keeps apart) is one vector of its
+      // length, which LLVM splits into registers (a row of 56 in three
+      // zmm and one ymm per operation, not seven ymm); otherwise half the
+      // lanes down to 8 when they divide it; a longer loop is left to the
+      // scalar loops. A read of a view that steps by 2 along the innermost
+      // loop (a stride-2 window) becomes a contiguous read of twice the
+      // lanes and a shuffle (readStrideTwoAsShuffle, below); other strides
+      // would be a gather per vector and are left to LLVM's loop
+      // vectorizer, which measured faster.
+      if (hasStridedInnermost(op) && !hasStrideTwoInnermost(op))
         continue;
       int64_t width = lanes;
-      if (width > 8 && ranges.back() % width != 0)
-        width /= 2;
       if (ranges.back() % width != 0 && ranges.back() > 4 &&
           ranges.back() <= 4 * lanes &&
           llvm::all_of(op->getOperandTypes(), [](Type type) {
             return getElementTypeOrSelf(type).isF32();
           }))
         width = ranges.back();
+      else if (width > 8 && ranges.back() % width != 0)
+        width /= 2;
       if (ranges.back() % width != 0)
         continue;
 
@@ -473,6 +600,15 @@ struct VectorizeElementwisePass
     // 1-D transfers (the vector lowering unrolls n-D ones only partially).
     if (vectorizedAny && failed(simplifyVectors(getOperation())))
       return signalPassFailure();
+    // Reads of stride-2 views (in bounds once simplified): contiguous reads
+    // and shuffles.
+    SmallVector<vector::TransferReadOp> reads;
+    getOperation().walk([&](vector::TransferReadOp read) {
+      if (read.getBase().getDefiningOp<tensor::ExtractSliceOp>())
+        reads.push_back(read);
+    });
+    for (vector::TransferReadOp read : reads)
+      (void)readStrideTwoAsShuffle(rewriter, read);
   }
 };
 

@@ -21,6 +21,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -68,14 +70,51 @@ private:
 
 } // namespace
 
+/// The weight a transpose lays out for a contraction (the `Transpose` that
+/// exporters put between a `Linear` weight and its `MatMul`), or null.
+static WeightOp getTransposedWeight(Value v) {
+  auto transpose = v.getDefiningOp<TransposeOp>();
+  return transpose ? transpose.getInput().getDefiningOp<WeightOp>()
+                   : WeightOp();
+}
+
 /// The weight operand index of a MatMul/Gemm whose B, or a Conv whose W, is a
-/// weight, or nullopt.
+/// weight or the transpose of one, or nullopt.
 static std::optional<unsigned> getWeightOperand(Operation *op) {
   if (!isa<MatMulOp, GemmOp, ConvOp>(op))
     return std::nullopt;
-  if (op->getOperand(1).getDefiningOp<WeightOp>())
+  Value b = op->getOperand(1);
+  if (b.getDefiningOp<WeightOp>() || getTransposedWeight(b))
     return 1u;
   return std::nullopt;
+}
+
+/// Whether the tensor plan decides `transpose` at its first consumer: it lays
+/// out a weight that nothing has split yet, for a MatMul/Gemm that reads it as
+/// B and is the transpose's first user in program order. The Megatron split
+/// of that contraction then fixes the transposed weight's sharding, and the
+/// weight is stored split to match (otherwise the weight would take the
+/// transpose's replicated default, and the exported `Transpose` before every
+/// `Linear` would hide every split).
+static bool isDeferredWeightTranspose(Operation *op) {
+  auto transpose = dyn_cast<TransposeOp>(op);
+  if (!transpose)
+    return false;
+  WeightOp weight = getTransposedWeight(transpose.getResult());
+  if (!weight || getSharding(weight))
+    return false;
+  Operation *first = nullptr;
+  for (Operation *user : transpose->getUsers())
+    if (user->getBlock() != op->getBlock())
+      return false;
+    else if (!first || user->isBeforeInBlock(first))
+      first = user;
+  if (!first || !isa<MatMulOp, GemmOp>(first))
+    return false;
+  // Read as B only (a product of the weight with itself stays as it is).
+  return llvm::all_of(first->getOpOperands(), [&](OpOperand &use) {
+    return use.get() != transpose.getResult() || use.getOperandNumber() == 1;
+  });
 }
 
 std::optional<LoopAxes>
@@ -120,6 +159,42 @@ ApplyPlanPass::tensorLoops(Operation *op, const ShardingRule &rule,
     return loops;
   }
   return loops;
+}
+
+/// Gives each weight's optimizer update the weight's own layout: its state
+/// (Adam's moments) and every value of the update with the weight's shape
+/// are split as the weight is stored. Propagation alone would not: the
+/// moments' first use, their decay (`m * beta1`), comes before the forward
+/// pass and has nothing split to follow, so the state would be stored whole
+/// on every device beside a split weight, and the update would slice the
+/// decayed moments apart from their producer (a buffer held through the
+/// whole step) and all-gather the new state back. The gradient is
+/// resharded into the update's layout instead (a pending sum is
+/// reduce-scattered).
+static void alignOptimizerUpdates(func::FuncOp func) {
+  llvm::StringMap<WeightOp> weights;
+  llvm::MapVector<StringRef, SmallVector<Operation *>> updates;
+  func.walk([&](Operation *op) {
+    if (auto w = dyn_cast<WeightOp>(op);
+        w && !w->hasAttr(kOptimizerUpdateAttrName))
+      weights.try_emplace(w.getName(), w);
+    if (auto name = op->getAttrOfType<StringAttr>(kOptimizerUpdateAttrName))
+      updates[name.getValue()].push_back(op);
+  });
+  for (auto &[name, ops] : updates) {
+    WeightOp weight = weights.lookup(name);
+    ShardingAttr own = weight ? getSharding(weight.getResult()) : nullptr;
+    if (!own)
+      continue;
+    for (Operation *op : ops) {
+      if (auto assign = dyn_cast<AssignOp>(op);
+          assign && assign.getWeight() == weight.getResult())
+        continue;
+      for (Value result : op->getResults())
+        if (result.getType() == weight.getType())
+          setSharding(result, own);
+    }
+  }
 }
 
 LogicalResult ApplyPlanPass::checkPinnedNames(func::FuncOp func) {
@@ -247,6 +322,10 @@ LogicalResult ApplyPlanPass::annotate(func::FuncOp func) {
       setSharding(op->getResult(0), p ? p : replicated(op->getResult(0)));
       return WalkResult::advance();
     }
+    // Decided by its consumer's Megatron split (below).
+    if (kind == PlanKind::Tensor && !pinnedFor(op->getResult(0)) &&
+        isDeferredWeightTranspose(op))
+      return WalkResult::advance();
     FailureOr<ShardingRule> rule = ShardingRule::get(op);
     if (failed(rule)) {
       op->emitError() << "op '" << op->getName()
@@ -283,6 +362,32 @@ LogicalResult ApplyPlanPass::annotate(func::FuncOp func) {
     } else {
       loops = rule->getLoopsFromOperands(operands);
     }
+    // A deferred weight transpose takes the layout this op reads it in, and
+    // its weight the layout that needs no communication for it.
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      Value v = op->getOperand(i);
+      auto transpose = v.getDefiningOp<TransposeOp>();
+      if (!transpose || getSharding(v))
+        continue;
+      ShardingAttr wanted =
+          rule->getOperandSharding(ctx, i, loops).withoutPartial();
+      FailureOr<ShardingRule> transposeRule = ShardingRule::get(transpose);
+      if (failed(transposeRule)) {
+        transpose->emitError() << "op '" << transpose->getName()
+                               << "' has no sharding rule; it cannot be "
+                                  "planned";
+        return WalkResult::interrupt();
+      }
+      SmallVector<ShardingAttr> none(1);
+      FailureOr<LoopAxes> transposeLoops =
+          transposeRule->getLoopsFromResults(transpose, {wanted}, none);
+      if (failed(transposeLoops))
+        return WalkResult::interrupt();
+      setSharding(v, transposeRule->getResultSharding(ctx, 0, *transposeLoops));
+      setSharding(transpose.getInput(),
+                  transposeRule->getOperandSharding(ctx, 0, *transposeLoops)
+                      .withoutPartial());
+    }
     for (unsigned r = 0; r < op->getNumResults(); ++r)
       setSharding(op->getResult(r), rule->getResultSharding(ctx, r, loops));
     // Weights without a sharding take what this op needs (their first use).
@@ -301,6 +406,8 @@ LogicalResult ApplyPlanPass::annotate(func::FuncOp func) {
     if (!getSharding(weight))
       setSharding(weight, replicated(weight));
   });
+  if (kind == PlanKind::Tensor)
+    alignOptimizerUpdates(func);
   // Outputs of the data plan stay split as computed (each device writes its
   // block of the batch; a pending sum is summed); the other plans request
   // them replicated.

@@ -465,16 +465,19 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
     os << "\n";
   }
   if (const json::Object *fixed = root->getObject("fixed")) {
-    os << "  fixed:     " << fixed->getString("config").value_or("") << " = "
-       << fixed->getInteger("microbatches").value_or(0)
-       << " microbatches, grid viewed as ";
+    // `autopar plan` prices the configuration (microbatches, fit); a
+    // compiled plan records only what it was compiled with.
+    os << "  fixed:     " << fixed->getString("config").value_or("");
+    if (std::optional<int64_t> count = fixed->getInteger("microbatches"))
+      os << " = " << *count << (*count == 1 ? " microbatch" : " microbatches");
+    os << ", grid viewed as ";
     if (const json::Array *view = fixed->getArray("grid_view"))
       llvm::interleave(
           *view, os, [&](const json::Value &v) { os << *v.getAsInteger(); },
           "x");
-    os << (fixed->getBoolean("fits").value_or(false) ? ", fits"
-                                                     : ", does NOT fit")
-       << "\n";
+    if (std::optional<bool> fits = fixed->getBoolean("fits"))
+      os << (*fits ? ", fits" : ", does NOT fit");
+    os << "\n";
     if (const json::Object *own = fixed->getObject("own_plan")) {
       if (std::optional<StringRef> error = own->getString("error"))
         os << "  autopar's own plan: " << *error << "\n";

@@ -72,7 +72,8 @@ func.func @max_pool(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
 
 // A depthwise convolution (one group per channel, one output channel each):
 // bias plus one product per window position, with the weight's column of
-// that position, in one elementwise generic over the views.
+// that position, in one elementwise generic over the views (f32: one fused
+// multiply-add per position).
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-LABEL: func.func @depthwise
@@ -85,9 +86,10 @@ func.func @max_pool(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]], #[[ID]], #[[CH]], #[[CH]], #[[CH]], #[[CH]], #[[CH]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
 // CHECK-SAME: ins(%[[V0]], {{.*}}, %[[V3]], %[[W0]], {{.*}}, %[[W3]], %[[B]] :
 // CHECK: ^bb0(%[[E0:[^:]*]]: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %[[C0:[^:]*]]: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %[[BIAS:[^:]*]]: f32,
-// CHECK: %[[P0:.*]] = arith.mulf %[[E0]], %[[C0]] : f32
-// CHECK: arith.addf %[[BIAS]], %[[P0]] : f32
-// CHECK-COUNT-3: arith.mulf
+// CHECK: %[[A0:.*]] = math.fma %[[E0]], %[[C0]], %[[BIAS]] : f32
+// CHECK: %[[A1:.*]] = math.fma %{{.*}}, %{{.*}}, %[[A0]] : f32
+// CHECK-COUNT-2: math.fma
+// CHECK-NOT: arith.mulf
 // CHECK-NOT: linalg.generic
 func.func @depthwise(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x2x2xf32>, %b: tensor<4xf32>) -> tensor<1x4x5x5xf32> {
   %0 = autopar.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 4 : i64} : (tensor<1x4x6x6xf32>, tensor<4x1x2x2xf32>, tensor<4xf32>) -> tensor<1x4x5x5xf32>

@@ -179,14 +179,19 @@ func.func @gelu(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 // -----
 
 // Absent bounds are skipped; integer bounds are clamped to the type's range.
+// Float bounds are std::min(std::max(x, lo), hi) as selects (NaN stays NaN).
 // CHECK-LABEL: func.func @clip
+// CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
 // CHECK: %[[LO:.*]] = arith.constant -1.000000e+00 : f32
-// CHECK: %[[M:.*]] = arith.maximumf %{{.*}}, %[[LO]] : f32
+// CHECK: %[[LT:.*]] = arith.cmpf olt, %[[IN]], %[[LO]] : f32
+// CHECK: %[[M:.*]] = arith.select %[[LT]], %[[LO]], %[[IN]] : f32
 // CHECK: %[[HI:.*]] = arith.constant 6.000000e+00 : f32
-// CHECK: arith.minimumf %[[M]], %[[HI]] : f32
+// CHECK: %[[GT:.*]] = arith.cmpf ogt, %[[M]], %[[HI]] : f32
+// CHECK: arith.select %[[GT]], %[[HI]], %[[M]] : f32
 // CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
 // CHECK-NEXT: %[[HI2:.*]] = arith.constant 6.000000e+00 : f32
-// CHECK-NEXT: arith.minimumf %[[X]], %[[HI2]] : f32
+// CHECK-NEXT: %[[GT2:.*]] = arith.cmpf ogt, %[[X]], %[[HI2]] : f32
+// CHECK-NEXT: arith.select %[[GT2]], %[[HI2]], %[[X]] : f32
 // CHECK: arith.constant -128 : i8
 // CHECK: arith.maxsi
 // CHECK: arith.constant 3 : i8

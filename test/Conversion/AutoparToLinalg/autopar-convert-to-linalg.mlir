@@ -7,7 +7,8 @@
 // CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID1]], #[[ID1]]], iterator_types = ["parallel"]}
 // CHECK-SAME: ins(%[[X]] : tensor<4xf32>) outs(%[[INIT]] : tensor<4xf32>)
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK: %[[M:.*]] = arith.maximumf %{{.*}}, %[[ZERO]] : f32
+// CHECK: %[[LT:.*]] = arith.cmpf olt, %[[IN:.*]], %[[ZERO]] : f32
+// CHECK: %[[M:.*]] = arith.select %[[LT]], %[[ZERO]], %[[IN]] : f32
 // CHECK: linalg.yield %[[M]] : f32
 // CHECK: return %[[R]]
 func.func @relu(%x: tensor<4xf32>) -> tensor<4xf32> {

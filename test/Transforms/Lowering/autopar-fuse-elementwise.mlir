@@ -6,7 +6,8 @@
 // CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[Y:.*]]: tensor<4x8xf32>, %[[Z:.*]]: tensor<8xf32>)
 // CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[Y]], %[[Z]] : tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>)
 // CHECK: arith.addf
-// CHECK: arith.maximumf
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
 // CHECK: arith.addf
 // CHECK: return %[[R]]
 // CHECK-NOT: linalg.generic
@@ -55,22 +56,54 @@ func.func @broadcast_read(%x: tensor<64x8xf32>, %s: tensor<8xf32>) -> tensor<64x
 
 // The zero padding of a convolution's input whose producer is an
 // elementwise generic with no other use: the producer writes into the
-// interior of the zero-filled padded tensor, and the pad (a copy of the whole
-// tensor) goes.
+// interior of the padded tensor, and the pad (a copy of the whole tensor)
+// goes. Only the border is zero-filled: the rows above and below, then the
+// columns left and right of the interior rows, a cache line (16 f32) wide
+// into the interior (overwritten later); rows of 8 are filled whole.
 
 // CHECK-LABEL: func.func @relu_into_padding
 // CHECK-NOT: tensor.pad
-// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x8x8x8xf32>)
-// CHECK: %[[I:.*]] = tensor.extract_slice %[[F]][0, 0, 1, 1] [1, 8, 6, 6] [1, 1, 1, 1]
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x8x8x8xf32>
+// CHECK: %[[S0:.*]] = tensor.extract_slice %[[E]][0, 0, 0, 0] [1, 8, 1, 8] [1, 1, 1, 1]
+// CHECK: %[[F0:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[S0]] : tensor<1x8x1x8xf32>)
+// CHECK: %[[B0:.*]] = tensor.insert_slice %[[F0]] into %[[E]][0, 0, 0, 0] [1, 8, 1, 8] [1, 1, 1, 1]
+// CHECK: %[[S1:.*]] = tensor.extract_slice %[[B0]][0, 0, 7, 0] [1, 8, 1, 8] [1, 1, 1, 1]
+// CHECK: %[[F1:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[S1]] : tensor<1x8x1x8xf32>)
+// CHECK: %[[B1:.*]] = tensor.insert_slice %[[F1]] into %[[B0]][0, 0, 7, 0] [1, 8, 1, 8] [1, 1, 1, 1]
+// CHECK: %[[S2:.*]] = tensor.extract_slice %[[B1]][0, 0, 1, 0] [1, 8, 6, 8] [1, 1, 1, 1]
+// CHECK: %[[F2:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[S2]] : tensor<1x8x6x8xf32>)
+// CHECK: %[[B2:.*]] = tensor.insert_slice %[[F2]] into %[[B1]][0, 0, 1, 0] [1, 8, 6, 8] [1, 1, 1, 1]
+// CHECK-NOT: linalg.fill
+// CHECK: %[[I:.*]] = tensor.extract_slice %[[B2]][0, 0, 1, 1] [1, 8, 6, 6] [1, 1, 1, 1]
 // CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x6x6xf32>) outs(%[[I]] : tensor<1x8x6x6xf32>)
-// CHECK: arith.maximumf
-// CHECK: %[[P:.*]] = tensor.insert_slice %[[R]] into %[[F]][0, 0, 1, 1] [1, 8, 6, 6] [1, 1, 1, 1]
+// CHECK: arith.select
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[R]] into %[[B2]][0, 0, 1, 1] [1, 8, 6, 6] [1, 1, 1, 1]
 // CHECK: tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 8, 6, 6] [1, 1, 1, 1]
 // CHECK-NOT: tensor.pad
 func.func @relu_into_padding(%x: tensor<1x8x6x6xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x6x6xf32> {
   %r = autopar.relu %x : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
   %y = autopar.conv %r, %w {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x6x6xf32>
   return %y : tensor<1x8x6x6xf32>
+}
+
+// -----
+
+// Rows of 40 (padded to 42): the column slabs are [0, 16) and [26, 42).
+
+// CHECK-LABEL: func.func @relu_into_padding_wide_rows
+// CHECK: linalg.fill {{.*}} outs(%{{.*}} : tensor<1x8x1x42xf32>)
+// CHECK: linalg.fill {{.*}} outs(%{{.*}} : tensor<1x8x1x42xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 1, 0] [1, 8, 6, 16] [1, 1, 1, 1]
+// CHECK: linalg.fill {{.*}} outs(%{{.*}} : tensor<1x8x6x16xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 1, 26] [1, 8, 6, 16] [1, 1, 1, 1]
+// CHECK: linalg.fill {{.*}} outs(%{{.*}} : tensor<1x8x6x16xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 1, 1] [1, 8, 6, 40] [1, 1, 1, 1]
+func.func @relu_into_padding_wide_rows(%x: tensor<1x8x6x40xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x6x40xf32> {
+  %r = autopar.relu %x : (tensor<1x8x6x40xf32>) -> tensor<1x8x6x40xf32>
+  %y = autopar.conv %r, %w {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x6x40xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x6x40xf32>
+  return %y : tensor<1x8x6x40xf32>
 }
 
 // -----

@@ -1,7 +1,9 @@
 // The schedule of a data-tiled matmul per ISA: a parallel loop (threads) over
 // the column panels (N1), loops over the row tiles (M1) and the reduction (K1) around one vector.contract
-// of the register tile, whose accumulator is read before and written after
-// the reduction loop; packs and unpacks become pad/reshape/transpose.
+// of the register tile, whose accumulator starts from zeros in registers
+// (the output's zero fill goes: the output starts uninitialized) and is
+// written after the reduction loop; packs and unpacks become
+// pad/reshape/transpose.
 // RUN: autopar-opt %s --pass-pipeline="builtin.module(autopar-pack-contractions{isa=avx512},func.func(autopar-convert-to-linalg,autopar-tile-contractions))" | FileCheck %s --check-prefixes=CHECK,AVX512
 // RUN: autopar-opt %s --pass-pipeline="builtin.module(autopar-pack-contractions{isa=avx2},func.func(autopar-convert-to-linalg,autopar-tile-contractions))" | FileCheck %s --check-prefixes=CHECK,AVX2
 // RUN: autopar-opt %s --pass-pipeline="builtin.module(autopar-pack-contractions{isa=generic},func.func(autopar-convert-to-linalg,autopar-tile-contractions))" | FileCheck %s --check-prefixes=CHECK,GENERIC
@@ -10,10 +12,13 @@
 // CHECK-NOT: linalg.pack
 // AVX2: tensor.pad {{.*}} high[2, 0]
 // CHECK: linalg.transpose
-// AVX512: %[[P:.*]] = scf.forall (%[[N1:.*]]) in (3) shared_outs(%[[O:.*]] = %{{.*}}) -> (tensor<5x3x8x32xf32>)
+// AVX512: %[[E:.*]] = tensor.empty() : tensor<5x3x8x32xf32>
+// AVX512-NOT: linalg.fill
+// AVX512: %[[P:.*]] = scf.forall (%[[N1:.*]]) in (3) shared_outs(%[[O:.*]] = %[[E]]) -> (tensor<5x3x8x32xf32>)
 // AVX512: %[[S:.*]] = tensor.extract_slice %[[O]][0, %[[N1]], 0, 0] [5, 1, 8, 32] [1, 1, 1, 1]
 // AVX512: %[[T:.*]] = scf.for %[[M1:.*]] = %{{.*}} to %c5 step %c1 iter_args(%[[I:.*]] = %[[S]]) -> (tensor<5x1x8x32xf32>)
-// AVX512: %[[ACC:.*]] = vector.transfer_read %[[I]][%[[M1]], %c0, %c0, %c0]{{.*}} : tensor<5x1x8x32xf32>, vector<8x32xf32>
+// AVX512-NOT: vector.transfer_read %[[I]]
+// AVX512: %[[ACC:.*]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
 // AVX512: %[[SUM:.*]] = scf.for %[[K1:.*]] = %{{.*}} to %c64 step %c1 iter_args(%[[R:.*]] = %[[ACC]]) -> (vector<8x32xf32>)
 // AVX512: %[[A:.*]] = vector.transfer_read %{{.*}}[%[[M1]], %[[K1]], %c0, %c0]{{.*}} : tensor<5x64x8x1xf32>, vector<8x1xf32>
 // AVX512: %[[B:.*]] = vector.transfer_read %{{.*}}[%[[N1]], %[[K1]], %c0, %c0]{{.*}} : tensor<3x64x32x1xf32>, vector<32x1xf32>
@@ -24,7 +29,7 @@
 // AVX512-NEXT: tensor.parallel_insert_slice %[[T]] into %[[O]][0, %[[N1]], 0, 0] [5, 1, 8, 32]
 
 // AVX2: scf.forall (%{{.*}}) in (6) {{.*}} -> (tensor<7x6x6x16xf32>)
-// AVX2: vector.transfer_read {{.*}} vector<6x16xf32>
+// AVX2: arith.constant dense<0.000000e+00> : vector<6x16xf32>
 // AVX2: scf.for {{.*}} -> (vector<6x16xf32>)
 // AVX2: vector.contract {{.*}} : vector<6x1xf32>, vector<16x1xf32> into vector<6x16xf32>
 

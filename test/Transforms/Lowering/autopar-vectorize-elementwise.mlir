@@ -11,11 +11,11 @@
 // AVX2: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2, 3]] : tensor<2x4x4x4xf32> into tensor<128xf32>
 // AVX2: scf.for %{{.*}} = %c0 to %c128 step %c8
 // AVX2: vector.transfer_read {{.*}} : tensor<128xf32>, vector<8xf32>
-// AVX2: arith.maximumf {{.*}} : vector<8xf32>
+// AVX2: arith.select {{.*}} : vector<8xi1>, vector<8xf32>
 // AVX2: vector.transfer_write {{.*}} : vector<8xf32>, tensor<128xf32>
 // AVX2: tensor.expand_shape {{.*}} output_shape [2, 4, 4, 4] : tensor<128xf32> into tensor<2x4x4x4xf32>
 // AVX512-LABEL: func.func @relu
-// AVX512: arith.maximumf {{.*}} : vector<16xf32>
+// AVX512: arith.select {{.*}} : vector<16xi1>, vector<16xf32>
 func.func @relu(%x: tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32> {
   %y = autopar.relu %x : (tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
   return %y : tensor<2x4x4x4xf32>
@@ -48,7 +48,7 @@ func.func @broadcast(%x: tensor<1x3x4x4xf32>, %b: tensor<4x4xf32>) -> tensor<1x3
 
 // AVX2-LABEL: func.func @odd
 // AVX2: vector.transfer_read %{{.*}} : tensor<15xf32>, vector<15xf32>
-// AVX2: arith.maximumf %{{.*}} : vector<15xf32>
+// AVX2: arith.select %{{.*}} : vector<15xi1>, vector<15xf32>
 func.func @odd(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
   %y = autopar.relu %x : (tensor<3x5xf32>) -> tensor<3x5xf32>
   return %y : tensor<3x5xf32>
@@ -230,13 +230,13 @@ func.func @short_or_outer(%x: tensor<4x24xf32>, %i: tensor<4xf32>, %z: tensor<64
 // The window views of a depthwise convolution are strided slices of its
 // padded input: the rows of one view are not contiguous, so the loops over
 // rows and columns are not collapsed (that would copy each view into a new
-// buffer); the rows of 56 columns take vectors of 8 (AVX-512 lanes do not
-// divide 56), the rows of 7 one vector of 7.
+// buffer); a row of 56 columns (which AVX-512's 16 lanes do not divide) is
+// one vector of 56, as a row of 7 is one vector of 7.
 
 // AVX512-LABEL: func.func @depthwise_views
 // AVX512-NOT: tensor.collapse_shape {{.*}}tensor<1x8x56x56xf32>
-// AVX512-COUNT-9: vector.transfer_read {{.*}} : tensor<1x8x58x58xf32>, vector<8xf32>
-// AVX512: vector.transfer_write {{.*}} : vector<8xf32>, tensor<1x8x56x56xf32>
+// AVX512-COUNT-9: vector.transfer_read {{.*}} : tensor<1x8x58x58xf32>, vector<56xf32>
+// AVX512: vector.transfer_write {{.*}} : vector<56xf32>, tensor<1x8x56x56xf32>
 func.func @depthwise_views(%x: tensor<1x8x56x56xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x56x56xf32> {
   %y = autopar.conv %x, %w {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x56x56xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x56x56xf32>
   return %y : tensor<1x8x56x56xf32>
@@ -250,14 +250,46 @@ func.func @depthwise_short_rows(%x: tensor<1x8x7x7xf32>, %w: tensor<8x1x3x3xf32>
 }
 
 // A stride-2 depthwise convolution reads its views at stride 2 along the
-// innermost loop: a vector of them would be a gather, so the op is left to
-// LLVM's loop vectorizer (and its views are not collapsed either).
+// innermost loop: a vector of a view would be a gather, so each is read as a
+// contiguous vector of twice the lanes from the padded input (row 2 y + dy,
+// column dx) and its even lanes are shuffled out. The reads stay in bounds
+// (the view of dx = 2 ends at column 2 + 2 x 28 = 58, the padded width).
 
 // AVX512-LABEL: func.func @depthwise_stride_two
-// AVX512-NOT: vector.transfer_read
-// AVX512: linalg.generic
-// AVX512-SAME: ins({{.*}} : tensor<1x8x28x28xf32>
+// AVX512-SAME: (%[[X:.*]]: tensor<1x8x56x56xf32>,
+// AVX512: %[[P:.*]] = tensor.pad %[[X]]
+// AVX512: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// AVX512: scf.for %[[Y:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// AVX512: %[[R0:.*]] = arith.muli %[[Y]], %[[TWO:.*]] : index
+// AVX512: %[[W0:.*]] = vector.transfer_read %[[P]][%{{.*}}, %[[C]], %[[R0]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<1x8x58x58xf32>, vector<56xf32>
+// AVX512: vector.shuffle %[[W0]], %[[W0]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54] : vector<56xf32>, vector<56xf32>
+// AVX512-COUNT-8: vector.transfer_read %[[P]]{{.*}} {in_bounds = [true]} : tensor<1x8x58x58xf32>, vector<56xf32>
+// AVX512: vector.transfer_write {{.*}} : vector<28xf32>, tensor<1x8x28x28xf32>
 func.func @depthwise_stride_two(%x: tensor<1x8x56x56xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x28x28xf32> {
   %y = autopar.conv %x, %w {group = 8 : i64, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x56x56xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x28x28xf32>
   return %y : tensor<1x8x28x28xf32>
+}
+
+// No padding at the start: the views of dx = 2 end one column past the
+// padded input (2 + 2 x 28 = 58 > 57), so their wide reads are not in bounds
+// (the column past the end is an odd lane, which the shuffle drops).
+
+// AVX512-LABEL: func.func @depthwise_stride_two_end
+// AVX512: vector.transfer_read {{.*}} {in_bounds = [true]} : tensor<1x8x57x57xf32>, vector<56xf32>
+// AVX512: vector.transfer_read {{.*}} {in_bounds = [true]} : tensor<1x8x57x57xf32>, vector<56xf32>
+// AVX512: vector.transfer_read %{{[^{]*}} : tensor<1x8x57x57xf32>, vector<56xf32>
+func.func @depthwise_stride_two_end(%x: tensor<1x8x56x56xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x28x28xf32> {
+  %y = autopar.conv %x, %w {group = 8 : i64, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x56x56xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x28x28xf32>
+  return %y : tensor<1x8x28x28xf32>
+}
+
+// Stride 3: left to LLVM's loop vectorizer (views not collapsed either).
+
+// AVX512-LABEL: func.func @depthwise_stride_three
+// AVX512-NOT: vector.transfer_read
+// AVX512: linalg.generic
+// AVX512-SAME: ins({{.*}} : tensor<1x8x19x19xf32>
+func.func @depthwise_stride_three(%x: tensor<1x8x57x57xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x19x19xf32> {
+  %y = autopar.conv %x, %w {group = 8 : i64, strides = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x57x57xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x19x19xf32>
+  return %y : tensor<1x8x19x19xf32>
 }
