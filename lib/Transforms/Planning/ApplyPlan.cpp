@@ -284,26 +284,6 @@ LogicalResult ApplyPlanPass::annotate(func::FuncOp func) {
     setSharding(arg, s);
   }
 
-  // A weight's optimizer state (Adam's moments: weights of the weight's
-  // shape named by its update) is stored in the weight's layout, so the
-  // update is computed, and every state stored, without a gather. Found
-  // before its first use, at which the weight has its layout.
-  llvm::StringMap<WeightOp> parameters;
-  func.walk([&](WeightOp w) {
-    if (!w->hasAttr(kOptimizerUpdateAttrName))
-      parameters.try_emplace(w.getName(), w);
-  });
-  auto followParameter = [&](WeightOp state) {
-    auto name = state->getAttrOfType<StringAttr>(kOptimizerUpdateAttrName);
-    if (!name || getSharding(state))
-      return;
-    WeightOp parameter = parameters.lookup(name.getValue());
-    if (!parameter || parameter.getType() != state.getType())
-      return;
-    if (ShardingAttr s = getSharding(parameter))
-      setSharding(state, s);
-  };
-
   // Forward propagation in program order.
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
     if (isa<func::FuncOp, func::ReturnOp>(op))
@@ -333,11 +313,8 @@ LogicalResult ApplyPlanPass::annotate(func::FuncOp func) {
       return WalkResult::interrupt();
     }
     SmallVector<ShardingAttr> operands;
-    for (Value v : op->getOperands()) {
-      if (auto state = v.getDefiningOp<WeightOp>())
-        followParameter(state);
+    for (Value v : op->getOperands())
       operands.push_back(getSharding(v));
-    }
 
     // Pinned results fix the loops; otherwise the plan's rule or the operands.
     SmallVector<ShardingAttr> pinnedResults;
