@@ -119,29 +119,34 @@ static Value lowerScalar(WhereOp, OpBuilder &b, Location loc, ValueRange args) {
   return arith::SelectOp::create(b, loc, args[0], args[1], args[2]);
 }
 
-/// `std::max(x, bound)` for floats: `x < bound ? bound : x` (NaN stays NaN,
-/// -0 stays -0), as ONNX Runtime's Clip and PyTorch's clamp compute it. With
-/// a constant, non-NaN `bound` this select is one `maxps` (operands in the
-/// order that returns `x` on NaN); `arith.maximumf` would add a NaN check
-/// and a blend per vector. Integers take createMax.
+/// The select that clamps a float `x` at `bound` as `std::max(x, bound)`
+/// (`x < bound ? bound : x`) or `std::min(x, bound)` (`x > bound ? bound :
+/// x`), as ONNX Runtime's Clip and PyTorch's clamp compute it: NaN stays NaN,
+/// -0 stays -0. With a constant, non-NaN `bound` the select is one `maxps`
+/// or `minps` (operands in the order that returns `x` on NaN);
+/// `arith.maximumf`/`minimumf` would add a NaN check and a blend per vector.
+static Value createClampSelect(OpBuilder &b, Location loc, Value x, Value bound,
+                               arith::CmpFPredicate pastBound) {
+  Value past = arith::CmpFOp::create(b, loc, pastBound, x, bound);
+  return arith::SelectOp::create(b, loc, past, bound, x);
+}
+
+/// `std::max(x, bound)`: a NaN-keeping select for floats, createMax for
+/// integers.
 static Value createClampBelow(OpBuilder &b, Location loc, Value x,
                               Value bound) {
   if (!isa<FloatType>(x.getType()))
     return createMax(b, loc, x, bound);
-  Value below =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, bound);
-  return arith::SelectOp::create(b, loc, below, bound, x);
+  return createClampSelect(b, loc, x, bound, arith::CmpFPredicate::OLT);
 }
 
-/// `std::min(x, bound)` for floats: `bound < x ? bound : x` (NaN stays NaN),
-/// one `minps`; integers take createMin.
+/// `std::min(x, bound)`: a NaN-keeping select for floats, createMin for
+/// integers.
 static Value createClampAbove(OpBuilder &b, Location loc, Value x,
                               Value bound) {
   if (!isa<FloatType>(x.getType()))
     return createMin(b, loc, x, bound);
-  Value above =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, bound);
-  return arith::SelectOp::create(b, loc, above, bound, x);
+  return createClampSelect(b, loc, x, bound, arith::CmpFPredicate::OGT);
 }
 
 static Value lowerScalar(ReluOp, OpBuilder &b, Location loc, ValueRange args) {

@@ -15,14 +15,12 @@
 #include "autopar/Analysis/ShardingRule.h"
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
-#include "autopar/Transforms/Autodiff/Markers.h"
 #include "autopar/Transforms/Passes.h"
+#include "autopar/Transforms/Planning/OptimizerUpdates.h"
 #include "autopar/Transforms/Planning/PlanReport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -172,17 +170,9 @@ ApplyPlanPass::tensorLoops(Operation *op, const ShardingRule &rule,
 /// resharded into the update's layout instead (a pending sum is
 /// reduce-scattered).
 static void alignOptimizerUpdates(func::FuncOp func) {
-  llvm::StringMap<WeightOp> weights;
-  llvm::MapVector<StringRef, SmallVector<Operation *>> updates;
-  func.walk([&](Operation *op) {
-    if (auto w = dyn_cast<WeightOp>(op);
-        w && !w->hasAttr(kOptimizerUpdateAttrName))
-      weights.try_emplace(w.getName(), w);
-    if (auto name = op->getAttrOfType<StringAttr>(kOptimizerUpdateAttrName))
-      updates[name.getValue()].push_back(op);
-  });
-  for (auto &[name, ops] : updates) {
-    WeightOp weight = weights.lookup(name);
+  OptimizerUpdates found = collectOptimizerUpdates(func);
+  for (auto &[name, ops] : found.updates) {
+    WeightOp weight = found.weights.lookup(name);
     ShardingAttr own = weight ? getSharding(weight.getResult()) : nullptr;
     if (!own)
       continue;

@@ -12,13 +12,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
-#include "autopar/Transforms/Autodiff/Markers.h"
 #include "autopar/Transforms/Passes.h"
+#include "autopar/Transforms/Planning/OptimizerUpdates.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::autopar {
@@ -176,18 +175,9 @@ void ShardOptimizerStatePass::runOnOperation() {
   ArrayRef<int64_t> gridShape = grid.getShape();
 
   for (auto func : module.getOps<func::FuncOp>()) {
-    // The weights, and the ops of each weight's update, by weight name.
-    llvm::StringMap<WeightOp> weights;
-    llvm::MapVector<StringRef, SmallVector<Operation *>> updates;
-    func.walk([&](Operation *op) {
-      if (auto w = dyn_cast<WeightOp>(op);
-          w && !w->hasAttr(kOptimizerUpdateAttrName))
-        weights.try_emplace(w.getName(), w);
-      if (auto name = op->getAttrOfType<StringAttr>(kOptimizerUpdateAttrName))
-        updates[name.getValue()].push_back(op);
-    });
-    for (auto &[name, ops] : updates) {
-      WeightOp weight = weights.lookup(name);
+    OptimizerUpdates found = collectOptimizerUpdates(func);
+    for (auto &[name, ops] : found.updates) {
+      WeightOp weight = found.weights.lookup(name);
       if (!weight) {
         func.emitError() << "optimizer update of '" << name
                          << "' without a load of that weight";
