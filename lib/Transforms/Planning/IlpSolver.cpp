@@ -68,7 +68,13 @@ IlpSolution mlir::autopar::solveIlp(const IlpProblem &problem,
   // Without inequality rows (a plan program without memory rows) the LP
   // optimum is integral or nearly so and CBC's preprocessing costs more
   // than the whole search after it.
-  if (llvm::none_of(problem.rows, [](const IlpProblem::Row &row) {
+  // CBC (2.10) can crash in CglPreProcess::postProcess when its time limit
+  // stops it inside or right after preprocessing (seen in a few percent of
+  // runs at a limit of 1e-9 s): a limit too short for preprocessing to pay
+  // off also skips it.
+  constexpr double kMinSecondsForPreprocessing = 1.0;
+  if (timeLimitSeconds < kMinSecondsForPreprocessing ||
+      llvm::none_of(problem.rows, [](const IlpProblem::Row &row) {
         return row.sense != 'E';
       }))
     Cbc_setParameter(model, "preprocess", "off");
