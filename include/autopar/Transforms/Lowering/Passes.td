@@ -416,12 +416,20 @@ def VectorizeElementwisePass
     reduction combines the `lanes` partial results. The sum's order
     changes (rounding within the node tests' tolerances).
 
+    An op reading a view that steps by 2 along its innermost loop (a
+    stride-2 window view of a convolution's or pooling's padded input) is
+    vectorized too: once the vectors are simplified to 1-D transfers, each
+    read of such a view becomes one contiguous read of twice the lanes from
+    the viewed tensor and a `vector.shuffle` of its even lanes (in bounds
+    when the view ends at least one element before its source does, padded
+    otherwise), not a gather of one load per lane.
+
     Ops whose innermost loop is longer than 4 x lanes and not divided by
     the widths above (no masked vectors), ops reading a slice with a stride
-    other than 1 along the innermost loop (a stride-2 window view: each
-    vector would be a gather; LLVM's loop vectorizer measured faster),
-    other reductions, and gathers at strides other than one or with
-    divisions in their maps (flat im2col rows) are left to the scalar loops.
+    other than 1 or 2 along the innermost loop (each vector would be a
+    gather; LLVM's loop vectorizer measured faster), other reductions, and
+    gathers at strides other than one or with divisions in their maps (flat
+    im2col rows) are left to the scalar loops.
 
     Before (`isa=avx2`):
     ```mlir
