@@ -59,22 +59,58 @@ std::string joinPath(StringRef dir, const Twine &name) {
 // Micro models
 //===----------------------------------------------------------------------===//
 
-/// A model without weights: the micro models read runtime inputs only.
-class NoWeights : public WeightStore {
+/// Deterministic f32 values in (0.5, 1.5), so that sums, exponentials and
+/// products of the micro models stay finite.
+std::vector<float> getCalibrationValues(int64_t count) {
+  std::vector<float> values(count);
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = 0.5f + static_cast<float>((i * 7919) % 1000) / 1000.0f;
+  return values;
+}
+
+/// The weights of a micro model (f32, values of getCalibrationValues): the
+/// parameters of its contractions are weights, as a model's are, so that
+/// they are compiled as a model's (a contraction's weight is packed once, at
+/// compile time, into the weight files; a runtime operand is packed on
+/// every call).
+class CalibrationWeights : public WeightStore {
 public:
-  ArrayRef<Weight> getWeights() const override { return {}; }
+  explicit CalibrationWeights(SmallVector<Weight> weights)
+      : weights(std::move(weights)) {}
+  ArrayRef<Weight> getWeights() const override { return weights; }
   FailureOr<ArrayRef<char>> getData(StringRef name,
                                     std::string &error) override {
-    error = ("the calibration model has no weight '" + name + "'").str();
-    return failure();
+    const Weight *weight = lookup(name);
+    if (!weight) {
+      error = ("the calibration model has no weight '" + name + "'").str();
+      return failure();
+    }
+    std::vector<char> &bytes = data[weight->name];
+    if (bytes.empty()) {
+      int64_t count = 1;
+      for (int64_t size : weight->shape)
+        count *= size;
+      std::vector<float> values = getCalibrationValues(count);
+      const char *begin = reinterpret_cast<const char *>(values.data());
+      bytes.assign(begin, begin + values.size() * sizeof(float));
+    }
+    return ArrayRef<char>(bytes);
   }
+
+private:
+  SmallVector<Weight> weights;
+  std::map<std::string, std::vector<char>> data;
 };
 
-/// One micro model: `@main` in MLIR text, of f32 inputs of `inputShapes`.
+/// One micro model: `@main` in MLIR text, of f32 inputs of `inputShapes`
+/// and f32 weights (`autopar.weight "<name>"`) of `weightShapes`, with
+/// `numResults` results.
 struct MicroModel {
   OpClass opClass;
   std::string source;
   SmallVector<SmallVector<int64_t>> inputShapes;
+  SmallVector<std::pair<std::string, SmallVector<int64_t>>> weightShapes = {};
+  unsigned numResults = 1;
 };
 
 std::string tensorType(ArrayRef<int64_t> shape) {
@@ -86,11 +122,13 @@ std::string tensorType(ArrayRef<int64_t> shape) {
 
 /// `@main(args)` applying `count` ops in a chain to its first argument `%x`
 /// (of type `type`, also the type of the result); `op(in, i)` is the text of
-/// op `i` on value `in`.
+/// op `i` on value `in`. `prologue` holds the lines before the chain (the
+/// model's weights).
 std::string chain(StringRef args, StringRef type, unsigned count,
-                  function_ref<std::string(StringRef in, unsigned i)> op) {
+                  function_ref<std::string(StringRef in, unsigned i)> op,
+                  StringRef prologue = "") {
   std::string text =
-      ("func.func @main(" + args + ") -> " + type + " {\n").str();
+      ("func.func @main(" + args + ") -> " + type + " {\n" + prologue).str();
   std::string last = "%x";
   for (unsigned i = 0; i < count; ++i) {
     std::string name = "%v" + std::to_string(i);
@@ -161,14 +199,19 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
       b = {batch, d, d};
     }
     std::string t = tensorType(x), tb = tensorType(b);
+    auto op = [&](StringRef in, unsigned) {
+      return ("autopar.matmul " + in + ", %b : (" + t + ", " + tb + ") -> " + t)
+          .str();
+    };
+    // The batched product multiplies two activations (attention's); the
+    // others a weight.
+    if (variant == 2)
+      return {c, chain("%x: " + t + ", %b: " + tb, t, count, op), {x, b}};
     return {c,
-            chain("%x: " + t + ", %b: " + tb, t, count,
-                  [&](StringRef in, unsigned) {
-                    return ("autopar.matmul " + in + ", %b : (" + t + ", " +
-                            tb + ") -> " + t)
-                        .str();
-                  }),
-            {x, b}};
+            chain("%x: " + t, t, count, op,
+                  "  %b = autopar.weight \"b\" : " + tb + "\n"),
+            {x},
+            {{"b", b}}};
   }
   case OpClass::Conv: {
     // Convolutions, channels in = out, at the stages of a CNN: 3x3 on wide
@@ -200,17 +243,19 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
         ">, dilations = array<i64: 1, 1>, group = " + std::to_string(group) +
         " : i64}";
     return {c,
-            chain("%x: " + t + ", %w: " + w, t, count,
-                  [&](StringRef in, unsigned) {
-                    return ("autopar.conv " + in + ", %w " + attrs + " : (" +
-                            t + ", " + w + ") -> " + t)
-                        .str();
-                  }),
-            {{n, ch, hw, hw}, {ch, ch / group, k, k}}};
+            chain(
+                "%x: " + t, t, count,
+                [&](StringRef in, unsigned) {
+                  return ("autopar.conv " + in + ", %w " + attrs + " : (" + t +
+                          ", " + w + ") -> " + t)
+                      .str();
+                },
+                "  %w = autopar.weight \"w\" : " + w + "\n"),
+            {{n, ch, hw, hw}},
+            {{"w", {ch, ch / group, k, k}}}};
   }
   case OpClass::Elementwise: {
-    // x + c + c ... (the memory bandwidth), and a transcendental (erf, as
-    // GELU has).
+    // Sums (the memory bandwidth), and a transcendental (erf, as GELU has).
     int64_t n = quick ? (1 << 16) : (variant == 0 ? (1 << 20) : (1 << 18));
     std::string t = tensorType({n});
     if (variant == 1)
@@ -221,14 +266,24 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
                   return ("autopar.erf " + in + " : (" + t + ") -> " + t).str();
                 }),
           {{n}}};
-    return {c,
-            chain("%x: " + t + ", %c: " + t, t, count,
-                  [&](StringRef in, unsigned) {
-                    return ("autopar.add " + in + ", %c : (" + t + ", " + t +
-                            ") -> " + t)
-                        .str();
-                  }),
-            {{n}, {n}}};
+    // x + c + c ..., every sum also a result of the model: a value with a
+    // use besides its consumer is not fused into it
+    // (autopar-fuse-elementwise), so each add is a memory pass of its own,
+    // reading two tensors and writing one (a chain of single-use adds would
+    // be one loop, and measure the adds' compute, not the bandwidth).
+    std::string text = "func.func @main(%x: " + t + ", %c: " + t + ") -> (";
+    std::string results, types;
+    for (unsigned i = 0; i < count; ++i) {
+      types += (i ? ", " : "") + t;
+      results += (i ? ", %v" : "%v") + std::to_string(i);
+    }
+    text += types + ") {\n";
+    for (unsigned i = 0; i < count; ++i)
+      text += "  %v" + std::to_string(i) + " = autopar.add " +
+              (i ? "%v" + std::to_string(i - 1) : std::string("%x")) +
+              ", %c : (" + t + ", " + t + ") -> " + t + "\n";
+    text += "  return " + results + " : " + types + "\n}\n";
+    return {c, text, {{n}, {n}}, {}, count};
   }
   case OpClass::Reduction: {
     // Softmaxes and layer norms over the rows.
@@ -318,7 +373,9 @@ getModelWork(MLIRContext &ctx, ModuleOp module, OpClass expected) {
   unsigned numOps = 0;
   bool ok = true;
   module.walk([&](Operation *op) {
-    if (op->getDialect() != ctx.getLoadedDialect<AutoparDialect>())
+    // Weights are read before the step (file I/O, not priced as ops).
+    if (op->getDialect() != ctx.getLoadedDialect<AutoparDialect>() ||
+        isa<WeightOp>(op))
       return;
     FailureOr<ShardingRule> rule = ShardingRule::get(op);
     if (failed(rule) || classifyOp(op) != expected) {
@@ -355,15 +412,6 @@ FailureOr<double> parseStepTime(MLIRContext &ctx, StringRef out) {
   return failure();
 }
 
-double median(SmallVector<double> values) {
-  if (values.empty())
-    return 0;
-  llvm::sort(values);
-  size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid]
-                           : 0.5 * (values[mid - 1] + values[mid]);
-}
-
 /// A micro model, compiled and timed.
 struct TimedModel {
   OpWork work;
@@ -371,8 +419,12 @@ struct TimedModel {
   double seconds = 0;
 };
 
-/// Compiles `micro` on a one-device grid into `dir` and returns its work and
-/// the median step time of `repeats` runs.
+/// Compiles `micro` into `dir` (replicated on `ranks` devices) and returns
+/// its work and its step time: the median of `repeats` runs in one runner
+/// job (`--profile --repeats`), so that the first, cold run (page faults of
+/// fresh buffers, lazy symbol binding, the OpenMP runtime's start) does not
+/// count: a job of one run measured the 512 x 512 matmul chain 20x slower
+/// than the warm steps that models run.
 FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
                                 StringRef dir, unsigned repeats,
                                 int64_t ranks) {
@@ -384,11 +436,15 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
                          << stringifyOpClass(micro.opClass) << "'";
     return failure();
   }
-  model.weights = std::make_unique<NoWeights>();
+  SmallVector<WeightStore::Weight> weights;
+  for (const auto &[name, shape] : micro.weightShapes)
+    weights.push_back({name, DType::F32, shape});
+  model.weights = std::make_unique<CalibrationWeights>(std::move(weights));
   model.sha256 = computeSha256(micro.source);
   for (size_t i = 0; i < micro.inputShapes.size(); ++i)
     model.inputNames.push_back("x" + std::to_string(i));
-  model.outputNames.push_back("y");
+  for (unsigned i = 0; i < micro.numResults; ++i)
+    model.outputNames.push_back("y" + std::to_string(i));
   FailureOr<std::pair<OpWork, unsigned>> work =
       getModelWork(ctx, *model.module, micro.opClass);
   if (failed(work))
@@ -399,21 +455,21 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
   CompileOptions options;
   // calibrate reports its own steps, not each micro model's stages.
   options.quiet = true;
-  options.grid = "1";
+  // Every rank runs the whole model (replicated: no communication), each
+  // reading its own copy of the weights.
+  options.grid = std::to_string(ranks);
   options.plan = "replicated";
   options.outDir = joinPath(dir, "program");
   if (failed(compileModel(ctx, model, options)))
     return failure();
 
-  // Inputs in (0.5, 1.5): sums, exponentials and products stay finite.
+  // Inputs of getCalibrationValues.
   std::string inDir = joinPath(dir, "in");
   for (auto [index, shape] : llvm::enumerate(micro.inputShapes)) {
     int64_t count = 1;
     for (int64_t size : shape)
       count *= size;
-    std::vector<float> values(count);
-    for (int64_t i = 0; i < count; ++i)
-      values[i] = 0.5f + static_cast<float>((i * 7919) % 1000) / 1000.0f;
+    std::vector<float> values = getCalibrationValues(count);
     ArrayRef<char> bytes(reinterpret_cast<const char *>(values.data()),
                          values.size() * sizeof(float));
     if (failed(writeFileBytes(
@@ -421,25 +477,27 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
             bytes)))
       return failure();
   }
-  std::vector<std::string> args = {
-      "--program", joinPath(options.outDir, "program.so"),
-      "--grid",    std::to_string(ranks),
-      "--weights", joinPath(options.outDir, "weights"),
-      "--inputs",  inDir,
-      "--outputs", joinPath(dir, "out"),
-      "--profile"};
-  SmallVector<double> times;
-  for (unsigned r = 0; r < repeats; ++r) {
-    FailureOr<std::string> out =
-        launchRunner(ctx, args, ranks, dir, kJobTimeoutSeconds);
-    if (failed(out))
-      return failure();
-    FailureOr<double> seconds = parseStepTime(ctx, *out);
-    if (failed(seconds))
-      return failure();
-    times.push_back(*seconds);
-  }
-  result.seconds = median(times);
+  std::vector<std::string> args = {"--program",
+                                   joinPath(options.outDir, "program.so"),
+                                   "--grid",
+                                   std::to_string(ranks),
+                                   "--weights",
+                                   joinPath(options.outDir, "weights"),
+                                   "--inputs",
+                                   inDir,
+                                   "--outputs",
+                                   joinPath(dir, "out"),
+                                   "--profile",
+                                   "--repeats",
+                                   std::to_string(repeats)};
+  FailureOr<std::string> out =
+      launchRunner(ctx, args, ranks, dir, kJobTimeoutSeconds);
+  if (failed(out))
+    return failure();
+  FailureOr<double> seconds = parseStepTime(ctx, *out);
+  if (failed(seconds))
+    return failure();
+  result.seconds = *seconds;
   return result;
 }
 
@@ -765,7 +823,7 @@ int driver::calibrateCommand(int argc, char **argv) {
 
   // Compute: the per-op overhead, then micro models per class on one
   // device.
-  unsigned repeats = quick ? 2 : 7;
+  unsigned repeats = quick ? 5 : 21;
   ProgressLog progress;
   progress.step("calibrate: the per-op overhead on " + Twine(ranks) +
                 " rank(s)");

@@ -275,9 +275,33 @@ Options parseOptions(int argc, char **argv) {
 /// Parses a positive decimal integer of at most 12 digits.
 std::optional<int64_t> parsePositive(const std::string &text);
 
+/// The ranks of this host and the cores this process may run on.
+struct HostShare {
+  int ranksOnHost = 1;
+  int cores = 1;
+};
+
+HostShare getHostShare() {
+  HostShare share;
+  MPI_Comm local;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                          MPI_INFO_NULL, &local) != MPI_SUCCESS)
+    fail("cannot count the ranks of this host (MPI_Comm_split_type failed)");
+  MPI_Comm_size(local, &share.ranksOnHost);
+  MPI_Comm_free(&local);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  share.cores = sched_getaffinity(0, sizeof(set), &set) == 0
+                    ? CPU_COUNT(&set)
+                    : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  share.ranksOnHost = std::max(1, share.ranksOnHost);
+  share.cores = std::max(1, share.cores);
+  return share;
+}
+
 /// Threads per rank: `--threads N`, or floor(usable cores / ranks on this
 /// host), and exactly 1 when the ranks of the host are at least its cores.
-int chooseThreads(const std::string &flag) {
+int chooseThreads(const std::string &flag, const HostShare &share) {
   if (!flag.empty()) {
     std::optional<int64_t> threads = parsePositive(flag);
     if (!threads || *threads > 1024)
@@ -285,19 +309,24 @@ int chooseThreads(const std::string &flag) {
            "': expected a count between 1 and 1024");
     return static_cast<int>(*threads);
   }
-  MPI_Comm local;
-  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
-                          MPI_INFO_NULL, &local) != MPI_SUCCESS)
-    fail("cannot count the ranks of this host (MPI_Comm_split_type failed)");
-  int ranksOnHost = 1;
-  MPI_Comm_size(local, &ranksOnHost);
-  MPI_Comm_free(&local);
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  int cores = sched_getaffinity(0, sizeof(set), &set) == 0
-                  ? CPU_COUNT(&set)
-                  : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  return std::max(1, cores / std::max(1, ranksOnHost));
+  return std::max(1, share.cores / share.ranksOnHost);
+}
+
+/// Milliseconds an idle OpenMP thread spins before it sleeps
+/// (`kmp_set_blocktime`): 1 when the host's ranks and their threads fit its
+/// cores, 0 when they oversubscribe them. A sleeping thread is woken for
+/// each parallel loop, which in a VM costs tens of microseconds (an
+/// inter-processor interrupt to a halted virtual CPU): measured on a quiet
+/// 2-core AMD EPYC VM, resnet18 (64x64, batch 4) at 2 threads took 10.7 ms
+/// a step sleeping at once, 5.2 ms spinning 1 ms (and 6.0 ms at 1 thread);
+/// spinning longer (libomp's default, 200 ms) gave the same 5.2 ms. Threads
+/// of a rank that has its cores to itself take nothing from anyone by
+/// spinning; where ranks share cores, spinning threads take them from the
+/// other ranks and from the MPI progress of collectives (measured on a busy
+/// 2-core machine: the MLP step at 2 threads took 76 ms spinning, 60 ms
+/// sleeping).
+int chooseBlocktimeMs(int threads, const HostShare &share) {
+  return int64_t(share.ranksOnHost) * threads <= share.cores ? 1 : 0;
 }
 
 /// Parses a positive decimal integer of at most 12 digits.
@@ -399,7 +428,8 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
   if (!entry)
     fail("program '" + options.program + "' does not export autopar_main");
 
-  int threads = chooseThreads(options.threads);
+  HostShare share = getHostShare();
+  int threads = chooseThreads(options.threads, share);
   // The program's parallel loops run on LLVM's OpenMP runtime, which
   // autopar's program.so links. A program without it (built by hand, without
   // parallel loops) runs on one thread.
@@ -410,16 +440,14 @@ int autopar::runtime::runnerMain(int argc, char **argv) {
     setThreads(threads);
   else
     threads = 1;
-  // Idle OpenMP threads sleep at once instead of spinning for 200 ms (libomp's
-  // default): spinning threads take the cores from the other ranks of the
-  // host and from the MPI progress of collectives. Measured on a busy 2-core
-  // machine, the MLP step at 2 threads took 76 ms spinning, 60 ms sleeping.
+  // Idle OpenMP threads spin briefly where the rank has its cores to itself
+  // and sleep at once where ranks share them (chooseBlocktimeMs);
   // `KMP_BLOCKTIME` in the environment overrides this.
   using SetBlocktimeFn = void (*)(int);
   if (setThreads && !std::getenv("KMP_BLOCKTIME"))
     if (auto *setBlocktime = reinterpret_cast<SetBlocktimeFn>(
             dlsym(handle, "kmp_set_blocktime")))
-      setBlocktime(0);
+      setBlocktime(chooseBlocktimeMs(threads, share));
 
   int64_t runs = 1;
   if (options.profile && !options.repeats.empty()) {

@@ -238,8 +238,19 @@ struct FuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    // A long chain can take a sweep of the greedy driver per link (a chain
+    // of 16 adds whose intermediates each have two uses took more than the
+    // driver's default of 10 sweeps). Each fusion removes a generic, so
+    // twice their number of sweeps, and at least the default, bounds it.
+    int64_t numGenerics = 0;
+    getOperation()->walk([&](linalg::GenericOp) { ++numGenerics; });
+    GreedyRewriteConfig fusionConfig;
+    fusionConfig.setMaxIterations(std::max<int64_t>(10, 2 * numGenerics + 2));
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     fusionConfig))) {
+      getOperation().emitError("elementwise fusion did not converge");
       return signalPassFailure();
+    }
 
     // A zero (or lowest-value) padding of an elementwise result that has no
     // other use (a convolution's or pooling's input): the producer writes

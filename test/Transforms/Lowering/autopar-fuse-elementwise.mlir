@@ -159,3 +159,34 @@ func.func @resident_operands_across_matmul(%m: tensor<4x8xf32>, %b: tensor<4x8xf
   %r = autopar.add %s, %g : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// A chain of 16 adds, each reading the two before it: every intermediate has
+// two uses until its consumers fuse, and the chain needs more sweeps of the
+// greedy driver than its default limit of 10 (the pass failed without a
+// diagnostic). It fuses into one loop of 16 adds.
+
+// CHECK-LABEL: func.func @long_chain
+// CHECK-COUNT-1: linalg.generic
+// CHECK-COUNT-16: arith.addf
+// CHECK-NOT: linalg.generic
+func.func @long_chain(%x: tensor<4xf32>, %c: tensor<4xf32>) -> tensor<4xf32> {
+  %v0 = autopar.add %x, %c : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v1 = autopar.add %v0, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v2 = autopar.add %v1, %v0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v3 = autopar.add %v2, %v1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v4 = autopar.add %v3, %v2 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v5 = autopar.add %v4, %v3 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v6 = autopar.add %v5, %v4 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v7 = autopar.add %v6, %v5 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v8 = autopar.add %v7, %v6 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v9 = autopar.add %v8, %v7 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v10 = autopar.add %v9, %v8 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v11 = autopar.add %v10, %v9 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v12 = autopar.add %v11, %v10 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v13 = autopar.add %v12, %v11 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v14 = autopar.add %v13, %v12 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v15 = autopar.add %v14, %v13 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %v15 : tensor<4xf32>
+}
