@@ -72,6 +72,7 @@ def main() -> int:
         grid = grids[0] if grids else "1"
         run([args.autopar, "calibrate", "--grid", grid, "-o", cluster], env)
 
+    threads = device_threads(cluster)
     rows = []
     # A run that fails or measures nothing is an error of the benchmark (exit
     # 1), never a skipped row or a perfect prediction.
@@ -90,7 +91,7 @@ def main() -> int:
                      "auto", "--cluster", cluster, "-o", out], env)
                 text = run([args.autopar, "run", out, "--inputs", inputs,
                             "--outputs", os.path.join(out, "outputs"),
-                            "--profile"], env)
+                            "--profile"] + threads, env)
             except RuntimeError as error:
                 failures.append(f"{model} grid {grid}: {error}")
                 print(failures[-1], file=sys.stderr)
@@ -135,6 +136,22 @@ def main() -> int:
             json.dump(dict(cluster=cluster, rows=rows, step_mape=step_mape,
                            peak_mape=peak_mape), f, indent=2)
     return 0
+
+
+def device_threads(cluster):
+    """`--threads N` for `autopar run`: the cores of one device of the
+    calibrated grid (cores / devices, as `autopar calibrate` measured them),
+    so that a run on fewer devices than the grid does not give each device
+    more cores than its rates were measured with. Empty for a description
+    without a `calibration` record."""
+    with open(cluster) as f:
+        record = json.load(f).get("calibration")
+    if not record:
+        return []
+    devices = 1
+    for size in str(record["grid"]).split("x"):
+        devices *= int(size)
+    return ["--threads", str(max(1, int(record["cores"]) // devices))]
 
 
 def ape(row, what):

@@ -122,6 +122,8 @@ static LogicalResult parseDeviceFields(const llvm::json::Object &device,
     out.gemmEfficiencyMax = base->gemmEfficiencyMax;
     out.gemmHalfSize = base->gemmHalfSize;
     out.flopsByDtype = base->flopsByDtype;
+    out.cacheBytes = base->cacheBytes;
+    out.cacheBandwidth = base->cacheBandwidth;
   }
   if (failed(
           readNumber(device, "flops", at + "flops", false, out.flops, error)) ||
@@ -216,6 +218,34 @@ static LogicalResult parseDeviceFields(const llvm::json::Object &device,
               describe(fields->get("max"));
       return failure();
     }
+  }
+
+  if (const llvm::json::Value *cache = device.get("cache")) {
+    const llvm::json::Object *fields = cache->getAsObject();
+    if (!fields) {
+      error = at + "cache must be an object, got " + describe(cache);
+      return failure();
+    }
+    for (const auto &entry : *fields)
+      if (entry.first != "bytes" && entry.first != "bandwidth" &&
+          entry.first != "comment") {
+        error = ("unknown field '" + entry.first.str() + "' in " + at +
+                 "cache (expected bytes and bandwidth)");
+        return failure();
+      }
+    double cacheBytes = 0;
+    if (failed(readNumber(*fields, "bytes", at + "cache.bytes", false,
+                          cacheBytes, error)) ||
+        failed(readNumber(*fields, "bandwidth", at + "cache.bandwidth", false,
+                          out.cacheBandwidth, error)))
+      return failure();
+    if (cacheBytes >=
+        static_cast<double>(std::numeric_limits<int64_t>::max())) {
+      error = at + "cache.bytes is too large, got " +
+              describe(fields->get("bytes"));
+      return failure();
+    }
+    out.cacheBytes = static_cast<int64_t>(cacheBytes);
   }
 
   if (const llvm::json::Value *byDtype = device.get("flops_by_dtype")) {
@@ -433,6 +463,9 @@ static llvm::json::Object deviceToJson(const ClusterSpec &cluster) {
     device["bandwidth_by_class"] = std::move(bandwidthByClass);
   if (cluster.opOverhead > 0)
     device["op_overhead_s"] = cluster.opOverhead;
+  if (cluster.cacheBytes > 0)
+    device["cache"] = llvm::json::Object{{"bytes", cluster.cacheBytes},
+                                         {"bandwidth", cluster.cacheBandwidth}};
   if (cluster.gemmEfficiencyMax != 1 || cluster.gemmHalfSize != 0)
     device["matmul_efficiency"] =
         llvm::json::Object{{"max", cluster.gemmEfficiencyMax},
@@ -528,6 +561,11 @@ ClusterSpec ClusterSpec::getAxis0Rows(int64_t begin, int64_t end) const {
     out.gemmEfficiencyMax =
         std::min(out.gemmEfficiencyMax, d.gemmEfficiencyMax);
     out.gemmHalfSize = std::max(out.gemmHalfSize, d.gemmHalfSize);
+    // The smaller cache, at the slower rate; none if a class has none.
+    bool bothCached = out.cacheBytes > 0 && d.cacheBytes > 0;
+    out.cacheBytes = bothCached ? std::min(out.cacheBytes, d.cacheBytes) : 0;
+    out.cacheBandwidth =
+        bothCached ? std::min(out.cacheBandwidth, d.cacheBandwidth) : 0;
   }
   return out;
 }

@@ -146,7 +146,7 @@ double mlir::autopar::getComputeTime(const OpWork &work, OpClass c,
   if (c == OpClass::MatMul)
     flops *= cluster.getGemmEfficiency(work.gemmMinDim);
   double compute = flops > 0 ? work.flops / flops : 0;
-  double bandwidth = cluster.getBandwidth(c);
+  double bandwidth = cluster.getBandwidth(c, work.bytes);
   double memory = bandwidth > 0 ? work.bytes / bandwidth : 0;
   return cluster.opOverhead + std::max(compute, memory);
 }

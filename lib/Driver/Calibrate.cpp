@@ -170,9 +170,31 @@ unsigned getNumVariants(OpClass c) {
   case OpClass::Reduction:
     return 2;
   case OpClass::DataMovement:
-    return 1;
+    return 2;
   }
   llvm_unreachable("unknown op class");
+}
+
+/// `count` adds x + c + c ... on `n` floats, every sum also a result of the
+/// model: a value with a use besides its consumer is not fused into it
+/// (autopar-fuse-elementwise), so each add runs a loop of its own, reading
+/// two tensors and writing one (a chain of single-use adds would be one
+/// loop, and measure neither the bandwidth nor the per-op overhead).
+MicroModel buildUnfusedAdds(int64_t n, unsigned count) {
+  std::string t = tensorType({n});
+  std::string text = "func.func @main(%x: " + t + ", %c: " + t + ") -> (";
+  std::string results, types;
+  for (unsigned i = 0; i < count; ++i) {
+    types += (i ? ", " : "") + t;
+    results += (i ? ", %v" : "%v") + std::to_string(i);
+  }
+  text += types + ") {\n";
+  for (unsigned i = 0; i < count; ++i)
+    text += "  %v" + std::to_string(i) + " = autopar.add " +
+            (i ? "%v" + std::to_string(i - 1) : std::string("%x")) +
+            ", %c : (" + t + ", " + t + ") -> " + t + "\n";
+  text += "  return " + results + " : " + types + "\n}\n";
+  return {OpClass::Elementwise, text, {{n}, {n}}, {}, count};
 }
 
 /// The micro model of class `c`, shape `variant`, with `count` chained ops,
@@ -266,24 +288,7 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
                   return ("autopar.erf " + in + " : (" + t + ") -> " + t).str();
                 }),
           {{n}}};
-    // x + c + c ..., every sum also a result of the model: a value with a
-    // use besides its consumer is not fused into it
-    // (autopar-fuse-elementwise), so each add is a memory pass of its own,
-    // reading two tensors and writing one (a chain of single-use adds would
-    // be one loop, and measure the adds' compute, not the bandwidth).
-    std::string text = "func.func @main(%x: " + t + ", %c: " + t + ") -> (";
-    std::string results, types;
-    for (unsigned i = 0; i < count; ++i) {
-      types += (i ? ", " : "") + t;
-      results += (i ? ", %v" : "%v") + std::to_string(i);
-    }
-    text += types + ") {\n";
-    for (unsigned i = 0; i < count; ++i)
-      text += "  %v" + std::to_string(i) + " = autopar.add " +
-              (i ? "%v" + std::to_string(i - 1) : std::string("%x")) +
-              ", %c : (" + t + ", " + t + ") -> " + t + "\n";
-    text += "  return " + results + " : " + types + "\n}\n";
-    return {c, text, {{n}, {n}}, {}, count};
+    return buildUnfusedAdds(n, count);
   }
   case OpClass::Reduction: {
     // Softmaxes and layer norms over the rows.
@@ -309,6 +314,26 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
             {{rows, cols}}};
   }
   case OpClass::DataMovement: {
+    if (variant == 1) {
+      // Attention's head transposes, [s, h, d] -> [h, s, d] (rows of d
+      // floats move whole), with a reshape between two so that they do not
+      // compose: [s, h, d] -> [h, s, d] -> [s, h, d] (reshaped) -> ...
+      int64_t s = quick ? 64 : 512, h = quick ? 4 : 16, d = 64;
+      std::string shd = tensorType({s, h, d}), hsd = tensorType({h, s, d});
+      return {c,
+              chain("%x: " + shd, shd, count,
+                    [&](StringRef in, unsigned i) {
+                      if (i % 2 == 0)
+                        return ("autopar.transpose " + in +
+                                " {perm = array<i64: 1, 0, 2>} : (" + shd +
+                                ") -> " + hsd)
+                            .str();
+                      return ("autopar.reshape " + in + " : (" + hsd + ") -> " +
+                              shd)
+                          .str();
+                    }),
+              {{s, h, d}}};
+    }
     // Transposes, with reshapes between them so that no two transposes
     // compose: n x n -> n x n -> n/2 x 2n -> 2n x n/2 -> n x n.
     int64_t n = quick ? 256 : 1024;
@@ -342,17 +367,10 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
   llvm_unreachable("unknown op class");
 }
 
-/// A chain of adds on 64 elements: an op whose time is all overhead.
+/// Adds on 64 elements, each a loop of its own: ops whose time is all
+/// overhead.
 MicroModel buildOverheadModel(unsigned count) {
-  std::string t = tensorType({64});
-  return {OpClass::Elementwise,
-          chain("%x: " + t + ", %c: " + t, t, count,
-                [&](StringRef in, unsigned) {
-                  return ("autopar.add " + in + ", %c : (" + t + ", " + t +
-                          ") -> " + t)
-                      .str();
-                }),
-          {{64}, {64}}};
+  return buildUnfusedAdds(64, count);
 }
 
 /// What one class measured.
@@ -746,6 +764,33 @@ int64_t readMemTotal() {
   return 0;
 }
 
+/// The size in bytes of one core's cache of `level` (sysfs), or 0.
+int64_t readCacheBytes(unsigned level) {
+  for (unsigned index = 0; index < 8; ++index) {
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    auto levelText = llvm::MemoryBuffer::getFileAsStream(dir + "/level");
+    auto sizeText = llvm::MemoryBuffer::getFileAsStream(dir + "/size");
+    if (!levelText || !sizeText)
+      break;
+    unsigned found = 0;
+    if ((*levelText)->getBuffer().trim().getAsInteger(10, found) ||
+        found != level)
+      continue;
+    StringRef size = (*sizeText)->getBuffer().trim();
+    int64_t scale = 1;
+    if (size.consume_back("K"))
+      scale = 1024;
+    else if (size.consume_back("M"))
+      scale = 1024 * 1024;
+    int64_t value = 0;
+    if (size.getAsInteger(10, value) || value <= 0)
+      return 0;
+    return value * scale;
+  }
+  return 0;
+}
+
 unsigned getNumCores() {
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   if (online > 0)
@@ -874,6 +919,31 @@ int driver::calibrateCommand(int argc, char **argv) {
   }
   cluster.flops = cluster.classFlops[static_cast<unsigned>(OpClass::MatMul)];
 
+  // The cache: adds whose three tensors take a third of a device's private
+  // (level 2) caches, each a loop of its own, priced like the streaming
+  // adds. Recorded only when the rate beats the memory's.
+  std::optional<ClassResult> cached;
+  int64_t coresPerDevice = std::max<int64_t>(1, cores / ranks);
+  if (int64_t cacheBytes = readCacheBytes(2) * coresPerDevice; cacheBytes > 0) {
+    progress.step("calibrate: cache bandwidth");
+    int64_t n = std::max<int64_t>(64, cacheBytes / (3 * 3 * 4) / 64 * 64);
+    unsigned base = quick ? 8 : 32;
+    FailureOr<ClassResult> r =
+        measurePair(ctx, OpClass::Elementwise, buildUnfusedAdds(n, base),
+                    buildUnfusedAdds(n, 2 * base),
+                    joinPath(workDir.get(), "cache"), repeats, ranks);
+    if (failed(r))
+      return kErrorExitCode;
+    r->seconds =
+        std::max(r->seconds - r->numOps * cluster.opOverhead, 0.1 * r->seconds);
+    double bandwidth = r->work.bytes / r->seconds;
+    if (r->differential && bandwidth > cluster.memoryBandwidth) {
+      cluster.cacheBytes = cacheBytes;
+      cluster.cacheBandwidth = bandwidth;
+    }
+    cached = *r;
+  }
+
   // Communication: the runtime's collectives on a grid of local ranks.
   std::map<int64_t, SmallVector<CollectiveSample>> samples;
   if (ranks > 1) {
@@ -955,6 +1025,13 @@ int driver::calibrateCommand(int argc, char **argv) {
                         formatRate(result.work.bytes / result.seconds),
                         result.differential ? "" : "  (whole step)");
   os << llvm::formatv("  per-op overhead {0:e3} s\n", cluster.opOverhead);
+  if (cached)
+    os << llvm::formatv("  cache: adds of {0} KiB at {1} GB/s{2}\n",
+                        readCacheBytes(2) * coresPerDevice / 1024,
+                        formatRate(cached->work.bytes / cached->seconds),
+                        cluster.cacheBytes > 0
+                            ? ""
+                            : " (not above the memory's: not recorded)");
   os << "  peak FLOP rate (matmul) " << formatRate(cluster.flops)
      << " GFLOP/s, memory bandwidth (elementwise) "
      << formatRate(cluster.memoryBandwidth) << " GB/s, memory "

@@ -12,7 +12,8 @@
 //   {"device": {"flops": F, "memory_bytes": M, "memory_bandwidth": B,
 //               "flops_by_class": {"matmul": F1, ...},       (optional)
 //               "bandwidth_by_class": {"data_movement": B1}, (optional)
-//               "op_overhead_s": T},                         (optional)
+//               "op_overhead_s": T,                          (optional)
+//               "cache": {"bytes": C, "bandwidth": BC}},      (optional)
 //    "axes": [{"bandwidth": B_i, "latency": L_i}, ...],     (one per axis)
 //    "device_classes": [                                     (optional)
 //      {"name": "a100", "axis0": [0, 8], "flops": F, "memory_bytes": M,
@@ -114,6 +115,26 @@ struct ClusterSpec {
   double getBandwidth(OpClass c) const {
     double b = classBandwidth[static_cast<unsigned>(c)];
     return b > 0 ? b : memoryBandwidth;
+  }
+
+  /// The device's cache (`device.cache`: `bytes` and `bandwidth`; 0: none
+  /// modelled). An op whose operands and results together take at most
+  /// `cacheBytes` streams them at `cacheBandwidth` instead of
+  /// `memoryBandwidth`: a CPU core's private cache holds a small model's
+  /// tensors from the op that writes them to the ops that read them.
+  int64_t cacheBytes = 0;
+  double cacheBandwidth = 0;
+
+  /// Bytes/s of class `c` for an op moving `bytes` (operands and results):
+  /// getBandwidth(c), or, when they fit in the cache, that rate scaled by
+  /// the cache's bandwidth over the memory's (a class that streams at a
+  /// fraction of the memory bandwidth keeps that fraction in cache).
+  double getBandwidth(OpClass c, double bytes) const {
+    double b = getBandwidth(c);
+    if (cacheBytes > 0 && cacheBandwidth > memoryBandwidth &&
+        memoryBandwidth > 0 && bytes <= static_cast<double>(cacheBytes))
+      return b * (cacheBandwidth / memoryBandwidth);
+    return b;
   }
 
   /// Heterogeneous devices: classes by ranges of grid axis-0 indices, in

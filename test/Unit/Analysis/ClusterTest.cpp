@@ -153,6 +153,43 @@ TEST_CASE("cluster json: shape-dependent matmul efficiency", "[cluster]") {
         "device.matmul_efficiency must be an object, got 0.5");
 }
 
+TEST_CASE("cluster json: the device's cache", "[cluster]") {
+  std::string error;
+  FailureOr<ClusterSpec> cluster =
+      parseClusterJson(parse(R"({"device": {"flops": 1e12, "memory_bytes": 1,
+                           "memory_bandwidth": 1e9,
+                           "cache": {"bytes": 1048576, "bandwidth": 1e11}},
+                "axes": []})"),
+                       0, error);
+  REQUIRE(succeeded(cluster));
+  CHECK(cluster->cacheBytes == 1048576);
+  CHECK(cluster->cacheBandwidth == 1e11);
+  CHECK(cluster->getBandwidth(OpClass::Elementwise, 1048576) == 1e11);
+  CHECK(cluster->getBandwidth(OpClass::Elementwise, 1048577) == 1e9);
+  FailureOr<ClusterSpec> again =
+      parseClusterJson(clusterToJson(*cluster), 0, error);
+  REQUIRE(succeeded(again));
+  CHECK(again->cacheBytes == 1048576);
+  CHECK(again->cacheBandwidth == 1e11);
+  // Without the field: no cache.
+  CHECK(ClusterSpec().cacheBytes == 0);
+
+  auto device = [](StringRef cache) {
+    return (R"({"device": {"flops": 1, "memory_bytes": 1,
+                           "memory_bandwidth": 1, "cache": )" +
+            cache + R"(}, "axes": []})")
+        .str();
+  };
+  CHECK(errorOf(device(R"({"bytes": 0, "bandwidth": 1})"), 0) ==
+        "device.cache.bytes must be a positive number, got 0");
+  CHECK(errorOf(device(R"({"bytes": 1024})"), 0) ==
+        "device.cache.bandwidth must be a positive number, got nothing");
+  CHECK(errorOf(device(R"({"bytes": 1, "bandwidth": 1, "level": 2})"), 0) ==
+        "unknown field 'level' in device.cache (expected bytes and "
+        "bandwidth)");
+  CHECK(errorOf(device("[1]"), 0) == "device.cache must be an object, got [1]");
+}
+
 TEST_CASE("cluster json: errors name the field and the value", "[cluster]") {
   CHECK(errorOf(kTwoAxes, 1) == "cluster has 2 axes, grid has 1");
   CHECK(errorOf(R"({"device": {"flops": 1, "memory_bytes": 1,

@@ -239,6 +239,29 @@ TEST_CASE("local bytes follow the split", "[cost]") {
   CHECK(getElementBytes(IntegerType::get(&ctx, 64)) == 8);
 }
 
+TEST_CASE("an op whose bytes fit in the cache streams at its bandwidth",
+          "[cost]") {
+  ClusterSpec c = cluster(1e12, 1e9, {{1e9, 0}});
+  c.classBandwidth[static_cast<unsigned>(OpClass::DataMovement)] = 5e8;
+  // Without a cache: the memory bandwidth at any size.
+  CHECK(getComputeTime(OpWork{0, 1e3}, OpClass::Elementwise, c) ==
+        Approx(1e-6));
+  c.cacheBytes = 1000;
+  c.cacheBandwidth = 1e10;
+  CHECK(getComputeTime(OpWork{0, 1e3}, OpClass::Elementwise, c) ==
+        Approx(1e-7));
+  // A class with its own bandwidth keeps its fraction of the memory's.
+  CHECK(getComputeTime(OpWork{0, 1e3}, OpClass::DataMovement, c) ==
+        Approx(2e-7));
+  // One byte more than the cache: from memory.
+  CHECK(getComputeTime(OpWork{0, 1001}, OpClass::Elementwise, c) ==
+        Approx(1.001e-6));
+  // A cache slower than the memory changes nothing.
+  c.cacheBandwidth = 1e8;
+  CHECK(getComputeTime(OpWork{0, 1e3}, OpClass::Elementwise, c) ==
+        Approx(1e-6));
+}
+
 TEST_CASE("per-op overhead and per-class bandwidth; views are free", "[cost]") {
   ClusterSpec c = cluster(1e9, 1e9, {{1e9, 0}});
   c.opOverhead = 1e-6;
