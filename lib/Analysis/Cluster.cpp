@@ -101,6 +101,27 @@ LogicalResult readNumber(const llvm::json::Object &object, StringRef key,
 
 } // namespace
 
+/// `value` (named `what` in errors) as an object of the fields `first` and
+/// `second` (and a `comment`), or nullptr with `error` set.
+static const llvm::json::Object *
+getFieldObject(const llvm::json::Value &value, const std::string &what,
+               StringRef first, StringRef second, std::string &error) {
+  const llvm::json::Object *fields = value.getAsObject();
+  if (!fields) {
+    error = what + " must be an object, got " + describe(&value);
+    return nullptr;
+  }
+  for (const auto &entry : *fields)
+    if (StringRef(entry.first) != first && StringRef(entry.first) != second &&
+        entry.first != "comment") {
+      error = ("unknown field '" + entry.first.str() + "' in " + what +
+               " (expected " + first + " and " + second + ")")
+                  .str();
+      return nullptr;
+    }
+  return fields;
+}
+
 /// Reads the device fields of `device` into `out`; `prefix` names the object
 /// in errors (`device`, `device_classes[1]`). Without `base`, `flops`,
 /// `memory_bytes` and `memory_bandwidth` are required. With `base` (a device
@@ -192,19 +213,10 @@ static LogicalResult parseDeviceFields(const llvm::json::Object &device,
   }
 
   if (const llvm::json::Value *efficiency = device.get("matmul_efficiency")) {
-    const llvm::json::Object *fields = efficiency->getAsObject();
-    if (!fields) {
-      error = at + "matmul_efficiency must be an object, got " +
-              describe(efficiency);
+    const llvm::json::Object *fields = getFieldObject(
+        *efficiency, at + "matmul_efficiency", "max", "half_size", error);
+    if (!fields)
       return failure();
-    }
-    for (const auto &entry : *fields)
-      if (entry.first != "max" && entry.first != "half_size" &&
-          entry.first != "comment") {
-        error = ("unknown field '" + entry.first.str() + "' in " + at +
-                 "matmul_efficiency (expected max and half_size)");
-        return failure();
-      }
     if (failed(readNumber(*fields, "max", at + "matmul_efficiency.max", false,
                           out.gemmEfficiencyMax, error)) ||
         failed(readNumber(*fields, "half_size",
@@ -221,18 +233,10 @@ static LogicalResult parseDeviceFields(const llvm::json::Object &device,
   }
 
   if (const llvm::json::Value *cache = device.get("cache")) {
-    const llvm::json::Object *fields = cache->getAsObject();
-    if (!fields) {
-      error = at + "cache must be an object, got " + describe(cache);
+    const llvm::json::Object *fields =
+        getFieldObject(*cache, at + "cache", "bytes", "bandwidth", error);
+    if (!fields)
       return failure();
-    }
-    for (const auto &entry : *fields)
-      if (entry.first != "bytes" && entry.first != "bandwidth" &&
-          entry.first != "comment") {
-        error = ("unknown field '" + entry.first.str() + "' in " + at +
-                 "cache (expected bytes and bandwidth)");
-        return failure();
-      }
     double cacheBytes = 0;
     if (failed(readNumber(*fields, "bytes", at + "cache.bytes", false,
                           cacheBytes, error)) ||

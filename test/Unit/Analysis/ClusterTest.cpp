@@ -111,6 +111,14 @@ TEST_CASE("cluster json: per-type rates", "[cluster]") {
                 0) == "device.flops_by_dtype must be an object, got [1]");
 }
 
+/// A one-device description whose device has `field` = `value` (JSON text).
+static std::string deviceWith(StringRef field, StringRef value) {
+  return (R"({"device": {"flops": 1, "memory_bytes": 1,
+                         "memory_bandwidth": 1, ")" +
+          field + "\": " + value + R"(}, "axes": []})")
+      .str();
+}
+
 TEST_CASE("cluster json: shape-dependent matmul efficiency", "[cluster]") {
   std::string error;
   FailureOr<ClusterSpec> cluster =
@@ -133,10 +141,7 @@ TEST_CASE("cluster json: shape-dependent matmul efficiency", "[cluster]") {
   CHECK(ClusterSpec().getGemmEfficiency(64) == 1);
 
   auto device = [](StringRef efficiency) {
-    return (R"({"device": {"flops": 1, "memory_bytes": 1,
-                           "memory_bandwidth": 1, "matmul_efficiency": )" +
-            efficiency + R"(}, "axes": []})")
-        .str();
+    return deviceWith("matmul_efficiency", efficiency);
   };
   CHECK(errorOf(device(R"({"max": 1.5, "half_size": 1})"), 0) ==
         "device.matmul_efficiency.max must be at most 1 (a fraction of the "
@@ -174,12 +179,7 @@ TEST_CASE("cluster json: the device's cache", "[cluster]") {
   // Without the field: no cache.
   CHECK(ClusterSpec().cacheBytes == 0);
 
-  auto device = [](StringRef cache) {
-    return (R"({"device": {"flops": 1, "memory_bytes": 1,
-                           "memory_bandwidth": 1, "cache": )" +
-            cache + R"(}, "axes": []})")
-        .str();
-  };
+  auto device = [](StringRef cache) { return deviceWith("cache", cache); };
   CHECK(errorOf(device(R"({"bytes": 0, "bandwidth": 1})"), 0) ==
         "device.cache.bytes must be a positive number, got 0");
   CHECK(errorOf(device(R"({"bytes": 1024})"), 0) ==
