@@ -140,6 +140,7 @@ static LogicalResult parseDeviceFields(const llvm::json::Object &device,
     out.classFlops = base->classFlops;
     out.classBandwidth = base->classBandwidth;
     out.opOverhead = base->opOverhead;
+    out.stepOverhead = base->stepOverhead;
     out.gemmEfficiencyMax = base->gemmEfficiencyMax;
     out.gemmHalfSize = base->gemmHalfSize;
     out.flopsByDtype = base->flopsByDtype;
@@ -176,6 +177,10 @@ static LogicalResult parseDeviceFields(const llvm::json::Object &device,
   if (device.get("op_overhead_s") &&
       failed(readNumber(device, "op_overhead_s", at + "op_overhead_s", true,
                         out.opOverhead, error)))
+    return failure();
+  if (device.get("step_overhead_s") &&
+      failed(readNumber(device, "step_overhead_s", at + "step_overhead_s", true,
+                        out.stepOverhead, error)))
     return failure();
   for (StringRef field : {"flops_by_class", "bandwidth_by_class"}) {
     const llvm::json::Value *byClass = device.get(field);
@@ -467,6 +472,8 @@ static llvm::json::Object deviceToJson(const ClusterSpec &cluster) {
     device["bandwidth_by_class"] = std::move(bandwidthByClass);
   if (cluster.opOverhead > 0)
     device["op_overhead_s"] = cluster.opOverhead;
+  if (cluster.stepOverhead > 0)
+    device["step_overhead_s"] = cluster.stepOverhead;
   if (cluster.cacheBytes > 0)
     device["cache"] = llvm::json::Object{{"bytes", cluster.cacheBytes},
                                          {"bandwidth", cluster.cacheBandwidth}};
@@ -562,6 +569,7 @@ ClusterSpec ClusterSpec::getAxis0Rows(int64_t begin, int64_t end) const {
     out.classBandwidth = classBandwidth;
     out.flopsByDtype = std::move(byDtype);
     out.opOverhead = std::max(out.opOverhead, d.opOverhead);
+    out.stepOverhead = std::max(out.stepOverhead, d.stepOverhead);
     out.gemmEfficiencyMax =
         std::min(out.gemmEfficiencyMax, d.gemmEfficiencyMax);
     out.gemmHalfSize = std::max(out.gemmHalfSize, d.gemmHalfSize);

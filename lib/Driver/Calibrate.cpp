@@ -879,6 +879,14 @@ int driver::calibrateCommand(int argc, char **argv) {
       ctx, quick, joinPath(workDir.get(), "overhead"), repeats, ranks);
   if (failed(opOverhead))
     return kErrorExitCode;
+  // The fixed cost of a step: a program of one add on 64 floats, less that
+  // add's overhead.
+  FailureOr<TimedModel> minimal =
+      timeModel(ctx, buildUnfusedAdds(64, 1), joinPath(workDir.get(), "step"),
+                repeats, ranks);
+  if (failed(minimal))
+    return kErrorExitCode;
+  double stepOverhead = std::max(0.0, minimal->seconds - *opOverhead);
   SmallVector<ClassResult> classes, elementwise;
   for (unsigned index = 0; index < kNumOpClasses; ++index) {
     auto c = static_cast<OpClass>(index);
@@ -901,6 +909,7 @@ int driver::calibrateCommand(int argc, char **argv) {
     return kErrorExitCode;
   }
   cluster.opOverhead = *opOverhead;
+  cluster.stepOverhead = stepOverhead;
   for (const ClassResult &result : classes) {
     auto index = static_cast<unsigned>(result.opClass);
     if (result.work.flops > 0)
@@ -1024,7 +1033,8 @@ int driver::calibrateCommand(int argc, char **argv) {
                             : std::string("-"),
                         formatRate(result.work.bytes / result.seconds),
                         result.differential ? "" : "  (whole step)");
-  os << llvm::formatv("  per-op overhead {0:e3} s\n", cluster.opOverhead);
+  os << llvm::formatv("  per-op overhead {0:e3} s, per-step {1:e3} s\n",
+                      cluster.opOverhead, cluster.stepOverhead);
   if (cached)
     os << llvm::formatv("  cache: adds of {0} KiB at {1} GB/s{2}\n",
                         readCacheBytes(2) * coresPerDevice / 1024,

@@ -216,11 +216,14 @@ static json::Array memoryProfileJson(const PlanPrediction &p) {
 }
 
 static json::Object predictionJson(const PlanPrediction &p) {
-  return json::Object{{"step_time_s", p.stepTime},
-                      {"compute_s", p.computeTime},
-                      {"comm_s", p.commTime},
-                      {"peak_memory_bytes", p.peakMemoryBytes},
-                      {"peak_at", p.peakAt}};
+  json::Object o{{"step_time_s", p.stepTime},
+                 {"compute_s", p.computeTime},
+                 {"comm_s", p.commTime},
+                 {"peak_memory_bytes", p.peakMemoryBytes},
+                 {"peak_at", p.peakAt}};
+  if (p.stepOverhead > 0)
+    o["step_overhead_s"] = p.stepOverhead;
+  return o;
 }
 
 /// plan.json's `baselines`: each baseline's prediction, whether it fits, or

@@ -13,6 +13,7 @@
 //               "flops_by_class": {"matmul": F1, ...},       (optional)
 //               "bandwidth_by_class": {"data_movement": B1}, (optional)
 //               "op_overhead_s": T,                          (optional)
+//               "step_overhead_s": S,                        (optional)
 //               "cache": {"bytes": C, "bandwidth": BC}},      (optional)
 //    "axes": [{"bandwidth": B_i, "latency": L_i}, ...],     (one per axis)
 //    "device_classes": [                                     (optional)
@@ -77,6 +78,9 @@ struct ClusterSpec {
   std::array<double, kNumOpClasses> classBandwidth{};
   /// Fixed seconds per op that runs a loop nest (launch, buffer set-up).
   double opOverhead = 0;
+  /// Fixed seconds per step of a program, whatever its ops (the runtime's
+  /// entry into the program and its return).
+  double stepOverhead = 0;
   /// Shape-dependent efficiency of the matmul class (`device.
   /// matmul_efficiency`: `max` and `half_size`): a GEMM whose smallest local
   /// dimension is d runs at max * d / (d + half_size) of its class rate.

@@ -256,6 +256,11 @@ static void renderPrediction(llvm::raw_ostream &os, const json::Object &root) {
                         formatSeconds(step), formatSeconds(compute),
                         formatSeconds(comm),
                         formatSeconds(std::max(0.0, step - compute - comm)));
+  else if (std::optional<double> overhead = pred->getNumber("step_overhead_s"))
+    os << llvm::formatv("  step time     {0}  = compute {1} + communication "
+                        "{2} + the step's fixed cost {3}\n",
+                        formatSeconds(step), formatSeconds(compute),
+                        formatSeconds(comm), formatSeconds(*overhead));
   else
     os << llvm::formatv("  step time     {0}  = compute {1} + communication "
                         "{2}\n",

@@ -225,7 +225,8 @@ PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
   }
   for (const Edge &e : graph.edges)
     p.commTime += edgeCost(e, choice[e.producer], choice[e.consumer]);
-  p.stepTime = p.computeTime + p.commTime;
+  p.stepOverhead = options.cluster.stepOverhead;
+  p.stepTime = p.computeTime + p.commTime + p.stepOverhead;
   double base = 0, params = 0;
   for (auto [n, r] : graph.persistent) {
     double b =

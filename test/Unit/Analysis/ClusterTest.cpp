@@ -176,6 +176,15 @@ TEST_CASE("cluster json: the device's cache", "[cluster]") {
   REQUIRE(succeeded(again));
   CHECK(again->cacheBytes == 1048576);
   CHECK(again->cacheBandwidth == 1e11);
+  // The step's fixed cost round-trips too.
+  ClusterSpec stepped = *cluster;
+  stepped.stepOverhead = 4e-6;
+  FailureOr<ClusterSpec> third =
+      parseClusterJson(clusterToJson(stepped), 0, error);
+  REQUIRE(succeeded(third));
+  CHECK(third->stepOverhead == 4e-6);
+  CHECK(errorOf(deviceWith("step_overhead_s", "-1"), 0) ==
+        "device.step_overhead_s must be a non-negative number, got -1");
   // Without the field: no cache.
   CHECK(ClusterSpec().cacheBytes == 0);
 

@@ -143,6 +143,9 @@ struct PlanPrediction {
   double stepTime = 0;    ///< seconds
   double computeTime = 0; ///< seconds
   double commTime = 0;    ///< seconds
+  /// The device's fixed cost of a step (ClusterSpec::stepOverhead),
+  /// included in stepTime.
+  double stepOverhead = 0;
   int64_t peakMemoryBytes = 0;
   /// Where the peak is reached (an ONNX node or value name).
   std::string peakAt;
