@@ -130,7 +130,42 @@ def price_row(autopar, r, cluster, work, timeout):
                 published=published, ratio=tflops / published,
                 megatron_interleave=interleave,
                 pipeline=plan.get("pipeline", {}).get("layout"),
-                own_plan=plan["fixed"].get("own_plan", {}), wall_s=wall)
+                own_plan=plan["fixed"].get("own_plan", {}), wall_s=wall,
+                breakdown=step_breakdown(plan, interleave, batch, mb, d,
+                                         megatron_flops(batch, layers, hidden)
+                                         / (gpus * published * 1e12)))
+
+
+def step_breakdown(plan, chunks, batch, micro, dp, published_step):
+    """Where the predicted step goes, from plan.json: the busiest device's
+    stage work (its compute and collectives over every microbatch), the
+    pipeline's idle time (makespan less that work), the once-per-step
+    costs after the flush (per_step_s: the data-parallel gradient
+    reduction), the boundary transfer a stage receives per microbatch
+    (the simulator delays the consumer by it but occupies no device), and
+    what a blocking exchange would add per device (each of its chunks
+    receives and sends an activation forward and a gradient backward per
+    microbatch: 4 v m transfers). Also the step the published TFLOP/s
+    implies, and the gap to it."""
+    step = plan["predicted"]["step_time_s"]
+    out = dict(step_s=step, published_step_s=published_step,
+               gap_s=published_step - step,
+               compute_s=plan["predicted"].get("compute_s", 0.0),
+               comm_s=plan["predicted"].get("comm_s", 0.0))
+    pipe = plan.get("pipeline")
+    if not pipe:
+        out.update(work_s=step, idle_s=0.0, per_step_s=0.0,
+                   transfer_s=0.0, blocking_p2p_s=0.0)
+        return out
+    stages = pipe["stage_list"]
+    busiest = max(stages, key=lambda st: st["busy_s"])
+    m = batch // (micro * dp)
+    transfer = max(st["transfer_s"] for st in stages)
+    makespan = pipe["makespan_s"]
+    out.update(work_s=busiest["busy_s"], idle_s=makespan - busiest["busy_s"],
+               per_step_s=step - makespan, transfer_s=transfer,
+               blocking_p2p_s=4 * chunks * m * transfer)
+    return out
 
 
 def fit_efficiency(autopar, work, timeout, out_path):
@@ -214,6 +249,10 @@ def main(argv=None):
     parser.add_argument("--work")
     parser.add_argument("--json")
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--breakdown", action="store_true",
+                        help="after the table, where each predicted step "
+                        "goes (from plan.json) and the gap to the step the "
+                        "published TFLOP/s implies")
     args = parser.parse_args(argv)
     autopar = find_autopar(args.autopar)
     if not autopar:
@@ -256,6 +295,16 @@ def main(argv=None):
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
+    if args.breakdown and results:
+        print(f"\n{'row':>3} {'step s':>8} {'work s':>8} {'idle s':>7} "
+              f"{'flush s':>7} {'p2p ms':>7} {'blk p2p':>7} "
+              f"{'published':>9} {'gap s':>7}")
+        for res in results:
+            b = res["breakdown"]
+            print(f"{res['row']:>3} {b['step_s']:>8.3f} {b['work_s']:>8.3f} "
+                  f"{b['idle_s']:>7.3f} {b['per_step_s']:>7.3f} "
+                  f"{b['transfer_s'] * 1e3:>7.3f} {b['blocking_p2p_s']:>7.3f} "
+                  f"{b['published_step_s']:>9.3f} {b['gap_s']:>7.3f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
