@@ -6,7 +6,10 @@
 
 #include "autopar/Analysis/ShardingRule.h"
 
+#include "autopar/Dialect/Autopar/IR/PendingSums.h"
+
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/SmallSet.h"
 
 using namespace mlir;
@@ -204,13 +207,32 @@ FailureOr<OpShardingPlan> mlir::autopar::getOpShardingPlan(Operation *op) {
                              << "' has no sharding";
     plan.results.push_back(s);
   }
-  FailureOr<LoopAxes> loops =
-      rule->getLoopsFromResults(op, plan.results, operands);
+  // An op linear in its operands (forwardsPendingSum) whose results are a
+  // pending sum carries its operands' sum: the loops follow the splits, and
+  // every operand must be that same pending sum.
+  SmallVector<ShardingAttr> splits = plan.results;
+  ArrayRef<int64_t> forwarded;
+  if (forwardsPendingSum(op) && !plan.results.empty() &&
+      plan.results.front().isPartial()) {
+    assert(llvm::none_of(llvm::seq(rule->getNumLoops()),
+                         [&](unsigned l) { return rule->isReduction(l); }) &&
+           "an op that forwards a pending sum has no reduction loop");
+    forwarded = plan.results.front().getPartial();
+    for (ShardingAttr &s : splits) {
+      if (s.getPartial() != forwarded)
+        return op->emitError() << "results disagree on their pending sums";
+      s = s.withoutPartial();
+    }
+  }
+  FailureOr<LoopAxes> loops = rule->getLoopsFromResults(op, splits, operands);
   if (failed(loops))
     return failure();
   plan.loops = *loops;
-  for (unsigned i = 0; i < op->getNumOperands(); ++i)
-    plan.requiredOperands.push_back(
-        rule->getOperandSharding(op->getContext(), i, plan.loops));
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    ShardingAttr s = rule->getOperandSharding(op->getContext(), i, plan.loops);
+    if (!forwarded.empty())
+      s = ShardingAttr::get(op->getContext(), s.getDimsVector(), forwarded);
+    plan.requiredOperands.push_back(s);
+  }
   return plan;
 }

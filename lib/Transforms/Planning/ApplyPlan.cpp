@@ -14,6 +14,7 @@
 
 #include "autopar/Analysis/ShardingRule.h"
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Dialect/Autopar/IR/PendingSums.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/OptimizerUpdates.h"
@@ -185,6 +186,70 @@ static void alignOptimizerUpdates(func::FuncOp func) {
           setSharding(result, own);
     }
   }
+}
+
+/// Keeps a pending sum pending through the ops linear in their operands
+/// (forwardsPendingSum: add, sub, neg, transpose, reshape) where that saves
+/// collectives: when every operand of such an op is a pending sum over the
+/// same grid axes, read by that op alone and already in the layout the op
+/// needs, and every reader of the op's result needs the result in one
+/// layout, the op adds (or moves) the pending parts and its result is
+/// reduced once, where it is read, instead of each operand before the op.
+/// So the gradients of a weight read by the microbatches of a pipeline stage
+/// are summed while pending and reduced once per step, after the last
+/// microbatch. A result with readers that need different layouts stays as
+/// planned (reducing it there would take one collective per layout, where
+/// one reduction before the op serves them all). Runs in program order, so
+/// that a chain of such ops (the microbatches' sum) forwards the sum to its
+/// end; values pinned by a plan file keep their sharding.
+static LogicalResult
+forwardPendingSums(func::FuncOp func,
+                   llvm::function_ref<bool(Value)> isPinned) {
+  MLIRContext *ctx = func.getContext();
+  for (Operation &op : func.getBody().front()) {
+    if (!forwardsPendingSum(&op) || op.getNumResults() != 1 ||
+        op.getNumOperands() == 0)
+      continue;
+    Value result = op.getResult(0);
+    ShardingAttr planned = getSharding(result);
+    if (!planned || planned.isPartial() || isPinned(result) ||
+        result.use_empty())
+      continue;
+    FailureOr<OpShardingPlan> plan = getOpShardingPlan(&op);
+    if (failed(plan))
+      return failure();
+    ArrayRef<int64_t> pending = getSharding(op.getOperand(0)).getPartial();
+    bool forward = !pending.empty();
+    for (OpOperand &operand : op.getOpOperands()) {
+      ShardingAttr s = getSharding(operand.get());
+      forward &= s.getPartial() == pending && operand.get().hasOneUse() &&
+                 s.withoutPartial() ==
+                     plan->requiredOperands[operand.getOperandNumber()];
+    }
+    for (const SmallVector<int64_t> &axes : plan->loops)
+      for (int64_t axis : axes)
+        forward &= !llvm::is_contained(pending, axis);
+    if (!forward)
+      continue;
+    ShardingAttr needed;
+    for (OpOperand &use : result.getUses()) {
+      Operation *user = use.getOwner();
+      if (failed(ShardingRule::get(user))) {
+        forward = false;
+        break;
+      }
+      FailureOr<OpShardingPlan> userPlan = getOpShardingPlan(user);
+      if (failed(userPlan))
+        return failure();
+      ShardingAttr need = userPlan->requiredOperands[use.getOperandNumber()];
+      forward &= !needed || need == needed;
+      needed = need;
+    }
+    if (forward)
+      setSharding(result,
+                  ShardingAttr::get(ctx, planned.getDimsVector(), pending));
+  }
+  return success();
 }
 
 LogicalResult ApplyPlanPass::checkPinnedNames(func::FuncOp func) {
@@ -375,6 +440,9 @@ LogicalResult ApplyPlanPass::annotate(func::FuncOp func) {
   });
   if (kind == PlanKind::Tensor)
     alignOptimizerUpdates(func);
+  if (failed(forwardPendingSums(
+          func, [&](Value v) { return static_cast<bool>(pinnedFor(v)); })))
+    return failure();
   // Outputs of the data plan stay split as computed (each device writes its
   // block of the batch; a pending sum is summed); the other plans request
   // them replicated.

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Dialect/Autopar/IR/PendingSums.h"
 
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -607,6 +608,12 @@ LoopShardingRule RandomUniformOp::getShardingRule() {
   rule.maps.push_back(
       AffineMap::getMultiDimIdentityMap(y.size(), getContext()));
   return rule;
+}
+
+/// Sums, differences, negations and pure data movement are linear in all
+/// their operands: a pending sum passes through them unreduced.
+bool mlir::autopar::forwardsPendingSum(Operation *op) {
+  return isa<AddOp, SubOp, NegOp, TransposeOp, ReshapeOp>(op);
 }
 
 /// The bias (C) is added into the product.
