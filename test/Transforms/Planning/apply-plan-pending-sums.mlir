@@ -7,7 +7,8 @@
 // split batch) and of b (a sum over it, then a reshape) is a pending sum.
 // The microbatches' gradients are added while pending and the sum is
 // reduced once per weight, after the last microbatch: one all-reduce each
-// (before, one per microbatch, then the add), or with the distributed
+// (before, one per microbatch, then the add; here after the scaling by the
+// learning rate, which a pending sum also passes), or with the distributed
 // optimizer one reduce-scatter each.
 // CHECK-LABEL: func.func @main
 // CHECK: autopar.add %{{.*}}, %{{.*}} {autopar.shardings = [#autopar.sharding<{{\[\[}}], []], partial = [0]>]} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
@@ -19,10 +20,10 @@
 // PART-NOT: shard.all_reduce {{.*}}tensor<4xf32>
 // PART: %[[GW:.*]] = autopar.add %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
 // PART: %[[GB:.*]] = autopar.add %{{.*}}, %{{.*}} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-// PART: %[[RW:.*]] = shard.all_reduce %[[GW]] on @grid grid_axes = [0] : tensor<4x3xf32> -> tensor<4x3xf32>
-// PART: autopar.mul %[[RW]], %{{.*}} {autopar.optimizer_update = "w"}
-// PART: %[[RB:.*]] = shard.all_reduce %[[GB]] on @grid grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
-// PART: autopar.mul %[[RB]], %{{.*}} {autopar.optimizer_update = "b"}
+// PART: shard.all_reduce %{{.*}} on @grid grid_axes = [0] : tensor<4x3xf32> -> tensor<4x3xf32>
+// PART: autopar.assign %{{.*}}, %{{.*}} {autopar.optimizer_update = "w"}
+// PART: shard.all_reduce %{{.*}} on @grid grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+// PART: autopar.assign %{{.*}}, %{{.*}} {autopar.optimizer_update = "b"}
 // PART-NOT: shard.all_reduce
 
 // ZERO-LABEL: func.func @main

@@ -611,9 +611,16 @@ LoopShardingRule RandomUniformOp::getShardingRule() {
 }
 
 /// Sums, differences, negations and pure data movement are linear in all
-/// their operands: a pending sum passes through them unreduced.
-bool mlir::autopar::forwardsPendingSum(Operation *op) {
-  return isa<AddOp, SubOp, NegOp, TransposeOp, ReshapeOp>(op);
+/// their operands together; products in each operand separately (a gemm's C
+/// is added, not multiplied, so a gemm with C is neither).
+PendingSumRule mlir::autopar::getPendingSumRule(Operation *op) {
+  if (isa<AddOp, SubOp, NegOp, TransposeOp, ReshapeOp>(op))
+    return PendingSumRule::AllOperands;
+  if (isa<MulOp, MatMulOp>(op))
+    return PendingSumRule::OneOperand;
+  if (auto gemm = dyn_cast<GemmOp>(op); gemm && !gemm.getC())
+    return PendingSumRule::OneOperand;
+  return PendingSumRule::None;
 }
 
 /// The bias (C) is added into the product.
