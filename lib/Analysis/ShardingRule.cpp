@@ -6,7 +6,10 @@
 
 #include "autopar/Analysis/ShardingRule.h"
 
+#include "autopar/Dialect/Autopar/IR/PendingSums.h"
+
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/SmallSet.h"
 
 using namespace mlir;
@@ -183,6 +186,51 @@ LoopAxes ShardingRule::getLoopsFromOperands(
   return loops;
 }
 
+/// The pending sum that `op`'s results (`results`) carry from its operands
+/// (`operands`, as annotated) by the op's linearity, empty when they carry
+/// none (no pending sum, or one of a split reduction loop); `carries` marks
+/// the operands that hold it. All operands carry it for an op linear in all
+/// of them together; for an op linear in each operand separately, the one
+/// operand that is that pending sum, when no other operand varies over its
+/// axes (otherwise the sum comes from a split reduction, as for any op).
+static FailureOr<ArrayRef<int64_t>>
+getForwardedPendingSum(Operation *op, ArrayRef<ShardingAttr> results,
+                       ArrayRef<ShardingAttr> operands,
+                       MutableArrayRef<bool> carries) {
+  PendingSumRule sumRule = getPendingSumRule(op);
+  if (sumRule == PendingSumRule::None || results.empty() ||
+      !results.front().isPartial())
+    return ArrayRef<int64_t>();
+  ArrayRef<int64_t> pending = results.front().getPartial();
+  auto usesPendingAxis = [&](ShardingAttr s) {
+    if (!s.getPartial().empty())
+      return true;
+    for (int64_t d = 0; d < s.getRank(); ++d)
+      for (int64_t axis : s.getDimAxes(d))
+        if (llvm::is_contained(pending, axis))
+          return true;
+    return false;
+  };
+  if (sumRule == PendingSumRule::OneOperand) {
+    std::optional<unsigned> carrier;
+    for (auto [i, s] : llvm::enumerate(operands)) {
+      if (s.getPartial() == pending && !carrier)
+        carrier = i;
+      else if (usesPendingAxis(s))
+        return ArrayRef<int64_t>();
+    }
+    if (!carrier)
+      return ArrayRef<int64_t>();
+    carries[*carrier] = true;
+  } else {
+    llvm::fill(carries, true);
+  }
+  for (ShardingAttr s : results)
+    if (s.getPartial() != pending)
+      return op->emitError() << "results disagree on their pending sums";
+  return pending;
+}
+
 FailureOr<OpShardingPlan> mlir::autopar::getOpShardingPlan(Operation *op) {
   FailureOr<ShardingRule> rule = ShardingRule::get(op);
   if (failed(rule))
@@ -204,13 +252,27 @@ FailureOr<OpShardingPlan> mlir::autopar::getOpShardingPlan(Operation *op) {
                              << "' has no sharding";
     plan.results.push_back(s);
   }
-  FailureOr<LoopAxes> loops =
-      rule->getLoopsFromResults(op, plan.results, operands);
+  // An op linear in its operands (getPendingSumRule) may carry a pending sum
+  // of its operands to its results: the loops then follow the splits only,
+  // and the operands that carry the sum must be that pending sum.
+  SmallVector<ShardingAttr> splits = plan.results;
+  SmallVector<bool> carries(op->getNumOperands(), false);
+  FailureOr<ArrayRef<int64_t>> forwarded =
+      getForwardedPendingSum(op, plan.results, operands, carries);
+  if (failed(forwarded))
+    return failure();
+  if (!forwarded->empty())
+    for (ShardingAttr &s : splits)
+      s = s.withoutPartial();
+  FailureOr<LoopAxes> loops = rule->getLoopsFromResults(op, splits, operands);
   if (failed(loops))
     return failure();
   plan.loops = *loops;
-  for (unsigned i = 0; i < op->getNumOperands(); ++i)
-    plan.requiredOperands.push_back(
-        rule->getOperandSharding(op->getContext(), i, plan.loops));
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    ShardingAttr s = rule->getOperandSharding(op->getContext(), i, plan.loops);
+    if (carries[i])
+      s = ShardingAttr::get(op->getContext(), s.getDimsVector(), *forwarded);
+    plan.requiredOperands.push_back(s);
+  }
   return plan;
 }

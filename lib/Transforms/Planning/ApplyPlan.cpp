@@ -14,6 +14,7 @@
 
 #include "autopar/Analysis/ShardingRule.h"
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Dialect/Autopar/IR/PendingSums.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/OptimizerUpdates.h"
@@ -185,6 +186,99 @@ static void alignOptimizerUpdates(func::FuncOp func) {
           setSharding(result, own);
     }
   }
+}
+
+/// Keeps a pending sum pending through the ops linear in their operands
+/// (getPendingSumRule) where that saves collectives. The op must be planned
+/// with no split over the sum's axes, and the operands that carry the sum
+/// must be read by that op alone and already be in the layout the op needs:
+/// for a sum, difference, negation, transpose or reshape every operand is
+/// the same pending sum; for a product, one operand is, and the others do
+/// not vary over its axes. When, besides, every reader of the op's result
+/// needs the result in one layout, the result becomes the pending sum (the
+/// op adds, moves or scales the parts), reduced once where it is read,
+/// instead of the operands before the op. So the gradients of a weight read
+/// by the microbatches of a pipeline stage are summed while pending and
+/// reduced once per step, after the last microbatch. A result with readers
+/// that need different layouts stays as planned (reducing it there would
+/// take one collective per layout, where one reduction before the op serves
+/// them all). Runs in program order, so that a chain of such ops (the
+/// microbatches' sum) carries the sum to its end; values pinned by a plan
+/// file keep their sharding.
+static LogicalResult
+forwardPendingSums(func::FuncOp func,
+                   llvm::function_ref<bool(Value)> isPinned) {
+  MLIRContext *ctx = func.getContext();
+  for (Operation &op : func.getBody().front()) {
+    PendingSumRule sumRule = getPendingSumRule(&op);
+    if (sumRule == PendingSumRule::None || op.getNumResults() != 1 ||
+        op.getNumOperands() == 0)
+      continue;
+    Value result = op.getResult(0);
+    ShardingAttr planned = getSharding(result);
+    if (!planned || planned.isPartial() || isPinned(result) ||
+        result.use_empty())
+      continue;
+    FailureOr<OpShardingPlan> plan = getOpShardingPlan(&op);
+    if (failed(plan))
+      return failure();
+    // The pending sum and the operands that carry it.
+    ArrayRef<int64_t> pending;
+    SmallVector<unsigned> carriers;
+    for (OpOperand &operand : op.getOpOperands()) {
+      ArrayRef<int64_t> partial = getSharding(operand.get()).getPartial();
+      if (partial.empty())
+        continue;
+      if (!pending.empty() && partial != pending) {
+        carriers.clear();
+        break;
+      }
+      pending = partial;
+      carriers.push_back(operand.getOperandNumber());
+    }
+    bool forward =
+        !carriers.empty() &&
+        carriers.size() ==
+            (sumRule == PendingSumRule::AllOperands ? op.getNumOperands() : 1u);
+    for (unsigned i : carriers) {
+      Value v = op.getOperand(i);
+      forward &= v.hasOneUse() &&
+                 getSharding(v).withoutPartial() == plan->requiredOperands[i];
+    }
+    // Nothing else may vary over the pending axes.
+    auto usesPendingAxis = [&](ArrayRef<int64_t> axes) {
+      return llvm::any_of(
+          axes, [&](int64_t a) { return llvm::is_contained(pending, a); });
+    };
+    for (const SmallVector<int64_t> &axes : plan->loops)
+      forward &= !usesPendingAxis(axes);
+    for (OpOperand &operand : op.getOpOperands())
+      for (ShardingAttr s :
+           {getSharding(operand.get()),
+            plan->requiredOperands[operand.getOperandNumber()]})
+        for (int64_t d = 0; d < s.getRank(); ++d)
+          forward &= !usesPendingAxis(s.getDimAxes(d));
+    if (!forward)
+      continue;
+    ShardingAttr needed;
+    for (OpOperand &use : result.getUses()) {
+      Operation *user = use.getOwner();
+      if (failed(ShardingRule::get(user))) {
+        forward = false;
+        break;
+      }
+      FailureOr<OpShardingPlan> userPlan = getOpShardingPlan(user);
+      if (failed(userPlan))
+        return failure();
+      ShardingAttr need = userPlan->requiredOperands[use.getOperandNumber()];
+      forward &= !needed || need == needed;
+      needed = need;
+    }
+    if (forward)
+      setSharding(result,
+                  ShardingAttr::get(ctx, planned.getDimsVector(), pending));
+  }
+  return success();
 }
 
 LogicalResult ApplyPlanPass::checkPinnedNames(func::FuncOp func) {
@@ -375,6 +469,9 @@ LogicalResult ApplyPlanPass::annotate(func::FuncOp func) {
   });
   if (kind == PlanKind::Tensor)
     alignOptimizerUpdates(func);
+  if (failed(forwardPendingSums(
+          func, [&](Value v) { return static_cast<bool>(pinnedFor(v)); })))
+    return failure();
   // Outputs of the data plan stay split as computed (each device writes its
   // block of the batch; a pending sum is summed); the other plans request
   // them replicated.

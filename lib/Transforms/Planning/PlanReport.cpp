@@ -11,6 +11,7 @@
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -87,17 +88,23 @@ static std::optional<int64_t> getPrecisionBytes(const PlanMetadata &meta) {
   return std::nullopt;
 }
 
+/// The collectives taking `v` from `from` to `to`; their bytes count into
+/// `totalBytes` unless `counted` holds (v, to) already: the partitioner
+/// shares one reshard of a value between all its readers that need `to`.
 static json::Array reshardJson(Value v, ShardingAttr from, ShardingAttr to,
                                ArrayRef<int64_t> gridShape,
                                std::optional<int64_t> floatBytes,
-                               int64_t &totalBytes) {
+                               int64_t &totalBytes,
+                               DenseSet<std::pair<Value, Attribute>> &counted) {
+  bool count = counted.insert({v, to}).second;
   json::Array steps;
   ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
   for (const ReshardStep &step : planCheapestReshard(
            from, to, shape, elementBytes(v, floatBytes), gridShape)) {
     int64_t bytes = getReshardStepBytes(step, shape,
                                         elementBytes(v, floatBytes), gridShape);
-    totalBytes += bytes;
+    if (count)
+      totalBytes += bytes;
     json::Object o{{"kind", stringifyReshardKind(step.kind)},
                    {"axes", axesJson(step.axes)},
                    {"bytes_per_device", bytes}};
@@ -119,6 +126,7 @@ json::Value mlir::autopar::buildPlanJson(ModuleOp annotated,
   json::Object values;
   json::Array ops;
   int64_t totalBytes = 0;
+  DenseSet<std::pair<Value, Attribute>> counted;
   std::optional<int64_t> floatBytes = getPrecisionBytes(meta);
   auto func = annotated.lookupSymbol<func::FuncOp>("main");
   auto record = [&](Value v) {
@@ -145,8 +153,8 @@ json::Value mlir::autopar::buildPlanJson(ModuleOp annotated,
           outputs.push_back(json::Object{
               {"value", getOnnxValueName(v)},
               {"sharding", formatShardingText(want)},
-              {"collectives",
-               reshardJson(v, have, want, gridShape, floatBytes, totalBytes)}});
+              {"collectives", reshardJson(v, have, want, gridShape, floatBytes,
+                                          totalBytes, counted)}});
         }
         ops.push_back(json::Object{{"node", "<outputs>"},
                                    {"op", "return"},
@@ -164,11 +172,11 @@ json::Value mlir::autopar::buildPlanJson(ModuleOp annotated,
       for (auto [i, v] : llvm::enumerate(op->getOperands())) {
         ShardingAttr have = getSharding(v);
         ShardingAttr want = plan->requiredOperands[i];
-        operands.push_back(
-            json::Object{{"value", getOnnxValueName(v)},
-                         {"sharding", formatShardingText(want)},
-                         {"collectives", reshardJson(v, have, want, gridShape,
-                                                     floatBytes, totalBytes)}});
+        operands.push_back(json::Object{
+            {"value", getOnnxValueName(v)},
+            {"sharding", formatShardingText(want)},
+            {"collectives", reshardJson(v, have, want, gridShape, floatBytes,
+                                        totalBytes, counted)}});
       }
       json::Array loops;
       for (const SmallVector<int64_t> &axes : plan->loops)

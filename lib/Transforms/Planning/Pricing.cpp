@@ -10,6 +10,8 @@
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Target/Target.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -223,8 +225,21 @@ PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
       p.recomputeTime +=
           nodeCost(n, choice[n], true) - nodeCost(n, choice[n], false);
   }
-  for (const Edge &e : graph.edges)
-    p.commTime += edgeCost(e, choice[e.producer], choice[e.consumer]);
+  // The partitioner reshards a value once per layout its readers need and
+  // shares the result between them, so a program (every op explicit) pays
+  // for each such reshard once: two readers of a weight's gradient, a
+  // pending sum (Adam's two moments), take one reduction.
+  llvm::DenseSet<std::tuple<unsigned, unsigned, Attribute>> priced;
+  for (const Edge &e : graph.edges) {
+    unsigned s = choice[e.producer], t = choice[e.consumer];
+    if (options.mode != PlanMode::Training && !isWeightStore(e)) {
+      ShardingAttr want =
+          graph.nodes[e.consumer].strategies[t].operands[e.operand];
+      if (!priced.insert({e.producer, e.result, want}).second)
+        continue;
+    }
+    p.commTime += edgeCost(e, s, t);
+  }
   p.stepOverhead = options.cluster.stepOverhead;
   p.stepTime = p.computeTime + p.commTime + p.stepOverhead;
   double base = 0, params = 0;

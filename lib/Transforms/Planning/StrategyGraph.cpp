@@ -551,15 +551,22 @@ FailureOr<std::vector<unsigned>> StrategyGraph::readAnnotated() {
     FailureOr<OpShardingPlan> plan = getOpShardingPlan(node.op);
     if (failed(plan))
       return failure();
+    // The layouts too: an op that carries a pending sum of its operands
+    // (getPendingSumRule) has the loops of the op without it.
     auto it = llvm::find_if(node.strategies, [&](const Strategy &s) {
-      return sameLoops(s.loops, plan->loops);
+      return sameLoops(s.loops, plan->loops) &&
+             ArrayRef(s.results) == ArrayRef(plan->results) &&
+             ArrayRef(s.operands) == ArrayRef(plan->requiredOperands);
     });
     if (it != node.strategies.end()) {
       choice[n] = it - node.strategies.begin();
       continue;
     }
     FailureOr<ShardingRule> rule = ShardingRule::get(node.op);
-    node.strategies.push_back(makeComputeStrategy(node, *rule, plan->loops));
+    Strategy annotated = makeComputeStrategy(node, *rule, plan->loops);
+    annotated.results = plan->results;
+    annotated.operands = plan->requiredOperands;
+    node.strategies.push_back(std::move(annotated));
     choice[n] = node.strategies.size() - 1;
   }
   return choice;

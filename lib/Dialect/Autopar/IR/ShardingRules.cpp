@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Dialect/Autopar/IR/PendingSums.h"
 
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -607,6 +608,19 @@ LoopShardingRule RandomUniformOp::getShardingRule() {
   rule.maps.push_back(
       AffineMap::getMultiDimIdentityMap(y.size(), getContext()));
   return rule;
+}
+
+/// Sums, differences, negations and pure data movement are linear in all
+/// their operands together; products in each operand separately (a gemm's C
+/// is added, not multiplied, so a gemm with C is neither).
+PendingSumRule mlir::autopar::getPendingSumRule(Operation *op) {
+  if (isa<AddOp, SubOp, NegOp, TransposeOp, ReshapeOp>(op))
+    return PendingSumRule::AllOperands;
+  if (isa<MulOp, MatMulOp>(op))
+    return PendingSumRule::OneOperand;
+  if (auto gemm = dyn_cast<GemmOp>(op); gemm && !gemm.getC())
+    return PendingSumRule::OneOperand;
+  return PendingSumRule::None;
 }
 
 /// The bias (C) is added into the product.
