@@ -548,13 +548,17 @@ mlir::autopar::planAutomatically(ModuleOp module,
            << result.predicted.peakMemoryBytes << " bytes at '"
            << result.predicted.peakAt << "', over the "
            << options.cluster.memoryBytes << " bytes limit";
-  // Self-check: the program's objective is the plan's price.
+  // Self-check: the program's objective is the plan's price, less the
+  // step's fixed cost, which no choice changes and the program leaves out.
   double ilpSeconds = chosen.objective / 1e6;
-  double mismatch = std::fabs(ilpSeconds - result.predicted.stepTime);
+  double mismatch = std::fabs(ilpSeconds + result.predicted.stepOverhead -
+                              result.predicted.stepTime);
   if (mismatch > 1e-6 * std::max(1e-9, result.predicted.stepTime) + 1e-12)
     return emitError(func.getLoc())
            << "internal error: the search priced its plan at " << ilpSeconds
-           << " s, the cost model at " << result.predicted.stepTime << " s";
+           << " s, the cost model at " << result.predicted.stepTime
+           << " s (of which " << result.predicted.stepOverhead
+           << " s are the step's fixed cost)";
   graph.annotate(chosen.choice);
   describeDecisions(graph, pricer, chosen.choice, result.opDetails);
   // The grid the annotations refer to.
