@@ -13,11 +13,18 @@ planner (`autopar compile --plan auto --cluster C`), runs it with
 predicted and measured step time and peak memory it prints. Prints one row
 per run and the mean absolute percentage error (MAPE) of each.
 
-    /usr/bin/python3 bench/prediction_error.py --cluster cluster.json
     /usr/bin/python3 bench/prediction_error.py --calibrate   # calibrate first
+    /usr/bin/python3 bench/prediction_error.py --cluster cluster.json
 
-The cluster description should be this machine's (`autopar calibrate`);
-a reported figure, not a test.
+With `--calibrate` (or no `--cluster`), each grid's runs are predicted with
+a description of this machine as that many devices (`autopar calibrate
+--grid G`, one per grid, into the work directory), and run with the threads
+one device of it has (cores / G): a device's rates depend on what the other
+ranks do meanwhile (a rank alone on the machine has its memory bandwidth
+and shared cache to itself), so each run is predicted from measurements
+taken in its own conditions. With `--cluster`, every grid is predicted from
+that one description. The description should be this machine's; a reported
+figure, not a test.
 """
 
 import argparse
@@ -49,10 +56,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--autopar", default=os.path.join(ROOT, "build", "bin",
                                                           "autopar"))
-    parser.add_argument("--cluster", help="cluster description of this "
-                        "machine (default: calibrate into the work directory)")
+    parser.add_argument("--cluster", help="one cluster description of this "
+                        "machine for every grid (default: calibrate each grid "
+                        "into the work directory)")
     parser.add_argument("--calibrate", action="store_true",
-                        help="run `autopar calibrate` first")
+                        help="run `autopar calibrate --grid G` for each grid "
+                        "first (overrides --cluster)")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--grids", default="1,2")
     parser.add_argument("--cache", default=os.path.join(ROOT, "build", "models"))
@@ -64,15 +73,17 @@ def main() -> int:
     os.makedirs(work, exist_ok=True)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    cluster = args.cluster
-    if args.calibrate or not cluster:
-        cluster = cluster or os.path.join(work, "cluster.json")
-        print(f"calibrating into {cluster} ...", flush=True)
-        grids = [g for g in args.grids.split(",") if g != "1"]
-        grid = grids[0] if grids else "1"
-        run([args.autopar, "calibrate", "--grid", grid, "-o", cluster], env)
+    grids = args.grids.split(",")
+    clusters = {}
+    for grid in grids:
+        if args.cluster and not args.calibrate:
+            clusters[grid] = args.cluster
+            continue
+        clusters[grid] = os.path.join(work, f"cluster-{grid}.json")
+        print(f"calibrating grid {grid} into {clusters[grid]} ...", flush=True)
+        run([args.autopar, "calibrate", "--grid", grid, "-o", clusters[grid]],
+            env)
 
-    threads = device_threads(cluster)
     rows = []
     # A run that fails or measures nothing is an error of the benchmark (exit
     # 1), never a skipped row or a perfect prediction.
@@ -84,8 +95,10 @@ def main() -> int:
                                       "model_zoo.py"), "--cache", args.cache,
                  "--models", model])
         inputs = os.path.join(args.cache, model, "test_data_set_0")
-        for grid in args.grids.split(","):
+        for grid in grids:
             out = os.path.join(work, f"{model}-{grid}")
+            cluster = clusters[grid]
+            threads = device_threads(cluster)
             try:
                 run([args.autopar, "compile", onnx, "--grid", grid, "--plan",
                      "auto", "--cluster", cluster, "-o", out], env)
@@ -133,7 +146,7 @@ def main() -> int:
           f"peak memory MAPE {peak_mape:.1f}%")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(dict(cluster=cluster, rows=rows, step_mape=step_mape,
+            json.dump(dict(clusters=clusters, rows=rows, step_mape=step_mape,
                            peak_mape=peak_mape), f, indent=2)
     return 0
 
