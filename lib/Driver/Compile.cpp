@@ -42,6 +42,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::autopar;
@@ -104,10 +105,12 @@ static LogicalResult runDataTilingStage(MLIRContext &ctx, ModuleOp module,
 }
 
 static LogicalResult runLowerDataTiledStage(MLIRContext &ctx, ModuleOp module,
-                                            StringRef precision) {
+                                            const CompileOptions &compile) {
   return runStage(ctx, module, "lowering", [&](OpPassManager &pm) {
     LowerToLLVMPipelineOptions options;
-    options.precision = precision.str();
+    options.precision = compile.precision;
+    if (compile.minFlopsPerThread)
+      options.minFlopsPerThread = *compile.minFlopsPerThread;
     buildLowerDataTiledPipeline(pm, options);
   });
 }
@@ -1145,7 +1148,7 @@ static FailureOr<Manifest> compilePipeline(
         (options.training &&
          failed(writeTrainingDescription(ctx, *stage, stageManifest, options,
                                          stageDir))) ||
-        failed(runLowerDataTiledStage(ctx, *stage, options.precision)))
+        failed(runLowerDataTiledStage(ctx, *stage, options)))
       return failure();
     SmallString<256> programSo(stageDir);
     llvm::sys::path::append(programSo, "program.so");
@@ -1435,7 +1438,7 @@ FailureOr<Manifest> mlir::autopar::compileModel(MLIRContext &ctx,
 
   // Native code.
   progress.step("lowering the device program");
-  if (failed(runLowerDataTiledStage(ctx, *module, options.precision)))
+  if (failed(runLowerDataTiledStage(ctx, *module, options)))
     return failure();
   progress.step("generating native code");
   SmallString<256> programSo(options.outDir);
@@ -1496,6 +1499,13 @@ int driver::compileCommand(int argc, char **argv) {
       llvm::cl::desc("compute 3x3 convolutions as im2col products only, not "
                      "in the Winograd form F(2x2, 3x3) (for comparison)"),
       llvm::cl::init(false), llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> minFlopsPerThread(
+      "min-flops-per-thread",
+      llvm::cl::desc("FLOPs each thread of a parallel loop must get for the "
+                     "loop to be threaded (default 1000000: a fork and join "
+                     "of the threads, about 5 us, times a fast core's rate; "
+                     "0: every parallel loop on all threads, for comparison)"),
+      llvm::cl::value_desc("n"), llvm::cl::cat(category));
   static TrainingFlags trainingFlags(category);
   static llvm::cl::opt<std::string> seedFlag(
       "seed",
@@ -1569,6 +1579,20 @@ int driver::compileCommand(int argc, char **argv) {
   FailureOr<uint64_t> seed = parseUnsignedOption("seed", seedFlag);
   if (failed(inputShapes) || failed(seed))
     return kErrorExitCode;
+  std::optional<int64_t> grain;
+  if (minFlopsPerThread.getNumOccurrences()) {
+    FailureOr<uint64_t> value =
+        parseUnsignedOption("min-flops-per-thread", minFlopsPerThread);
+    if (failed(value))
+      return kErrorExitCode;
+    if (*value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      printError("invalid --min-flops-per-thread '" + minFlopsPerThread +
+                 "': at most " +
+                 Twine(std::numeric_limits<int64_t>::max()).str());
+      return kErrorExitCode;
+    }
+    grain = static_cast<int64_t>(*value);
+  }
   // A training step keeps every float initializer a parameter.
   FailureOr<ImportedModel> imported =
       importModel(ctx, model, *inputShapes, /*requireWeightData=*/true,
@@ -1586,6 +1610,7 @@ int driver::compileCommand(int argc, char **argv) {
   options.modelPath = model;
   options.precision = precision;
   options.winograd = !noWinograd;
+  options.minFlopsPerThread = grain;
   FailureOr<Manifest> manifest = compileModel(ctx, *imported, options);
   if (failed(manifest))
     return kErrorExitCode;

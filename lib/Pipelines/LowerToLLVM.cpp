@@ -110,6 +110,12 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   // (libomp; their number is set by the runner).
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addPass(createConvertSCFToOpenMPPass());
+  // Each loop gets no more threads than its iterations and its work fill
+  // (min-flops-per-thread each); one too small for two runs sequentially,
+  // without a fork and join.
+  SizeThreadTeamsPassOptions teams;
+  teams.minFlopsPerThread = options.minFlopsPerThread;
+  pm.addPass(createSizeThreadTeamsPass(teams));
 
   // Buffers -> loops -> LLVM. Vector transfers unroll to 1-D (fully: a
   // partial unroll leaves allocas inside loops).

@@ -50,6 +50,7 @@ void mlir::autopar::buildAutoparPipeline(
   lower.isa = options.isa;
   lower.packWeights = false;
   lower.precision = options.precision;
+  lower.minFlopsPerThread = options.minFlopsPerThread;
   buildLowerToLLVMPipeline(pm, lower);
 }
 

@@ -3,8 +3,13 @@
 // RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor" | FileCheck %s
 // RUN: autopar-opt %s --autopar-pipeline="grid=1 plan=replicated" | FileCheck %s --check-prefix=GRID1
 // The matmuls' column panels (2 with the generic ISA's 8 columns) are an
-// OpenMP work-sharing loop.
-// RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor isa=generic" | FileCheck %s --check-prefix=OMP
+// OpenMP work-sharing loop when each thread gets min-flops-per-thread (4096
+// FLOPs per matmul and device: 2 threads of 1000), with no more threads than
+// that; by default (a million FLOPs) they are too small for threads and run
+// sequentially; with 0 every panel loop has all threads.
+// RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor isa=generic min-flops-per-thread=1000" | FileCheck %s --check-prefix=OMP
+// RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor isa=generic" | FileCheck %s --check-prefix=SEQ
+// RUN: autopar-opt %s --autopar-pipeline="grid=2 plan=tensor isa=generic min-flops-per-thread=0" | FileCheck %s --check-prefix=ALL
 // RUN: not autopar-opt %s --autopar-pipeline="isa=avx9" 2>&1 | FileCheck %s --check-prefix=BADISA
 // In bf16 (f16) the weights and the all-reduce move the lower type, the graph
 // input and output stay f32.
@@ -57,9 +62,21 @@
 // CHECK: llvm.call @autopar_rt_all_reduce_f32
 
 // OMP: llvm.func @autopar_main()
-// OMP: omp.parallel {
+// OMP: %[[MAX:.*]] = llvm.call @omp_get_max_threads() : () -> i32
+// OMP: %[[N:.*]] = llvm.intr.smin(%[[MAX]], %{{.*}}) : (i32, i32) -> i32
+// OMP: omp.parallel num_threads(%[[N]] : i32) {
 // OMP-NEXT: omp.wsloop {
 // OMP-NEXT: omp.loop_nest
+
+// SEQ: llvm.func @autopar_main()
+// SEQ-NOT: omp.parallel
+// SEQ-NOT: omp_get_max_threads
+
+// ALL: llvm.func @autopar_main()
+// ALL-NOT: omp_get_max_threads
+// ALL: omp.parallel {
+// ALL-NEXT: omp.wsloop {
+// ALL-NEXT: omp.loop_nest
 
 // BADISA: unknown isa 'avx9' (expected auto, amx, avx512bf16, avx512, avx2 or generic)
 

@@ -27,6 +27,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/JSON.h"
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -195,6 +196,10 @@ struct CompileOptions {
   /// Qualifying 3x3 convolutions in the Winograd form (`--no-winograd`
   /// clears it; see autopar-pack-contractions).
   bool winograd = true;
+  /// FLOPs each thread of a parallel loop must get for the loop to be
+  /// threaded (`--min-flops-per-thread`; unset: the lowering pipeline's
+  /// default, see autopar-size-thread-teams).
+  std::optional<int64_t> minFlopsPerThread;
 };
 
 /// Compiles the imported `model` into `options.outDir`: plan files, the

@@ -22,6 +22,8 @@
 #ifndef AUTOPAR_PIPELINES_PIPELINES_H
 #define AUTOPAR_PIPELINES_PIPELINES_H
 
+#include "autopar/Transforms/Lowering/ThreadTeams.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -84,6 +86,12 @@ struct LowerToLLVMPipelineOptions
                      "form F(2x2, 3x3) (with pack-weights: their weights are "
                      "transformed when written)"),
       llvm::cl::init(true)};
+  Option<int64_t> minFlopsPerThread{
+      *this, "min-flops-per-thread",
+      llvm::cl::desc("FLOPs each thread of a parallel loop must get for the "
+                     "loop to be threaded (autopar-size-thread-teams; 0: "
+                     "every parallel loop on all threads)"),
+      llvm::cl::init(kDefaultMinFlopsPerThread)};
 };
 
 /// Options of the whole pipeline: the options of every stage.
@@ -106,6 +114,12 @@ struct AutoparPipelineOptions
       llvm::cl::desc("element type weights and activations are stored and "
                      "moved in: f32, bf16 or f16"),
       llvm::cl::init("f32")};
+  Option<int64_t> minFlopsPerThread{
+      *this, "min-flops-per-thread",
+      llvm::cl::desc("FLOPs each thread of a parallel loop must get for the "
+                     "loop to be threaded (0: every parallel loop on all "
+                     "threads)"),
+      llvm::cl::init(kDefaultMinFlopsPerThread)};
 };
 
 /// Adds the grid, then annotates every value with a sharding

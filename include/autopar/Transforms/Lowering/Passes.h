@@ -13,6 +13,8 @@
 #ifndef AUTOPAR_TRANSFORMS_LOWERING_PASSES_H
 #define AUTOPAR_TRANSFORMS_LOWERING_PASSES_H
 
+#include "autopar/Transforms/Lowering/ThreadTeams.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -664,4 +664,124 @@ def AmxContractionsPass
   ];
 }
 
+def SizeThreadTeamsPass
+    : Pass<"autopar-size-thread-teams", "mlir::ModuleOp"> {
+  let summary = "run parallel loops too small for a fork/join on one thread; "
+                "give the others no more threads than their work fills";
+  let description = [{
+    Input contract: OpenMP work-sharing loops as `convert-scf-to-openmp` makes
+    them of an `scf.parallel` without reductions (`omp.parallel` without
+    clauses around `omp.wsloop` around `omp.loop_nest`, the body one block
+    ending in `omp.yield`), before the vector ops of their bodies are lowered
+    (`convert-vector-to-scf`). In autopar's pipeline these are the column
+    panel loops of the data-tiled contractions (autopar-tile-contractions:
+    matmuls, batched matmuls, convolutions as GEMMs, Winograd products);
+    elementwise ops, normalizations, reductions and pooling are sequential
+    `scf.for` loops and never reach OpenMP. Other `omp.parallel` ops, and
+    those nested in another, are left alone.
+
+    A fork and join of the OpenMP team costs a fixed time F whatever the
+    loop: waking the workers, handing out the iterations, the closing
+    barrier. A loop of W FLOPs on T threads at a per-core rate R takes
+    W / (T R) + F instead of W / R, so threads pay off only when each
+    thread's share of the work takes longer than about F, i.e. holds at
+    least F x R FLOPs. `min-flops-per-thread` is that product, taken with a
+    generous F and the fastest per-core rate, so that a loop given threads
+    is never slower for it on a slower core either: F = 5 us (taken for
+    libomp's fork and join of a team whose idle threads spin; more under
+    load, with sleeping threads or with more threads) times R = 200 GFLOP/s
+    (about the AVX-512 FMA peak of one core: 240 GFLOP/s measured on a Xeon)
+    gives the default of 1,000,000 FLOPs.
+
+    Each loop's work is estimated statically: its trip count times the
+    FLOPs of one iteration, which counts 2 per multiply-add of
+    `vector.contract`, `x86vector.avx512.dot`, `amx.tile_mulf/muli`,
+    `vector.fma` and `vector.outerproduct`; a linalg op's iterations times
+    the arithmetic ops of its body; one per result element of other arith
+    and math ops (index arithmetic excluded); `scf.for` bodies times their
+    static trip count. Data movement is not counted. A loop whose work
+    depends on a run-time value inside its body is left alone. Then:
+
+    - threads = min(iterations, floor(W / min-flops-per-thread));
+    - static bounds and threads < 2 (a tiny loop, or one iteration): the
+      loop becomes `scf.for` loops over the same bounds around the body (in
+      an `scf.execute_region`: the lowering of the body's
+      `memref.alloca_scope` splits blocks, which an `scf.for` body may not
+      have), run by the calling thread: no outlined region, no fork, no
+      join;
+    - static bounds otherwise: `num_threads(min(omp_get_max_threads(),
+      threads))`, so that no thread of the team is left without a grain of
+      work or without an iteration (`omp_get_max_threads()`: the rank's
+      threads, `autopar run --threads`);
+    - bounds known at run time: the same decision at run time, `if(threads
+      >= 2)` and `num_threads(min(omp_get_max_threads(), max(threads, 1)))`,
+      with threads = min(iterations, iterations / ceil(min-flops-per-thread
+      / FLOPs of one iteration)).
+
+    `min-flops-per-thread=0` leaves every loop as it is (all the rank's
+    threads, whatever its work).
+
+    Before (a 64x64x64 matmul's two panels, 0.5 MFLOP):
+    ```mlir
+    omp.parallel {
+      omp.wsloop {
+        omp.loop_nest (%n1) : index = (%c0) to (%c2) step (%c1) {
+          memref.alloca_scope {
+            scf.for %m1 = %c0 to %c8 step %c1 {
+              ... vector.contract ... : vector<8x1xf32>, vector<32x1xf32> into vector<8x32xf32>
+            }
+          }
+          omp.yield
+        }
+      }
+      omp.terminator
+    }
+    ```
+    After:
+    ```mlir
+    scf.for %n1 = %c0 to %c2 step %c1 {
+      scf.execute_region {
+        memref.alloca_scope {
+          scf.for %m1 = %c0 to %c8 step %c1 {
+            ...
+          }
+        }
+        scf.yield
+      }
+    }
+    ```
+    A 256x256x512 matmul's 16 panels (67 MFLOP) keep their loop, with at
+    most 16 threads:
+    ```mlir
+    %max = func.call @omp_get_max_threads() : () -> i32
+    %c16_i32 = arith.constant 16 : i32
+    %n = arith.minsi %max, %c16_i32 : i32
+    omp.parallel num_threads(%n : i32) {
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"minFlopsPerThread", "min-flops-per-thread", "int64_t",
+           /*default=*/"::mlir::autopar::kDefaultMinFlopsPerThread",
+           "FLOPs each thread of a parallel loop must get for the loop to be "
+           "threaded (the fork/join cost times the fastest per-core rate; "
+           "default 1000000; 0: every loop on all threads)">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::func::FuncDialect",
+    "mlir::scf::SCFDialect",
+  ];
+  let statistics = [
+    Statistic<"numSequential", "sequential",
+              "number of parallel loops run on one thread">,
+    Statistic<"numSized", "sized",
+              "number of parallel loops given a thread count">,
+    Statistic<"numUnknownWork", "unknown-work",
+              "number of parallel loops whose work is not known statically "
+              "(left alone)">,
+  ];
+}
+
 #endif // AUTOPAR_TRANSFORMS_LOWERING_PASSES_TD
