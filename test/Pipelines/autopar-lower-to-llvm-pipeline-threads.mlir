@@ -14,6 +14,7 @@
 // CHECK: %[[MAX:.*]] = llvm.call @omp_get_max_threads() : () -> i32
 // CHECK: %[[N:.*]] = llvm.intr.smin(%[[MAX]], %[[C16]]) : (i32, i32) -> i32
 // CHECK: omp.parallel num_threads(%[[N]] : i32) {
+// CHECK-NEXT: omp.wsloop nowait {
 // CHECK-NOT: omp.parallel
 
 // ALL: llvm.func @autopar_main()

@@ -65,7 +65,7 @@
 // OMP: %[[MAX:.*]] = llvm.call @omp_get_max_threads() : () -> i32
 // OMP: %[[N:.*]] = llvm.intr.smin(%[[MAX]], %{{.*}}) : (i32, i32) -> i32
 // OMP: omp.parallel num_threads(%[[N]] : i32) {
-// OMP-NEXT: omp.wsloop {
+// OMP-NEXT: omp.wsloop nowait {
 // OMP-NEXT: omp.loop_nest
 
 // SEQ: llvm.func @autopar_main()

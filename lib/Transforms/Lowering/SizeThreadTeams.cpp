@@ -249,6 +249,14 @@ void runSequentially(RewriterBase &rewriter, omp::ParallelOp parallel,
   rewriter.eraseOp(parallel);
 }
 
+/// Makes the work-sharing loop of `nest` `nowait`: the end of its parallel
+/// region, right after it, is a barrier already (the join), so the loop's own
+/// closing barrier is a second wait of every thread for nothing.
+void dropLoopBarrier(RewriterBase &rewriter, omp::LoopNestOp nest) {
+  auto wsloop = cast<omp::WsloopOp>(nest->getParentOp());
+  rewriter.modifyOpInPlace(wsloop, [&] { wsloop.setNowait(true); });
+}
+
 /// Returns the declaration of `omp_get_max_threads` in `module` (the module
 /// of the calls), adding it if missing.
 func::FuncOp getMaxThreadsFn(RewriterBase &rewriter, ModuleOp module) {
@@ -326,6 +334,7 @@ struct SizeThreadTeamsPass
                    static_cast<int64_t>(std::min<uint64_t>(
                        threads, std::numeric_limits<int32_t>::max())),
                    /*dynamicLimit=*/Value());
+        dropLoopBarrier(rewriter, nest);
         ++numSized;
         continue;
       }
@@ -337,6 +346,7 @@ struct SizeThreadTeamsPass
         continue;
       }
       setDynamicThreads(rewriter, parallel, nest, *perIteration, grain);
+      dropLoopBarrier(rewriter, nest);
       ++numSized;
     }
   }

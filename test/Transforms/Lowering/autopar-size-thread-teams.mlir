@@ -44,14 +44,15 @@ func.func @tiny_matmul(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<
 // -----
 
 // 16 panels of 8.4 MFLOP each: every panel fills a thread, so the team has
-// at most 16 threads (the rank's threads when fewer).
+// at most 16 threads (the rank's threads when fewer); the loop does not wait
+// for its threads before the region's end does (nowait).
 // CHECK: func.func private @omp_get_max_threads() -> i32
 // CHECK-LABEL: func.func @big_matmul
 // CHECK: %[[MAX:.*]] = call @omp_get_max_threads() : () -> i32
 // CHECK: %[[C16:.*]] = arith.constant 16 : i32
 // CHECK: %[[N:.*]] = arith.minsi %[[MAX]], %[[C16]] : i32
 // CHECK: omp.parallel num_threads(%[[N]] : i32) {
-// CHECK-NEXT: omp.wsloop {
+// CHECK-NEXT: omp.wsloop nowait {
 // CHECK-NEXT: omp.loop_nest (%{{.*}}) : index = (%c0) to (%c16) step (%c1) {
 // ALL-LABEL: func.func @big_matmul
 // ALL-NOT: omp_get_max_threads
@@ -169,6 +170,7 @@ func.func @two_dims(%x: memref<4x4x16xf32>) {
 // CHECK: %[[MAX:.*]] = call @omp_get_max_threads() : () -> i32
 // CHECK: %[[N:.*]] = arith.minsi %[[MAX]], %{{.*}} : i32
 // CHECK: omp.parallel if(%[[IF]]) num_threads(%[[N]] : i32) {
+// CHECK-NEXT: omp.wsloop nowait {
 func.func @dynamic_panels(%a: memref<64x64xf32>, %b: memref<64x?xf32>, %c: memref<64x?xf32>, %count: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -190,6 +192,7 @@ func.func @dynamic_panels(%a: memref<64x64xf32>, %b: memref<64x?xf32>, %c: memre
 // CHECK-LABEL: func.func @unknown_work
 // CHECK-NOT: omp_get_max_threads
 // CHECK: omp.parallel {
+// CHECK-NEXT: omp.wsloop {
 func.func @unknown_work(%x: memref<4x?xf32>, %count: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

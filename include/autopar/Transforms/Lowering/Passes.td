@@ -712,11 +712,14 @@ def SizeThreadTeamsPass
     - static bounds otherwise: `num_threads(min(omp_get_max_threads(),
       threads))`, so that no thread of the team is left without a grain of
       work or without an iteration (`omp_get_max_threads()`: the rank's
-      threads, `autopar run --threads`);
+      threads, `autopar run --threads`), and the `omp.wsloop` is `nowait`:
+      the end of the parallel region right after it is a barrier (the
+      join), so the loop's own closing barrier made every thread wait
+      twice;
     - bounds known at run time: the same decision at run time, `if(threads
       >= 2)` and `num_threads(min(omp_get_max_threads(), max(threads, 1)))`,
       with threads = min(iterations, iterations / ceil(min-flops-per-thread
-      / FLOPs of one iteration)).
+      / FLOPs of one iteration)), and `nowait`.
 
     `min-flops-per-thread=0` leaves every loop as it is (all the rank's
     threads, whatever its work).
@@ -757,7 +760,10 @@ def SizeThreadTeamsPass
     %c16_i32 = arith.constant 16 : i32
     %n = arith.minsi %max, %c16_i32 : i32
     omp.parallel num_threads(%n : i32) {
-      ...
+      omp.wsloop nowait {
+        ...
+      }
+      omp.terminator
     }
     ```
   }];
