@@ -207,3 +207,64 @@ func.func @unknown_work(%x: memref<4x?xf32>, %count: index) {
   }
   return
 }
+
+// -----
+
+// AMX tiles: 2 x 16 x 32 x 16 FLOPs per tile product, 64 per iteration
+// (1 MFLOP), 4 iterations: 4 threads.
+// CHECK-LABEL: func.func @amx_panels
+// CHECK: %[[C4:.*]] = arith.constant 4 : i32
+// CHECK: %[[N:.*]] = arith.minsi %{{.*}}, %[[C4]] : i32
+// CHECK: omp.parallel num_threads(%[[N]] : i32) {
+func.func @amx_panels(%a: memref<16x2048xbf16>, %b: memref<1024x128xbf16>, %c: memref<16x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%n1) = (%c0) to (%c4) step (%c1) {
+    %zero = amx.tile_zero : !amx.tile<16x16xf32>
+    %n = arith.muli %n1, %c32 : index
+    %sum = scf.for %k = %c0 to %c64 step %c1 iter_args(%acc = %zero) -> (!amx.tile<16x16xf32>) {
+      %ka = arith.muli %k, %c32 : index
+      %kb = arith.muli %k, %c16 : index
+      %ta = amx.tile_load %a[%c0, %ka] : memref<16x2048xbf16> into !amx.tile<16x32xbf16>
+      %tb = amx.tile_load %b[%kb, %n] : memref<1024x128xbf16> into !amx.tile<16x32xbf16>
+      %r = amx.tile_mulf %ta, %tb, %acc : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+      scf.yield %r : !amx.tile<16x16xf32>
+    }
+    %m = arith.muli %n1, %c16 : index
+    amx.tile_store %c[%c0, %m], %sum : memref<16x64xf32>, !amx.tile<16x16xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Dot products of bf16 pairs: 2 x 32 FLOPs each, 4 x 1024 per iteration
+// (262144 FLOPs), 8 iterations (2.1 MFLOP): 2 threads.
+// CHECK-LABEL: func.func @bf16_dot_panels
+// CHECK: %[[C2:.*]] = arith.constant 2 : i32
+// CHECK: %[[N:.*]] = arith.minsi %{{.*}}, %[[C2]] : i32
+// CHECK: omp.parallel num_threads(%[[N]] : i32) {
+func.func @bf16_dot_panels(%a: vector<32xbf16>, %b: vector<32xbf16>, %out: memref<8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c1024 = arith.constant 1024 : index
+  %zero = arith.constant dense<0.0> : vector<16xf32>
+  scf.parallel (%n1) = (%c0) to (%c8) step (%c1) {
+    %sum = scf.for %k = %c0 to %c1024 step %c1 iter_args(%acc = %zero) -> (vector<16xf32>) {
+      %d0 = x86vector.avx512.dot %acc, %a, %b : vector<32xbf16> -> vector<16xf32>
+      %d1 = x86vector.avx512.dot %d0, %a, %b : vector<32xbf16> -> vector<16xf32>
+      %d2 = x86vector.avx512.dot %d1, %a, %b : vector<32xbf16> -> vector<16xf32>
+      %d3 = x86vector.avx512.dot %d2, %a, %b : vector<32xbf16> -> vector<16xf32>
+      scf.yield %d3 : vector<16xf32>
+    }
+    vector.store %sum, %out[%n1, %c0] : memref<8x16xf32>, vector<16xf32>
+    scf.reduce
+  }
+  return
+}
