@@ -6,6 +6,8 @@
 
 #include "autopar/Analysis/CostModel.h"
 
+#include "autopar/Analysis/ElementwiseFusion.h"
+
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Runtime/CollectiveScratch.h"
 
@@ -78,7 +80,8 @@ int64_t mlir::autopar::getLocalBytes(RankedTensorType type,
 
 OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
                                 const LoopAxes &loops,
-                                ArrayRef<int64_t> gridShape) {
+                                ArrayRef<int64_t> gridShape,
+                                const ElementwiseFusion *fusion) {
   OpWork work;
   // Views of their operand's buffer (reshape, split, slice): no loop nest
   // runs and no byte moves.
@@ -120,15 +123,23 @@ OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
     if (hasReduction)
       work.gemmMinDim = std::min({m, n, k});
   }
+  // Memory traffic: every operand read and every result written, less what
+  // a fused kernel keeps in registers (a fused value) or reads once.
   MLIRContext *ctx = op->getContext();
-  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    if (fusion && !fusion->readsOperand(op, i))
+      continue;
     if (auto type = dyn_cast<RankedTensorType>(op->getOperand(i).getType()))
       work.bytes += getLocalBytes(type, rule.getOperandSharding(ctx, i, loops),
                                   gridShape);
-  for (unsigned r = 0; r < op->getNumResults(); ++r)
+  }
+  for (unsigned r = 0; r < op->getNumResults(); ++r) {
+    if (fusion && !fusion->writesResult(op, r))
+      continue;
     if (auto type = dyn_cast<RankedTensorType>(op->getResult(r).getType()))
       work.bytes +=
           getLocalBytes(type, rule.getResultSharding(ctx, r, loops), gridShape);
+  }
   return work;
 }
 

@@ -29,10 +29,14 @@
 
 namespace mlir::autopar {
 
+class ElementwiseFusion;
+
 /// What one device does for one op.
 struct OpWork {
   double flops = 0; ///< floating-point operations
-  double bytes = 0; ///< bytes of operands read plus results written
+  /// Bytes of operands read plus results written; with an
+  /// ElementwiseFusion, only the reads and writes its kernels make.
+  double bytes = 0;
   /// For a contraction (two operands and reduction loops): the smallest of
   /// its local M, N and K (the products of the per-device extents of the
   /// loops only the first operand walks, only the second walks, and the
@@ -47,9 +51,13 @@ double getFlopsPerIteration(Operation *op);
 /// Extent of each loop of `rule` on `op` (from the operand/result shapes).
 SmallVector<int64_t> getLoopExtents(Operation *op, const ShardingRule &rule);
 
-/// The work of one device running `op` under `loops` on `gridShape`.
+/// The work of one device running `op` under `loops` on `gridShape`. With
+/// `fusion` (the fused kernels of `op`'s block), an operand the kernel does
+/// not read (a fused value, or one it reads already) and a fused result
+/// move no bytes: an elementwise chain costs one pass over memory.
 OpWork getOpWork(Operation *op, const ShardingRule &rule, const LoopAxes &loops,
-                 ArrayRef<int64_t> gridShape);
+                 ArrayRef<int64_t> gridShape,
+                 const ElementwiseFusion *fusion = nullptr);
 
 /// Roofline time of `work` in class `c`, max(flops / class FLOP rate,
 /// bytes / class bandwidth), plus the per-op overhead; 0 for no work (views).

@@ -140,7 +140,8 @@ Strategy StrategyGraph::makeComputeStrategy(Node &node,
     s.results.push_back(rule.getResultSharding(ctx, r, loops));
   // Work in the priced type: bytes scale with the element size, FLOP/s
   // come from that type's rate when the cluster gives one.
-  OpWork work = getOpWork(op, rule, loops, gridShape);
+  OpWork work =
+      getOpWork(op, rule, loops, gridShape, fusion ? &*fusion : nullptr);
   Type elementType;
   if (op->getNumResults() > 0)
     if (auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType()))
@@ -275,6 +276,7 @@ LogicalResult StrategyGraph::build() {
     producer[arg] = {nodes.size(), 0};
     nodes.push_back(std::move(n));
   }
+  fusion.emplace(func.getBody().front());
   // In a mixed-precision training step the master weights, optimizer state,
   // accumulated gradients and update stay f32 (autopar-lower-precision).
   llvm::StringSet<> assigned;
@@ -342,22 +344,6 @@ LogicalResult StrategyGraph::build() {
   return success();
 }
 
-/// The lowering's elementwise class: an op that declares it (CostInterface)
-/// and lowers to one all-parallel linalg.generic.
-static bool isElementwiseOp(Operation *op) {
-  return isa<CostInterface>(op) && classifyOp(op) == OpClass::Elementwise;
-}
-
-/// What autopar-fuse-elementwise does not fuse across when the producer's
-/// dying operands outgrow its result: contractions, reductions, and the ops
-/// that become runtime calls.
-static bool isFusionBarrier(Operation *op) {
-  if (isa<SendOp, RecvOp, AssignOp>(op))
-    return true;
-  OpClass c = classifyOp(op);
-  return c == OpClass::MatMul || c == OpClass::Conv || c == OpClass::Reduction;
-}
-
 static int64_t getGlobalBytes(Type type) {
   auto tensor = cast<RankedTensorType>(type);
   return tensor.getNumElements() *
@@ -372,13 +358,13 @@ std::optional<unsigned> StrategyGraph::getFusedConsumer(
         rootOf) const {
   const Node &p = nodes[n];
   if (p.kind != NodeKind::Compute || p.results.size() != 1 ||
-      outEdges[n].size() != 1 || !isElementwiseOp(p.op) ||
+      outEdges[n].size() != 1 || !isFusibleElementwiseOp(p.op) ||
       !p.results[0].hasOneUse())
     return std::nullopt;
   const Edge &use = edges[outEdges[n].front()];
   const Node &c = nodes[use.consumer];
   if (c.kind != NodeKind::Compute || c.results.size() != 1 ||
-      !isElementwiseOp(c.op))
+      !isFusibleElementwiseOp(c.op))
     return std::nullopt;
   // Read whole, element by element (a broadcast operand is recomputed per
   // copy, so it is not fused).
@@ -401,7 +387,8 @@ std::optional<unsigned> StrategyGraph::getFusedConsumer(
   }
   if (dying > getGlobalBytes(produced))
     for (unsigned b = n + 1; b < use.consumer; ++b)
-      if (nodes[b].kind == NodeKind::Compute && isFusionBarrier(nodes[b].op))
+      if (nodes[b].kind == NodeKind::Compute &&
+          isElementwiseFusionBarrier(nodes[b].op))
         return std::nullopt;
   return use.consumer;
 }
@@ -430,6 +417,9 @@ void StrategyGraph::computeLiveness() {
   // until the consumer runs (its position below); the value is no buffer.
   // Training mode prices a forward graph whose backward pass is implicit
   // (its stored activations are read again), so there it does not apply.
+  // Memory counts only these single-use values as fused; the bytes an op
+  // moves (`fusion`) also leave out values whose several readers all lie in
+  // one kernel, which the lowering fuses once it merges their reads.
   std::vector<unsigned> position(nodes.size());
   for (unsigned n = 0; n < nodes.size(); ++n)
     position[n] = n;

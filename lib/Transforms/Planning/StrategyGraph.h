@@ -14,6 +14,7 @@
 #ifndef AUTOPAR_LIB_TRANSFORMS_PLANNING_STRATEGYGRAPH_H
 #define AUTOPAR_LIB_TRANSFORMS_PLANNING_STRATEGYGRAPH_H
 
+#include "autopar/Analysis/ElementwiseFusion.h"
 #include "autopar/Analysis/ShardingRule.h"
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
 #include "autopar/Transforms/Planning/AutoPlan.h"
@@ -136,6 +137,11 @@ public:
   /// Training: per node, whether its forward pass runs again before its
   /// backward pass (recomputation). Empty: none.
   std::vector<bool> recomputed;
+  /// The elementwise chains of @main that run as one pass over memory: each
+  /// op's bytes leave out the values its kernel never stores and the
+  /// operands it reads already (decided from the graph, so that an op's
+  /// price under a strategy is its own).
+  std::optional<ElementwiseFusion> fusion;
 
   /// How many times a persistent value of node `n` is held: the
   /// microbatches in flight (`activationCopies`) for the runtime inputs and

@@ -190,3 +190,50 @@ func.func @long_chain(%x: tensor<4xf32>, %c: tensor<4xf32>) -> tensor<4xf32> {
   %v15 = autopar.add %v14, %v13 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %v15 : tensor<4xf32>
 }
+
+// -----
+
+// A bias add and the exported GELU, 0.5 * f * (1 + erf(f / sqrt(2))): the
+// bias add has two readers, which fuse into one loop and then read it once,
+// so it fuses too. One loop reads y and the bias and writes the result; the
+// cost model prices the chain so (ElementwiseFusion.h).
+
+// CHECK-LABEL: func.func @bias_gelu
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x16xf32>, tensor<16xf32>)
+// CHECK: math.erf
+// CHECK-NOT: linalg.generic
+func.func @bias_gelu(%y: tensor<4x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %c = autopar.constant dense<1.41421354> : tensor<f32>
+  %one = autopar.constant dense<1.0> : tensor<f32>
+  %half = autopar.constant dense<0.5> : tensor<f32>
+  %f = autopar.add %y, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %d = autopar.div %f, %c : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %e = autopar.erf %d : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %e1 = autopar.add %e, %one : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %m = autopar.mul %f, %e1 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %g = autopar.mul %m, %half : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  return %g : tensor<4x16xf32>
+}
+
+// -----
+
+// Scaled and masked scores into a softmax: the softmax reads its input in two
+// loop nests (the maximum, then the exponentials), so the masked scores are
+// stored; only the scale fuses into the mask's add. The cost model prices a
+// softmax so (ElementwiseFusion.h).
+
+// CHECK-LABEL: func.func @scale_mask_softmax
+// CHECK: %[[U:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x8x8xf32>, tensor<8x8xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} ins(%[[U]] : tensor<2x8x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[U]], %{{.*}} : tensor<2x8x8xf32>, tensor<2x8xf32>)
+// CHECK: math.exp
+func.func @scale_mask_softmax(%s: tensor<2x8x8xf32>, %mask: tensor<8x8xf32>) -> tensor<2x8x8xf32> {
+  %c = autopar.constant dense<0.5> : tensor<f32>
+  %t = autopar.mul %s, %c : (tensor<2x8x8xf32>, tensor<f32>) -> tensor<2x8x8xf32>
+  %u = autopar.add %t, %mask : (tensor<2x8x8xf32>, tensor<8x8xf32>) -> tensor<2x8x8xf32>
+  %p = autopar.softmax %u {axis = 2 : i64} : (tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %p : tensor<2x8x8xf32>
+}
