@@ -39,6 +39,16 @@ known. It exits 1 when a node is flagged.
         --autopar build/bin/autopar --cache build/models \\
         --models tv_inception_v3 --nodes Conv,Concat,AveragePool,Gemm
 
+With --torch-only it measures only how well the model as exported is
+conditioned, without autopar or the export: PyTorch float32 against PyTorch
+float64 on the export's inputs (largest output, its spread across the batch,
+the largest error, the elements beyond the tolerance and the largest error
+over its element's tolerance, which should stay below 1/--margin so that any
+correct float32 implementation passes the comparison):
+
+    OMP_NUM_THREADS=1 /usr/bin/python3 python/autopar/testing/zoo_precision.py \\
+        --torch-only --models zoo
+
 The float64 evaluation of ONNX graphs supports the ops of the zoo's
 torchvision exports: the convolutional nets (Conv, BatchNormalization, the
 pools, Concat, Pad, Gemm, activations, ...) and the transformers (MatMul,
