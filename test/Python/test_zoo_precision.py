@@ -160,3 +160,14 @@ def test_local_error_of_a_wrong_node_is_flagged():
                                                     1.0)
     assert local > 1e-4
     assert zoo_precision.is_off(local, torch_local)
+
+
+def test_conditioning_compares_float32_with_float64():
+    # depthwise_net (a residual block between strided depthwise convs, 10
+    # classes, batch 4) as exported: float32 is within a few roundoffs of
+    # float64, and its four images give four different outputs.
+    c = zoo_precision.conditioning("depthwise_net", 1e-4, 1e-3)
+    assert c["size"] == 40
+    assert 0 < c["max_err"] < 1e-5 * c["max_y"]
+    assert c["beyond"] == 0 and c["worst"] < 1 / 3
+    assert 0.1 < c["spread"] <= 1.0

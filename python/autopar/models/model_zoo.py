@@ -6,7 +6,10 @@
 # ===---------------------------------------------------------------------=== #
 """Exports the real architectures autopar is tested on, with PyTorch outputs.
 
-Each model is built with a fixed seed, put in eval mode, exported with
+Each model is built with a fixed seed, randomized, conditioned (the last
+batch norm of every residual branch scaled by RESIDUAL_BRANCH_SCALE, so that
+float32 rounding is not amplified beyond the comparison's tolerance), its
+batch norms calibrated (instance()), put in eval mode, exported with
 torch.onnx.export at opset 17, and written with one test case in the ONNX
 test-data layout:
 
@@ -52,6 +55,7 @@ import tempfile
 import onnx
 import onnx.numpy_helper
 import torch
+import torch.fx
 
 OPSET = 17
 
@@ -556,13 +560,16 @@ def model_hash(name: str) -> str:
     tables re-exports only the models that changed."""
     import inspect
     builder = builder_of(name)
-    parts = [name, torch.__version__, inspect.getsource(builder),
+    parts = [name, torch.__version__, repr(RESIDUAL_BRANCH_SCALE),
+             inspect.getsource(builder),
              repr([c.cell_contents for c in builder.__closure__ or ()])]
     module = sys.modules[__name__]
     for _, obj in sorted(vars(module).items()):
         if inspect.isclass(obj) and obj.__module__ == module.__name__:
             parts.append(inspect.getsource(obj))
-    for fn in (randomize, calibrate, export, write_tensor):
+    for fn in (randomize, _is_add, residual_branch_norms,
+               scale_residual_branches, calibrate, instance, export,
+               write_tensor):
         parts.append(inspect.getsource(fn))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
@@ -584,6 +591,99 @@ def randomize(model: torch.nn.Module) -> None:
     for parameter in model.parameters():
         if float(parameter.detach().abs().max()) == 0.0:
             parameter.data.normal_(0.0, 0.05)
+
+
+# The factor scale_residual_branches() gives the last batch norm of every
+# residual branch (docs/models.md, "Conditioning").
+RESIDUAL_BRANCH_SCALE = 0.1
+
+
+def _is_add(node) -> bool:
+    """Whether torch.fx `node` adds two tensors (`a + b`, `a += b`,
+    torch.add, Tensor.add)."""
+    import operator
+    if node.op == "call_function":
+        return node.target in (operator.add, operator.iadd, torch.add)
+    return node.op == "call_method" and node.target in ("add", "add_")
+
+
+def residual_branch_norms(model: torch.nn.Module) -> list:
+    """The batch norms that end a residual branch of `model`, found on its
+    torch.fx graph: a batch norm whose output reaches an addition only
+    through ops that are the identity in eval mode (dropout, stochastic
+    depth, torch.nn.Identity), where the other operand of the addition is
+    shallower (fewer batch norms on its longest path from the input: the
+    skip path, an identity or a projection). Returns the modules, in graph
+    order, without duplicates; a model without batch norms, or one torch.fx
+    cannot trace (Python control flow on tensor values), has none.
+    """
+    norms = [m for m in model.modules()
+             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return []
+    try:
+        graph = torch.fx.Tracer().trace(model)
+    except Exception:  # noqa: BLE001 - any tracing failure: no branches
+        return []
+    modules = dict(model.named_modules())
+
+    def module_of(node):
+        return modules.get(node.target) if node.op == "call_module" else None
+
+    def is_transparent(node) -> bool:
+        if isinstance(module_of(node), (torch.nn.Identity,
+                                        torch.nn.modules.dropout._DropoutNd)):
+            return True
+        return node.op == "call_function" and getattr(
+            node.target, "__name__", "") in ("stochastic_depth", "dropout")
+
+    depth = {}
+    found = []
+    for node in graph.nodes:
+        depth[node] = max((depth[a] for a in node.all_input_nodes),
+                          default=0)
+        if isinstance(module_of(node),
+                      torch.nn.modules.batchnorm._BatchNorm):
+            depth[node] += 1
+        if not _is_add(node) or len(node.args) < 2 or not all(
+                isinstance(a, torch.fx.Node) for a in node.args[:2]):
+            continue
+        operands = list(node.args[:2])
+        for this, other in (operands, operands[::-1]):
+            source = this
+            while is_transparent(source) and source.all_input_nodes:
+                source = source.all_input_nodes[0]
+            norm = module_of(source)
+            if (isinstance(norm, torch.nn.modules.batchnorm._BatchNorm)
+                    and depth[source] > depth[other]
+                    and all(norm is not m for m in found)):
+                found.append(norm)
+    return found
+
+
+def scale_residual_branches(model: torch.nn.Module,
+                            scale: float = RESIDUAL_BRANCH_SCALE) -> int:
+    """Multiplies the affine weight and bias of the last batch norm of every
+    residual branch (residual_branch_norms()) by `scale`; returns how many.
+
+    A residual network at random initialization is chaotic: every block adds
+    a branch as large as the stream it adds to, so a relative perturbation
+    (float32 rounding) grows exponentially with the number of blocks, and
+    two correct float32 implementations of a deep one (resnet152,
+    efficientnet_b7) differ by more than the comparison's tolerance.
+    Scaling the branches down (as SkipInit, Fixup and torchvision's
+    zero_init_residual do, but small and non-zero, so that every branch
+    still changes the output) keeps each block close to the identity.
+    Called before calibrate(), so the batch norms downstream normalize the
+    scaled stream.
+    """
+    norms = residual_branch_norms(model)
+    with torch.no_grad():
+        for norm in norms:
+            if norm.affine:
+                norm.weight.mul_(scale)
+                norm.bias.mul_(scale)
+    return len(norms)
 
 
 def calibrate(model: torch.nn.Module, inputs, steps: int = 4) -> None:
@@ -617,6 +717,20 @@ def calibrate(model: torch.nn.Module, inputs, steps: int = 4) -> None:
     model.eval()
 
 
+def instance(name: str):
+    """Model `name` as export() writes it, and its inputs: built with seed
+    0, randomized (randomize()), its residual branches scaled
+    (scale_residual_branches()), its batch norms calibrated (calibrate()),
+    in eval mode."""
+    torch.manual_seed(0)
+    model, inputs = builder_of(name)()
+    randomize(model)
+    scale_residual_branches(model, RESIDUAL_BRANCH_SCALE)
+    calibrate(model, inputs)
+    model.eval()
+    return model, inputs
+
+
 def export(name: str, cache: str) -> str:
     """Exports model `name` into `cache` unless it is up to date there."""
     out = os.path.join(cache, name)
@@ -625,11 +739,7 @@ def export(name: str, cache: str) -> str:
     digest = model_hash(name)
     if os.path.exists(stamp) and open(stamp).read().strip() == digest:
         return out
-    torch.manual_seed(0)
-    model, inputs = builder_of(name)()
-    randomize(model)
-    calibrate(model, inputs)
-    model.eval()
+    model, inputs = instance(name)
     with torch.no_grad():
         outputs = model(*inputs)
     if not isinstance(outputs, (tuple, list)):

@@ -39,6 +39,16 @@ known. It exits 1 when a node is flagged.
         --autopar build/bin/autopar --cache build/models \\
         --models tv_inception_v3 --nodes Conv,Concat,AveragePool,Gemm
 
+With --torch-only it measures only how well the model as exported is
+conditioned, without autopar or the export: PyTorch float32 against PyTorch
+float64 on the export's inputs (largest output, its spread across the batch,
+the largest error, the elements beyond the tolerance and the largest error
+over its element's tolerance, which should stay below 1/--margin so that any
+correct float32 implementation passes the comparison):
+
+    OMP_NUM_THREADS=1 /usr/bin/python3 python/autopar/testing/zoo_precision.py \\
+        --torch-only --models zoo
+
 The float64 evaluation of ONNX graphs supports the ops of the zoo's
 torchvision exports: the convolutional nets (Conv, BatchNormalization, the
 pools, Concat, Pad, Gemm, activations, ...) and the transformers (MatMul,
@@ -364,11 +374,7 @@ def check_model(args, name: str) -> int:
     reference = read_tensor(os.path.join(data, "output_0.pb"))
 
     # PyTorch's own model, built as export() builds it, in f32 and f64.
-    torch.manual_seed(0)
-    module, inputs = model_zoo.builder_of(name)()
-    model_zoo.randomize(module)
-    model_zoo.calibrate(module, inputs)
-    module.eval()
+    module, inputs = model_zoo.instance(name)
     for i, t in enumerate(inputs):
         if not np.array_equal(t.numpy(), list(feeds.values())[i]):
             print(f"{name}: error: the rebuilt model's input {i} differs "
@@ -470,6 +476,62 @@ def check_model(args, name: str) -> int:
     return 1 if wrong else 0
 
 
+def first_output(outputs) -> torch.Tensor:
+    return outputs[0] if isinstance(outputs, (tuple, list)) else outputs
+
+
+def conditioning(name: str, atol: float, rtol: float) -> dict:
+    """How well PyTorch float32 reproduces PyTorch float64 on zoo model
+    `name` as exported (model_zoo.instance(), the export's inputs), without
+    autopar or the export: output 0's largest magnitude, its spread across
+    the batch (the RMS of each element's deviation from its batch mean over
+    the RMS of the output: 0 when every input gives the same output), the
+    largest float32 error, the elements beyond atol + rtol * |float64|, and
+    the largest error as a fraction of that element's tolerance (`worst`)."""
+    import time
+    start = time.process_time()
+    module, inputs = model_zoo.instance(name)
+    with torch.no_grad():
+        y32 = first_output(module(*inputs)).double()
+        module.double()
+        y64 = first_output(module(*[t.double() if t.is_floating_point()
+                                     else t for t in inputs]))
+    err = (y32 - y64).abs()
+    tol = atol + rtol * y64.abs()
+    rms = float(y64.pow(2).mean().sqrt())
+    deviation = float((y64 - y64.mean(0, keepdim=True)).pow(2).mean().sqrt())
+    return {
+        "max_y": float(y64.abs().max()),
+        "spread": deviation / rms if rms > 0 else 0.0,
+        "max_err": float(err.max()),
+        "beyond": int((err > tol).sum()),
+        "size": err.numel(),
+        "worst": float((err / tol).max()),
+        "cpu_s": time.process_time() - start,
+    }
+
+
+def check_conditioning(names: list, atol: float, rtol: float,
+                       margin: float) -> int:
+    """Prints conditioning() of each model as a table; returns how many
+    models' `worst` is above 1 / margin."""
+    print(f"{'model':24s} {'max|y|':>9s} {'spread':>7s} {'f32 err':>9s} "
+          f"{'beyond':>11s} {'err/tol':>8s} {'cpu s':>6s}  "
+          f"(PyTorch float32 vs float64, atol {atol:g} rtol {rtol:g}; "
+          f"ok: err/tol <= 1/{margin:g})")
+    bad = 0
+    for name in names:
+        c = conditioning(name, atol, rtol)
+        ok = c["worst"] <= 1.0 / margin
+        bad += not ok
+        print(f"{name:24s} {c['max_y']:9.3g} {c['spread']:7.3f} "
+              f"{c['max_err']:9.2e} {c['beyond']:5d}/{c['size']:<5d} "
+              f"{c['worst']:8.3f} {c['cpu_s']:6.1f}  "
+              + ("ok" if ok else "ILL-CONDITIONED"), flush=True)
+    print(f"zoo_precision: {len(names)} models, {bad} ill-conditioned")
+    return bad
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--autopar", default=os.path.join(
@@ -477,7 +539,7 @@ def main() -> int:
     parser.add_argument("--cache", default=os.path.join(
         ROOT, "build", "models"), help="directory of the exported models")
     parser.add_argument("--models", required=True,
-                        help="comma-separated zoo models")
+                        help="comma-separated zoo models, or 'zoo' for all")
     parser.add_argument("--nodes", default="",
                         help="comma-separated ONNX op types whose outputs "
                         "are compared node by node (e.g. Conv,Add,Gemm)")
@@ -485,13 +547,38 @@ def main() -> int:
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--timeout", type=int, default=1200,
                         help="seconds for the autopar run (default 1200)")
+    parser.add_argument("--torch-only", action="store_true",
+                        help="only compare PyTorch float32 with float64 on "
+                        "each model (no autopar, no export): its "
+                        "conditioning")
+    parser.add_argument("--margin", type=float, default=3.0,
+                        help="--torch-only: a model is well conditioned "
+                        "when float32's largest error is at most 1/MARGIN "
+                        "of that element's tolerance (default 3)")
+    parser.add_argument("--residual-scale", type=float,
+                        help="--torch-only: build the instances with this "
+                        "model_zoo.RESIDUAL_BRANCH_SCALE instead (1: the "
+                        "instances before it existed)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="PyTorch's CPU threads (default 1)")
     args = parser.parse_args()
-    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    torch.set_num_threads(args.threads)
+    names = list(model_zoo.ZOO) if args.models == "zoo" else [
+        n.strip() for n in args.models.split(",") if n.strip()]
     unknown = [n for n in names if n not in model_zoo.ZOO]
     if unknown:
         print(f"zoo_precision: error: not in the zoo: {', '.join(unknown)}",
               file=sys.stderr)
         return 2
+    if args.residual_scale is not None:
+        if not args.torch_only:
+            print("zoo_precision: error: --residual-scale needs --torch-only "
+                  "(autopar runs the exported model)", file=sys.stderr)
+            return 2
+        model_zoo.RESIDUAL_BRANCH_SCALE = args.residual_scale
+    if args.torch_only:
+        return 1 if check_conditioning(names, args.atol, args.rtol,
+                                       args.margin) else 0
     failed = 0
     for name in names:
         try:
