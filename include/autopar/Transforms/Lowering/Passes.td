@@ -421,15 +421,14 @@ def ChunkParallelLoopsPass
     %y = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = [4 x "parallel"]}
         ins(%x : tensor<1x64x8x8xf32>) outs(%e : tensor<1x64x8x8xf32>) { maximumf }
     ```
-    After:
+    After (4 chunks of 16 channels):
     ```mlir
-    %y = scf.forall (%i) in (4) shared_outs(%o = %e) -> (tensor<1x64x8x8xf32>) {
-      %off = affine.apply affine_map<(d0) -> (d0 * 16)>(%i)
-      %xs = tensor.extract_slice %x[0, %off, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1]
-      %os = tensor.extract_slice %o[0, %off, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1]
+    %y = scf.forall (%c) = (0) to (64) step (16) shared_outs(%o = %e) -> (tensor<1x64x8x8xf32>) {
+      %xs = tensor.extract_slice %x[0, %c, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1]
+      %os = tensor.extract_slice %o[0, %c, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1]
       %r = linalg.generic ... ins(%xs : tensor<1x16x8x8xf32>) outs(%os : ...) { maximumf }
       scf.forall.in_parallel {
-        tensor.parallel_insert_slice %r into %o[0, %off, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1]
+        tensor.parallel_insert_slice %r into %o[0, %c, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1]
       }
     }
     ```
