@@ -217,6 +217,24 @@ double PlanPricer::scratchBytes(unsigned n, unsigned s) const {
       buffers.getExtraBytes(int64_t(valueBytes(n, 0, st.results[0]))));
 }
 
+double
+PlanPricer::getSharedReshardTime(const std::vector<unsigned> &choice) const {
+  if (options.mode == PlanMode::Training)
+    return 0;
+  double shared = 0;
+  llvm::DenseSet<std::tuple<unsigned, unsigned, Attribute>> priced;
+  for (const Edge &e : graph.edges) {
+    if (isWeightStore(e))
+      continue;
+    unsigned s = choice[e.producer], t = choice[e.consumer];
+    ShardingAttr want =
+        graph.nodes[e.consumer].strategies[t].operands[e.operand];
+    if (!priced.insert({e.producer, e.result, want}).second)
+      shared += edgeCost(e, s, t);
+  }
+  return shared;
+}
+
 PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
   PlanPrediction p;
   for (unsigned n = 0; n < graph.nodes.size(); ++n) {

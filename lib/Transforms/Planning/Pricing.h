@@ -76,6 +76,12 @@ public:
   double scratchBytes(unsigned n, unsigned s) const;
   /// Step time and peak memory of a complete choice.
   PlanPrediction evaluate(const Choice &choice) const;
+  /// The seconds of the reshards that `evaluate` counts once although
+  /// several consumers read the same value in the same layout (the
+  /// partitioner makes one reshard for them). The integer program prices
+  /// every consumer's edge on its own, so its objective exceeds the plan's
+  /// price by exactly this much.
+  double getSharedReshardTime(const Choice &choice) const;
 
 private:
   const ReshardCost &reshard(RankedTensorType type, ShardingAttr from,
