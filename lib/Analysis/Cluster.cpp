@@ -46,6 +46,8 @@ StringRef mlir::autopar::stringifyOpClass(OpClass c) {
     return "reduction";
   case OpClass::DataMovement:
     return "data_movement";
+  case OpClass::DepthwiseConv:
+    return "depthwise_conv";
   }
   llvm_unreachable("unknown op class");
 }
@@ -57,6 +59,7 @@ std::optional<OpClass> mlir::autopar::symbolizeOpClass(StringRef name) {
       .Case("elementwise", OpClass::Elementwise)
       .Case("reduction", OpClass::Reduction)
       .Case("data_movement", OpClass::DataMovement)
+      .Case("depthwise_conv", OpClass::DepthwiseConv)
       .Default(std::nullopt);
 }
 
@@ -204,8 +207,8 @@ static LogicalResult parseDeviceFields(const llvm::json::Object &device,
       std::optional<OpClass> c = symbolizeOpClass(key);
       if (!c) {
         error = ("unknown op class '" + key + "' in " + fieldName +
-                 " (expected matmul, conv, elementwise, reduction or "
-                 "data_movement)")
+                 " (expected matmul, conv, depthwise_conv, elementwise, "
+                 "reduction or data_movement)")
                     .str();
         return failure();
       }

@@ -6,6 +6,7 @@
 
 #include "autopar/Analysis/CostModel.h"
 
+#include "autopar/Analysis/DataTiling.h"
 #include "autopar/Analysis/ElementwiseFusion.h"
 
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
@@ -78,6 +79,46 @@ int64_t mlir::autopar::getLocalBytes(RankedTensorType type,
   return bytes;
 }
 
+/// The local shape of `type` under `sharding` on `gridShape`.
+static SmallVector<int64_t> getLocalShape(RankedTensorType type,
+                                          ShardingAttr sharding,
+                                          ArrayRef<int64_t> gridShape) {
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (sharding && d < sharding.getRank())
+      shape[d] = std::max<int64_t>(
+          1, shape[d] / groupSize(sharding.getDimAxes(d), gridShape));
+  return shape;
+}
+
+/// The share of its direct multiply-adds that `conv`, with loops `loops`
+/// on `gridShape`, executes: getWinogradWorkRatio when its local shape
+/// qualifies for the Winograd form (isWinogradShape, with its weight an
+/// `autopar.weight` as autopar-pack-contractions requires) and that form
+/// does at most two thirds of the direct work, as the lowering decides;
+/// 1 otherwise.
+static double getConvFlopScale(ConvOp conv, const ShardingRule &rule,
+                               const LoopAxes &loops,
+                               ArrayRef<int64_t> gridShape) {
+  auto xType = dyn_cast<RankedTensorType>(conv.getInput().getType());
+  auto wType = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+  auto yType = dyn_cast<RankedTensorType>(conv.getType());
+  if (!xType || !wType || !yType || xType.getRank() != 4 ||
+      !wType.hasStaticShape() || !conv.getWeight().getDefiningOp<WeightOp>())
+    return 1;
+  MLIRContext *ctx = conv.getContext();
+  SmallVector<int64_t> x =
+      getLocalShape(xType, rule.getOperandSharding(ctx, 0, loops), gridShape);
+  SmallVector<int64_t> y =
+      getLocalShape(yType, rule.getResultSharding(ctx, 0, loops), gridShape);
+  if (!isWinogradShape(x[1], y[1], conv.getGroup(),
+                       wType.getShape().drop_front(2), conv.getStrides(),
+                       conv.getDilations()))
+    return 1;
+  double ratio = getWinogradWorkRatio(y[2], y[3]);
+  return ratio * 3 <= 2 ? ratio : 1;
+}
+
 OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
                                 const LoopAxes &loops,
                                 ArrayRef<int64_t> gridShape,
@@ -94,6 +135,8 @@ OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
     iterations *= std::max<double>(1.0, double(extents[l]) / double(n));
   }
   work.flops = iterations * getFlopsPerIteration(op);
+  if (auto conv = dyn_cast<ConvOp>(op))
+    work.flopScale = getConvFlopScale(conv, rule, loops, gridShape);
   // A contraction's GEMM shape: per-device M (loops only operand 0 walks),
   // N (only operand 1) and K (the reductions); loops both walk are batches.
   if (op->getNumOperands() >= 2 && rule.getNumOperands() >= 2) {
@@ -156,7 +199,7 @@ double mlir::autopar::getComputeTime(const OpWork &work, OpClass c,
   double flops = dtype.empty() ? cluster.getFlops(c) : cluster.getFlops(c, dtype);
   if (c == OpClass::MatMul)
     flops *= cluster.getGemmEfficiency(work.gemmMinDim);
-  double compute = flops > 0 ? work.flops / flops : 0;
+  double compute = flops > 0 ? work.getExecutedFlops() / flops : 0;
   double bandwidth = cluster.getBandwidth(c, work.bytes);
   double memory = bandwidth > 0 ? work.bytes / bandwidth : 0;
   return cluster.opOverhead + std::max(compute, memory);

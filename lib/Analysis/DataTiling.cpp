@@ -8,6 +8,8 @@
 
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -33,6 +35,25 @@ bool mlir::autopar::isDataTiledProduct(Operation *op) {
   return false;
 }
 
+bool mlir::autopar::isWinogradShape(int64_t channels, int64_t channelsOut,
+                                    int64_t group, ArrayRef<int64_t> kernel,
+                                    ArrayRef<int64_t> strides,
+                                    ArrayRef<int64_t> dilations) {
+  auto ones = [](ArrayRef<int64_t> values) {
+    return llvm::all_of(values, [](int64_t v) { return v == 1; });
+  };
+  return kernel.size() == 2 && kernel[0] == 3 && kernel[1] == 3 && group == 1 &&
+         ones(strides) && ones(dilations) && channels >= kMinWinogradChannels &&
+         channelsOut >= kMinWinogradChannels;
+}
+
+double mlir::autopar::getWinogradWorkRatio(int64_t outH, int64_t outW) {
+  if (outH <= 0 || outW <= 0)
+    return 1;
+  double tiles = double((outH + 1) / 2) * double((outW + 1) / 2);
+  return 16 * tiles / (9 * double(outH) * double(outW));
+}
+
 bool mlir::autopar::isTransposedRhs(Operation *op) {
   auto gemm = dyn_cast<GemmOp>(op);
   return gemm && gemm.getTransB();
@@ -41,8 +62,9 @@ bool mlir::autopar::isTransposedRhs(Operation *op) {
 std::array<int64_t, 4> mlir::autopar::getPackedShape(int64_t rows, int64_t cols,
                                                      int64_t rowTile,
                                                      int64_t colTile) {
-  return {llvm::divideCeil(rows, rowTile), llvm::divideCeil(cols, colTile),
-          rowTile, colTile};
+  return {static_cast<int64_t>(llvm::divideCeil(rows, rowTile)),
+          static_cast<int64_t>(llvm::divideCeil(cols, colTile)), rowTile,
+          colTile};
 }
 
 bool mlir::autopar::isCompileTimePackingPaddingAllowed(int64_t k, int64_t n,

@@ -145,6 +145,7 @@ unsigned getBaseCount(OpClass c, bool quick) {
   case OpClass::MatMul:
     return quick ? 1 : 2;
   case OpClass::Conv:
+  case OpClass::DepthwiseConv:
     return quick ? 1 : 2;
   case OpClass::Elementwise:
     return quick ? 4 : 8;
@@ -165,7 +166,9 @@ unsigned getNumVariants(OpClass c) {
   case OpClass::MatMul:
     return 3;
   case OpClass::Conv:
-    return 5;
+    return 4;
+  case OpClass::DepthwiseConv:
+    return 3;
   case OpClass::Elementwise:
   case OpClass::Reduction:
     return 2;
@@ -235,19 +238,27 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
             {x},
             {{"b", b}}};
   }
-  case OpClass::Conv: {
+  case OpClass::Conv:
+  case OpClass::DepthwiseConv: {
     // Convolutions, channels in = out, at the stages of a CNN: 3x3 on wide
-    // planes, on small planes, many channels on tiny planes; a pointwise
-    // (1x1) and a depthwise 3x3 (one group per channel).
+    // planes, on small planes, many channels on tiny planes, and a pointwise
+    // (1x1); depthwise 3x3 (one group per channel) on a wide plane, a small
+    // one and many channels on a tiny one (MobileNet's last stages).
     int64_t n = 1, ch = 64, hw = 56, k = 3, group = 1;
-    if (variant == 1) {
+    if (c == OpClass::DepthwiseConv) {
+      if (variant == 0)
+        n = 1, ch = 32, hw = 56;
+      else if (variant == 1)
+        n = 4, ch = 64, hw = 16;
+      else
+        n = 4, ch = 256, hw = 7;
+      group = ch;
+    } else if (variant == 1) {
       n = 4, ch = 64, hw = 16;
     } else if (variant == 2) {
       n = 4, ch = 256, hw = 4;
     } else if (variant == 3) {
       n = 4, ch = 128, hw = 8, k = 1;
-    } else if (variant == 4) {
-      n = 4, ch = 64, hw = 16, group = 64;
     }
     if (quick) {
       n = 1;
@@ -401,7 +412,9 @@ getModelWork(MLIRContext &ctx, ModuleOp module, OpClass expected) {
       return;
     }
     OpWork work = getOpWork(op, *rule, LoopAxes(rule->getNumLoops()), {1});
-    total.flops += work.flops;
+    // Rates are of the FLOPs the code executes (a Winograd convolution's
+    // 4/9), as getComputeTime divides them.
+    total.flops += work.getExecutedFlops();
     total.bytes += work.bytes;
     ++numOps;
   });

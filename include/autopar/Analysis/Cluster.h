@@ -28,6 +28,9 @@
 // flops_by_dtype; bandwidth_by_class) scaled by the class's flops (memory
 // bandwidth) over device's. Links stay per axis (`axes`).
 //
+// A class without a rate of its own takes its parent's (`depthwise_conv`:
+// `conv`'s), then the device's `flops` (`memory_bandwidth`).
+//
 // Units: FLOP/s, bytes, bytes/s, seconds. Unknown fields are ignored. The
 // calibrated description of the local machine lives at
 // getDefaultClusterPath().
@@ -55,7 +58,8 @@ namespace mlir::autopar {
 // OpClass and kNumOpClasses come with the ops (OpTraits.h): each op declares
 // its class in ODS.
 
-/// `matmul`, `conv`, `elementwise`, `reduction`, `data_movement`.
+/// `matmul`, `conv`, `elementwise`, `reduction`, `data_movement`,
+/// `depthwise_conv`.
 StringRef stringifyOpClass(OpClass c);
 std::optional<OpClass> symbolizeOpClass(StringRef name);
 /// The class an autopar op is priced in.
@@ -102,8 +106,25 @@ struct ClusterSpec {
   /// A type listed here replaces `flops` for ops computing in that type.
   std::map<std::string, double> flopsByDtype;
 
-  double getFlops(OpClass c) const {
+  /// The class whose rates `c` takes when it has none of its own: a
+  /// depthwise convolution is priced as a convolution on a description
+  /// calibrated before it had a class of its own.
+  static std::optional<OpClass> getParentClass(OpClass c) {
+    if (c == OpClass::DepthwiseConv)
+      return OpClass::Conv;
+    return std::nullopt;
+  }
+  /// The calibrated FLOP/s of class `c` (or of its parent); 0 when neither
+  /// has one.
+  double getClassFlops(OpClass c) const {
     double f = classFlops[static_cast<unsigned>(c)];
+    if (f <= 0)
+      if (std::optional<OpClass> parent = getParentClass(c))
+        f = classFlops[static_cast<unsigned>(*parent)];
+    return f;
+  }
+  double getFlops(OpClass c) const {
+    double f = getClassFlops(c);
     return f > 0 ? f : flops;
   }
   /// FLOP/s of class `c` computing in `dtype`: the class rate (calibrated
@@ -113,11 +134,14 @@ struct ClusterSpec {
     auto it = flopsByDtype.find(dtype.str());
     if (it == flopsByDtype.end())
       return getFlops(c);
-    double f = classFlops[static_cast<unsigned>(c)];
+    double f = getClassFlops(c);
     return f > 0 && flops > 0 ? f * it->second / flops : it->second;
   }
   double getBandwidth(OpClass c) const {
     double b = classBandwidth[static_cast<unsigned>(c)];
+    if (b <= 0)
+      if (std::optional<OpClass> parent = getParentClass(c))
+        b = classBandwidth[static_cast<unsigned>(*parent)];
     return b > 0 ? b : memoryBandwidth;
   }
 

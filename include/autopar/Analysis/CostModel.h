@@ -42,6 +42,15 @@ struct OpWork {
   /// loops only the first operand walks, only the second walks, and the
   /// reductions), which sets the GEMM's efficiency; 0 for other ops.
   double gemmMinDim = 0;
+  /// The share of `flops` the generated code executes: a convolution that
+  /// takes the Winograd form (getWinogradWorkRatio) does 4/9 of the direct
+  /// form's multiply-adds on large planes. `flops` stays the model's count
+  /// (as FLOP/s and MFU figures count it); compute time and calibrated
+  /// rates use `flops * flopScale`.
+  double flopScale = 1;
+
+  /// The FLOPs the generated code executes.
+  double getExecutedFlops() const { return flops * flopScale; }
 };
 
 /// FLOPs per iteration of the loop nest: 2 for contractions (multiply-add),

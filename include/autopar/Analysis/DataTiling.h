@@ -35,6 +35,27 @@ bool isDataTiledProduct(Operation *op);
 /// transposed (N x K, a gemm with `trans_b`).
 bool isTransposedRhs(Operation *op);
 
+/// Input channels and output channels from which a convolution takes the
+/// Winograd form F(2x2, 3x3): its transforms cost about 16 (C + M) additions
+/// per tile against the 20 C M multiply-adds it saves, and their loops
+/// stream the activations.
+constexpr int64_t kMinWinogradChannels = 32;
+
+/// Whether a convolution of this shape may take the Winograd form
+/// F(2x2, 3x3) (autopar-pack-contractions, which also needs its operands
+/// stored in f32 and a weight it transforms at compile time): 2-d spatial
+/// (`kernel` has two sizes), ungrouped, 3x3, unit strides, no dilation, and
+/// at least kMinWinogradChannels input and output channels.
+bool isWinogradShape(int64_t channels, int64_t channelsOut, int64_t group,
+                     ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                     ArrayRef<int64_t> dilations);
+
+/// The multiply-adds F(2x2, 3x3) does over those of the direct convolution
+/// for an output plane of `outH x outW`: 16 per 2 x 2 tile of outputs
+/// (the tiles padded to whole ones) against 9 per output; 4/9 on large
+/// planes, 0.58 on 7 x 7.
+double getWinogradWorkRatio(int64_t outH, int64_t outW);
+
 /// `rows x cols` packed in tiles of `rowTile x colTile`: the shape
 /// `ceil(rows / rowTile) x ceil(cols / colTile) x rowTile x colTile`.
 std::array<int64_t, 4> getPackedShape(int64_t rows, int64_t cols,

@@ -146,12 +146,6 @@ struct WinogradGeometry {
   }
 };
 
-/// Input channels and output channels from which a convolution takes the
-/// Winograd form: its transforms cost about 16 (C + M) additions per tile
-/// against the 20 C M multiply-adds it saves, and their loops stream the
-/// activations (see isWinogradConvolution).
-constexpr int64_t kMinWinogradChannels = 32;
-
 Value getStorageSource(Value value);
 
 /// The Winograd geometry of `conv` (already known to qualify) with the
@@ -187,24 +181,20 @@ WinogradGeometry getWinogradGeometry(ConvOp conv, bool lhs,
   return g;
 }
 
-/// Whether `conv` can take the Winograd form: a 2-d, ungrouped, 3x3,
-/// unit-stride, undilated f32 convolution (its input and weight stored in
-/// f32) with a weight (`autopar.weight`, transformed at compile time) and
-/// at least kMinWinogradChannels input and output channels.
+/// Whether `conv` can take the Winograd form: its shape qualifies
+/// (isWinogradShape), its input and weight are stored in f32, and its
+/// weight is an `autopar.weight` (transformed at compile time).
 bool isWinogradCandidate(ConvOp conv) {
   auto xType = cast<RankedTensorType>(conv.getInput().getType());
   auto wType = cast<RankedTensorType>(conv.getWeight().getType());
-  if (xType.getRank() != 4 || conv.getGroup() != 1 ||
-      wType.getDimSize(2) != 3 || wType.getDimSize(3) != 3 ||
-      llvm::any_of(conv.getStrides(), [](int64_t v) { return v != 1; }) ||
-      llvm::any_of(conv.getDilations(), [](int64_t v) { return v != 1; }))
+  if (xType.getRank() != 4 ||
+      !isWinogradShape(xType.getDimSize(1), wType.getDimSize(0),
+                       conv.getGroup(), wType.getShape().drop_front(2),
+                       conv.getStrides(), conv.getDilations()))
     return false;
-  if (getStorageSource(conv.getInput()) != conv.getInput() ||
-      getStorageSource(conv.getWeight()) != conv.getWeight() ||
-      !conv.getWeight().getDefiningOp<WeightOp>())
-    return false;
-  return xType.getDimSize(1) >= kMinWinogradChannels &&
-         wType.getDimSize(0) >= kMinWinogradChannels;
+  return getStorageSource(conv.getInput()) == conv.getInput() &&
+         getStorageSource(conv.getWeight()) == conv.getWeight() &&
+         conv.getWeight().getDefiningOp<WeightOp>();
 }
 
 /// A is M x K after folding its batch dimensions into the rows, B is K x N

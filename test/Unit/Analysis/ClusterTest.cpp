@@ -61,6 +61,7 @@ TEST_CASE("cluster json: a valid description", "[cluster]") {
   CHECK(cluster->getFlops(OpClass::Elementwise) == 3e10);
   // Classes without a calibrated rate fall back to the peak.
   CHECK(cluster->getFlops(OpClass::Conv) == 1e12);
+  CHECK(cluster->getFlops(OpClass::DepthwiseConv) == 1e12);
   REQUIRE(cluster->axes.size() == 2);
   CHECK(cluster->axes[0].bandwidth == 1e10);
   CHECK(cluster->axes[0].latency == 2e-6);
@@ -355,18 +356,63 @@ TEST_CASE("op classes", "[cluster]") {
       %s = autopar.softmax %e {axis = 1 : i64} : (tensor<8x16xf32>) -> tensor<8x16xf32>
       %t = autopar.transpose %s {perm = array<i64: 1, 0>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
       return %t : tensor<16x8xf32>
+    }
+    func.func @convs(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>,
+                     %g: tensor<8x2x3x3xf32>, %d: tensor<8x1x3x3xf32>,
+                     %m: tensor<16x1x3x3xf32>) {
+      %dense = autopar.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
+      %grouped = autopar.conv %x, %g {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x6x6xf32>
+      %depthwise = autopar.conv %x, %d {dilations = array<i64: 1, 1>, group = 8 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x6x6xf32>
+      %multiplier = autopar.conv %x, %m {dilations = array<i64: 1, 1>, group = 8 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x6x6xf32>
+      return
     })mlir",
-                                                         &ctx);
+                                                             &ctx);
   REQUIRE(module);
   SmallVector<OpClass> classes;
   module->walk([&](Operation *op) {
     if (op->getDialect() && op->getDialect()->getNamespace() == "autopar")
       classes.push_back(classifyOp(op));
   });
-  CHECK(classes == SmallVector<OpClass>{OpClass::MatMul, OpClass::Elementwise,
-                                        OpClass::Elementwise,
-                                        OpClass::Reduction,
-                                        OpClass::DataMovement});
+  // A convolution is depthwise when each group reads one input channel,
+  // whatever its channel multiplier; a grouped one with more channels per
+  // group is a convolution.
+  CHECK(classes == SmallVector<OpClass>{
+                       OpClass::MatMul, OpClass::Elementwise,
+                       OpClass::Elementwise, OpClass::Reduction,
+                       OpClass::DataMovement, OpClass::Conv, OpClass::Conv,
+                       OpClass::DepthwiseConv, OpClass::DepthwiseConv});
+  for (Operation &op : module->lookupSymbol<func::FuncOp>("convs").getOps())
+    if (auto cost = dyn_cast<CostInterface>(&op))
+      CHECK(cost.getFlopsPerIteration() == 2);
+}
+
+TEST_CASE("cluster json: a class without a rate takes its parent's",
+          "[cluster]") {
+  std::string error;
+  FailureOr<ClusterSpec> conv = parseClusterJson(parse(R"json({
+    "device": {"flops": 1e12, "memory_bytes": 1000, "memory_bandwidth": 2e11,
+               "flops_by_class": {"conv": 4e11},
+               "bandwidth_by_class": {"conv": 5e10}},
+    "axes": []})json"),
+                                                 0, error);
+  REQUIRE(succeeded(conv));
+  CHECK(conv->getFlops(OpClass::DepthwiseConv) == 4e11);
+  CHECK(conv->getBandwidth(OpClass::DepthwiseConv) == 5e10);
+  CHECK(conv->getFlops(OpClass::DepthwiseConv, "bf16") ==
+        conv->getFlops(OpClass::Conv, "bf16"));
+  FailureOr<ClusterSpec> own = parseClusterJson(parse(R"json({
+    "device": {"flops": 1e12, "memory_bytes": 1000, "memory_bandwidth": 2e11,
+               "flops_by_class": {"conv": 4e11, "depthwise_conv": 3e10}},
+    "axes": []})json"),
+                                                0, error);
+  REQUIRE(succeeded(own));
+  CHECK(own->getFlops(OpClass::DepthwiseConv) == 3e10);
+  CHECK(own->getFlops(OpClass::Conv) == 4e11);
+  CHECK(own->getBandwidth(OpClass::DepthwiseConv) == 2e11);
+  // Printed with its own key, and read back.
+  FailureOr<ClusterSpec> copy = parseClusterJson(clusterToJson(*own), 0, error);
+  REQUIRE(succeeded(copy));
+  CHECK(copy->classFlops == own->classFlops);
 }
 
 TEST_CASE("cluster json: per-class bandwidth and per-op overhead",

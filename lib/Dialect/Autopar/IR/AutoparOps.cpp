@@ -930,6 +930,14 @@ static LogicalResult checkWindowAttrs(std::optional<Location> loc,
   return success();
 }
 
+OpClass ConvOp::getCostClass() {
+  auto weight = dyn_cast<RankedTensorType>(getWeight().getType());
+  if (getGroup() > 1 && weight && weight.getRank() >= 2 &&
+      weight.getDimSize(1) == 1)
+    return OpClass::DepthwiseConv;
+  return OpClass::Conv;
+}
+
 LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        ValueRange operands,

@@ -66,8 +66,10 @@ def Autopar_CostInterface : OpInterface<"CostInterface"> {
   let description = [{
     How the cost model prices an op: its class (each class has its own
     calibrated FLOP rate and bandwidth) and its FLOPs per point of its loop
-    nest. Both come from the op's `Autopar_Cost<class, flops>` trait in ODS;
-    an op that lists this interface without that trait does not compile.
+    nest. Both come from the op's `Autopar_Cost<class, flops>` trait in ODS,
+    or, for an op whose class depends on its attributes (conv), from
+    methods its ODS definition declares; an op that lists this interface
+    with neither does not compile.
   }];
   let cppNamespace = "::mlir::autopar";
   let methods = [

@@ -42,7 +42,6 @@ def Autopar_ElementwiseCost : Autopar_Cost<"Elementwise", 1>;
 /// exp, log, tanh, ...: polynomial evaluations or libm calls.
 def Autopar_TranscendentalCost : Autopar_Cost<"Elementwise", 20>;
 def Autopar_MatMulCost : Autopar_Cost<"MatMul", 2>;
-def Autopar_ConvCost : Autopar_Cost<"Conv", 2>;
 def Autopar_DataMovementCost : Autopar_Cost<"DataMovement", 0>;
 class Autopar_ReductionCost<int flops> : Autopar_Cost<"Reduction", flops>;
 
@@ -586,17 +585,29 @@ def Autopar_PadOp : Autopar_ComputeOp<"pad",
 //===----------------------------------------------------------------------===//
 
 def Autopar_ConvOp : Autopar_ComputeOp<"conv",
-    [Autopar_OwnRuleWithAdditiveOperands, Autopar_ConvCost]> {
+    [Autopar_OwnRuleWithAdditiveOperands]> {
   let summary = "ONNX Conv with explicit pads (auto_pad resolved at import)";
   let description = [{
     X: [N, C, D1...], W: [M, C/group, K1...], optional B: [M].
     `pads` = [begin_1.., end_1..] as in ONNX.
+
+    Cost class: `DepthwiseConv` when each group reads one input channel
+    (W's dimension 1 is 1 and group > 1: each output sums the window alone,
+    too short a reduction for the register-tiled GEMM of other
+    convolutions), `Conv` otherwise; 2 FLOPs per loop point.
   }];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight,
     Optional<AnyRankedTensor>:$bias, DenseI64ArrayAttr:$strides,
     DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
     DefaultValuedAttr<I64Attr, "1">:$group);
   let results = (outs AnyRankedTensor:$result);
+  let extraClassDeclaration = [{
+    /// CostInterface: `DepthwiseConv` for one input channel per group,
+    /// `Conv` otherwise.
+    ::mlir::autopar::OpClass getCostClass();
+    /// CostInterface: a multiply and an add per loop point.
+    static double getFlopsPerIteration() { return 2; }
+  }];
 }
 
 class Autopar_PoolOp<string mnemonic> : Autopar_ComputeOp<mnemonic,

@@ -27,13 +27,15 @@ namespace mlir::autopar {
 /// calibrated machine runs a matmul and an elementwise op at very different
 /// fractions of its peak).
 enum class OpClass {
-  MatMul,       ///< matmul, gemm, einsum
-  Conv,         ///< conv
-  Elementwise,  ///< unary/binary/ternary maps
-  Reduction,    ///< reductions, softmax, normalizations, pools
-  DataMovement, ///< transpose, reshape, concat, split, slice, gather, expand
+  MatMul,        ///< matmul, gemm, einsum
+  Conv,          ///< conv
+  Elementwise,   ///< unary/binary/ternary maps
+  Reduction,     ///< reductions, softmax, normalizations, pools
+  DataMovement,  ///< transpose, reshape, concat, split, slice, gather, expand
+  DepthwiseConv, ///< conv with one input channel per group: its reduction is
+                 ///< the window alone, too short for a register-tiled GEMM
 };
-constexpr unsigned kNumOpClasses = 5;
+constexpr unsigned kNumOpClasses = 6;
 
 /// The loop-based sharding rule of one op: iterator types and one indexing
 /// map per operand then per result (a broadcast dimension, or one the op
