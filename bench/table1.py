@@ -55,6 +55,7 @@ is missing.
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -199,6 +200,7 @@ def search_free(autopar, r, cluster, work, timeout):
     if interleave > 1:
         command += ["--schedule", f"interleaved:{interleave}"]
     start = time.perf_counter()
+    user = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
     try:
         run = subprocess.run(command, capture_output=True, text=True,
                              timeout=timeout)
@@ -207,6 +209,7 @@ def search_free(autopar, r, cluster, work, timeout):
               f"{' '.join(command)}", file=sys.stderr)
         return None
     wall = time.perf_counter() - start
+    user = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - user
     if run.returncode != 0:
         print(f"{r:>3} free search failed (exit {run.returncode}): "
               f"{' '.join(command)}\n{run.stderr.strip()}", file=sys.stderr)
@@ -233,7 +236,8 @@ def search_free(autopar, r, cluster, work, timeout):
                 tflops_per_gpu=megatron_flops(batch, layers, hidden)
                 / (gpus * step) / 1e12,
                 search_time_s=plan.get("search_time_s"),
-                stage_search=search, wall_s=wall, command=" ".join(command))
+                stage_search=search, wall_s=wall, user_s=user,
+                command=" ".join(command))
 
 
 def fit_efficiency(autopar, work, timeout, out_path):
@@ -368,7 +372,8 @@ def main(argv=None):
         if args.stages_auto and results:
             print(f"\n{'row':>3} {'p':>3} {'layout':>12} {'slab':>6} "
                   f"{'b*d':>4} {'recompute':>9} {'step s':>8} {'TFLOP/s':>8} "
-                  f"{'fixed-p own s':>13} {'free/own':>8} {'wall s':>7}")
+                  f"{'fixed-p own s':>13} {'free/own':>8} {'wall s':>7} "
+                  f"{'user s':>7}")
             for res in results:
                 free = search_free(autopar, res["row"], cluster, work,
                                    args.timeout)
@@ -386,7 +391,8 @@ def main(argv=None):
                       f"{free['recompute']:>9} {free['step_time_s']:>8.3f} "
                       f"{free['tflops_per_gpu']:>8.1f} "
                       f"{own if own is not None else float('nan'):>13.3f} "
-                      f"{ratio:>8.4f} {free['wall_s']:>7.1f}")
+                      f"{ratio:>8.4f} {free['wall_s']:>7.1f} "
+                      f"{free['user_s']:>7.1f}")
                 sys.stdout.flush()
                 # The free search covers the own plan with Megatron's p.
                 if own and free["step_time_s"] > own * (1 + 1e-6):
