@@ -31,6 +31,20 @@ only and writes it into the cluster file; rows 5-10 stay out of sample.
 
     /usr/bin/python3 bench/table1.py [--rows 1,2] [--work DIR] [--json F]
 
+`--stages-auto` adds autopar's free search of each row: the same step
+(Megatron's microbatch count m = B / (b d), and its schedule) with the
+number of pipeline stages searched too (`--stages auto`, every divisor of
+the grid's first axis up to the layers, and no pipeline):
+
+    autopar plan MODEL --grid G --mode training --loss cross_entropy
+        --precision bf16 --cluster C --microbatches m --stages auto
+        [--schedule interleaved:V] -o free.json
+
+and prints its plan (stages, layout, each stage's slab, recomputation),
+predicted step, TFLOP/s and search time next to the own plan with
+Megatron's p. The free search covers that plan, so it is never slower; a
+row where it is slower is reported as a failure.
+
 BLOOM-176B's production run, a second check on the same cluster
 description, is bench/bloom.py.
 
@@ -41,6 +55,7 @@ is missing.
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -168,6 +183,63 @@ def step_breakdown(plan, chunks, batch, micro, dp, published_step):
     return out
 
 
+def search_free(autopar, r, cluster, work, timeout):
+    """autopar's free search of row `r` (`--stages auto` with Megatron's
+    microbatch count and schedule); returns a result dict, or None after
+    printing why it failed."""
+    (params, heads, hidden, layers, t, p, d, gpus, batch, mb, interleave,
+     published) = ROWS[r - 1]
+    model_path = os.path.join(work, f"row{r}.onnx")
+    out = os.path.join(work, f"row{r}.free.json")
+    m = batch // (mb * d)
+    command = [autopar, "plan", model_path, "--grid", f"{gpus // 8}x8",
+               "--mode", "training", "--loss", "cross_entropy",
+               "--precision", "bf16", "--cluster", cluster,
+               "--microbatches", str(m), "--stages", "auto", "-o", out,
+               "--quiet"]
+    if interleave > 1:
+        command += ["--schedule", f"interleaved:{interleave}"]
+    start = time.perf_counter()
+    user = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+    try:
+        run = subprocess.run(command, capture_output=True, text=True,
+                             timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print(f"{r:>3} free search timed out after {timeout:.0f} s: "
+              f"{' '.join(command)}", file=sys.stderr)
+        return None
+    wall = time.perf_counter() - start
+    user = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - user
+    if run.returncode != 0:
+        print(f"{r:>3} free search failed (exit {run.returncode}): "
+              f"{' '.join(command)}\n{run.stderr.strip()}", file=sys.stderr)
+        return None
+    with open(out) as f:
+        plan = json.load(f)
+    step = plan["predicted"]["step_time_s"]
+    search = plan.get("stage_search", {})
+    pipe = plan.get("pipeline")
+    stages = search.get("chosen", 1)
+    if pipe:
+        first = pipe["stage_list"][0]
+        slab = "x".join(str(x) for x in first["grid"])
+        recompute = sorted({st["recompute"] for st in pipe["stage_list"]})
+        layout = pipe["layout"]
+    else:
+        slab = f"{gpus // 8}x8"
+        recompute = [plan.get("recompute", {}).get("setting", "none")]
+        layout = "-"
+    return dict(row=r, stages=stages, microbatches=m,
+                per_microbatch=batch // m, slab=slab, layout=layout,
+                recompute=",".join(recompute), step_time_s=step,
+                peak_memory_bytes=plan["predicted"]["peak_memory_bytes"],
+                tflops_per_gpu=megatron_flops(batch, layers, hidden)
+                / (gpus * step) / 1e12,
+                search_time_s=plan.get("search_time_s"),
+                stage_search=search, wall_s=wall, user_s=user,
+                command=" ".join(command))
+
+
 def fit_efficiency(autopar, work, timeout, out_path):
     """Fits device.matmul_efficiency (max, half_size) of the A100-like
     cluster to rows 1-4 only: for each half_size of a fixed ladder, the max
@@ -249,6 +321,11 @@ def main(argv=None):
     parser.add_argument("--work")
     parser.add_argument("--json")
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--stages-auto", action="store_true",
+                        help="after the table, autopar's free search of "
+                        "each row (--stages auto, Megatron's microbatch "
+                        "count and schedule) next to the own plan with "
+                        "Megatron's p")
     parser.add_argument("--breakdown", action="store_true",
                         help="after the table, where each predicted step "
                         "goes (from plan.json) and the gap to the step the "
@@ -292,6 +369,38 @@ def main(argv=None):
                   f" {res['wall_s']:>8.1f}")
             sys.stdout.flush()
             results.append(res)
+        if args.stages_auto and results:
+            print(f"\n{'row':>3} {'p':>3} {'layout':>12} {'slab':>6} "
+                  f"{'b*d':>4} {'recompute':>9} {'step s':>8} {'TFLOP/s':>8} "
+                  f"{'fixed-p own s':>13} {'free/own':>8} {'wall s':>7} "
+                  f"{'user s':>7}")
+            for res in results:
+                free = search_free(autopar, res["row"], cluster, work,
+                                   args.timeout)
+                if free is None:
+                    failed = True
+                    continue
+                res["free"] = free
+                own = res["own_plan"].get("step_time_s")
+                ratio = free["step_time_s"] / own if own else float("nan")
+                layout = free["layout"]
+                if len(layout) > 12:
+                    layout = layout[:11] + "~"
+                print(f"{res['row']:>3} {free['stages']:>3} {layout:>12} "
+                      f"{free['slab']:>6} {free['per_microbatch']:>4} "
+                      f"{free['recompute']:>9} {free['step_time_s']:>8.3f} "
+                      f"{free['tflops_per_gpu']:>8.1f} "
+                      f"{own if own is not None else float('nan'):>13.3f} "
+                      f"{ratio:>8.4f} {free['wall_s']:>7.1f} "
+                      f"{free['user_s']:>7.1f}")
+                sys.stdout.flush()
+                # The free search covers the own plan with Megatron's p.
+                if own and free["step_time_s"] > own * (1 + 1e-6):
+                    print(f"{res['row']:>3} error: the free search's plan "
+                          f"({free['step_time_s']:.6g} s) is slower than the "
+                          f"own plan with p = {ROWS[res['row'] - 1][5]} "
+                          f"({own:.6g} s), which it covers", file=sys.stderr)
+                    failed = True
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)

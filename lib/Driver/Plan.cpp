@@ -407,12 +407,14 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
 /// Plans `module` as a pipeline of `config.stages` stages over `grid`:
 /// each stage searched on its slab, or, with `fixed`, each stage given the
 /// fixed configuration's data or tensor plan on its slab. The plan file
-/// holds the stages, each with its own plan.
+/// holds the stages, each with its own plan. `searched` is the pipeline a
+/// stage-count search already found with these options (not searched again).
 static LogicalResult planPipelineModule(
     MLIRContext &ctx, ModuleOp module, ArrayRef<int64_t> grid,
     const std::optional<ClusterSpec> &cluster, PlanMode mode, bool quiet,
     PlanMetadata &meta, const PlanSearchOptions &search,
-    const PipelineConfig &config, const std::optional<FixedConfig> &fixed) {
+    const PipelineConfig &config, const std::optional<FixedConfig> &fixed,
+    std::optional<PipelinePlanResult> searched = std::nullopt) {
   assert(cluster && "pipeline planning needs a cluster");
   meta.strategy = fixed ? "fixed" : "auto";
   meta.mode = stringifyPlanMode(mode).str();
@@ -452,8 +454,9 @@ static LogicalResult planPipelineModule(
     return planStageAutomatically(stage, stageOptions);
   };
   FailureOr<PipelinePlanResult> result =
-      fixed ? planPipeline(module, options, config, fixedStage)
-            : planPipeline(module, options, config, searchStage);
+      searched ? FailureOr<PipelinePlanResult>(std::move(*searched))
+      : fixed  ? planPipeline(module, options, config, fixedStage)
+               : planPipeline(module, options, config, searchStage);
   if (failed(result))
     return failure();
   meta.searchTimeSeconds = result->searchTimeSeconds;
@@ -877,26 +880,43 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
   }
   search.microbatches = m;
   OwningOpRef<ModuleOp> pristine = module->clone();
+  std::optional<PipelinePlanResult> searchedPipeline;
+  double stageSearchSeconds = 0;
   if (searchStages) {
     json::Array tried;
     AutoPlanOptions options = makePlanOptions(*grid, *spec, *planMode, search);
     options.progress = quiet ? nullptr : &llvm::errs();
-    FailureOr<unsigned> chosen =
+    FailureOr<StageCountChoice> chosen =
         chooseStageCount(*module, options, pipeline, tried);
     if (failed(chosen))
       return failure();
-    pipeline.stages = *chosen;
-    meta.extra["stage_search"] =
-        json::Object{{"chosen", *chosen}, {"tried", std::move(tried)}};
+    pipeline.stages = chosen->stages;
+    searchedPipeline = std::move(chosen->pipeline);
+    stageSearchSeconds = chosen->searchTimeSeconds;
+    meta.extra["stage_search"] = json::Object{
+        {"chosen", chosen->stages},
+        {"tried", std::move(tried)},
+        {"search_time_s", chosen->searchTimeSeconds},
+        {"rule",
+         "1 and every divisor of grid axis 0 up to the repeated blocks, most "
+         "stages first, each searched with the best step found so far as a "
+         "cutoff: a stage plan at least that slow is not searched, since a "
+         "stage's own step bounds the step of any pipeline holding it"}};
   }
   if (pipeline.stages > 1) {
     if (failed(planPipelineModule(ctx, *module, *grid, *spec, *planMode, quiet,
-                                  meta, search, pipeline, fixedConfig)))
+                                  meta, search, pipeline, fixedConfig,
+                                  std::move(searchedPipeline))))
       return failure();
   } else if (failed(planModule(ctx, *module, planGrid, plan, planCluster,
                                *planMode, quiet, meta, search))) {
     return failure();
   }
+  // The search time of `--stages auto` is the whole stage-count search (and
+  // the plan without stages, searched again when it won).
+  if (searchStages)
+    meta.searchTimeSeconds =
+        stageSearchSeconds + (pipeline.stages > 1 ? 0 : meta.searchTimeSeconds);
   if (fixedConfig) {
     // autopar's own plan of the same step (same microbatches), for the
     // comparison: searched on the whole grid, or, when the configuration

@@ -195,6 +195,11 @@ double mlir::autopar::getPeakFlops(const AutoPlanOptions &options) {
   return options.cluster.flops;
 }
 
+std::string mlir::autopar::describeCutoff(double seconds) {
+  return std::isinf(seconds) ? " (none fits)"
+                             : llvm::formatv(" of {0:e4} s", seconds).str();
+}
+
 /// The plans the search ranges over: what "proven optimal" and "the smallest
 /// peak" hold in.
 static std::string describeSearchSpace(const AutoPlanOptions &options) {
@@ -296,6 +301,13 @@ mlir::autopar::planAutomatically(ModuleOp module,
       (void)applyRecomputation(graph, blocks, spec, func.getLoc());
     held = spec;
   };
+  // The caller's cutoff (AutoPlanOptions::stepCutoff), with the solver's
+  // tolerance: ties within it are solved, not pruned.
+  auto withTolerance = [](double seconds) {
+    return seconds * (1 + 1e-6) + 1e-12;
+  };
+  double external =
+      options.stepCutoff >= 0 ? withTolerance(options.stepCutoff) : -1;
   // 1. The fastest plan of each setting ignoring memory (none first;
   // selective and full only when it does not fit). These do not depend on
   // the memory rows, so a memo shared by plans of the same module reuses
@@ -350,6 +362,14 @@ mlir::autopar::planAutomatically(ModuleOp module,
     if (!outcome.solved.hasSolution())
       return searchFailed(outcome.solved, "any plan");
     outcome.free = pricer.evaluate(outcome.solved.choice);
+    // No plan of any setting is faster than the fastest plan without
+    // recomputation ignoring memory.
+    if (spec.kind == RecomputeKind::None && external >= 0 &&
+        outcome.free.stepTime > external)
+      return emitError(func.getLoc())
+             << kNoPlanUnderCutoff << describeCutoff(options.stepCutoff)
+             << ": the fastest plan ignoring memory takes "
+             << outcome.free.stepTime << " s";
     outcome.fits = outcome.free.fits;
     outcome.binding = limit >= 0 && !outcome.free.fits;
     if (outcome.fits)
@@ -380,13 +400,21 @@ mlir::autopar::planAutomatically(ModuleOp module,
   for (Outcome &outcome : outcomes) {
     if (!outcome.skipped.empty() || !outcome.binding)
       continue;
-    // The solver's tolerance: ties within it are solved, not pruned.
-    double cutoff = -1;
-    if (const Outcome *fastest = fastestFitting())
-      cutoff = fastest->predicted.stepTime * (1 + 1e-6) + 1e-12;
+    double cutoff = external;
+    bool cutByCaller = cutoff >= 0;
+    if (const Outcome *fastest = fastestFitting()) {
+      double own = withTolerance(fastest->predicted.stepTime);
+      if (cutoff < 0 || own <= cutoff) {
+        cutoff = own;
+        cutByCaller = false;
+      }
+    }
     if (cutoff >= 0 && outcome.free.stepTime > cutoff) {
-      outcome.pruned = "its fastest plan ignoring memory is slower than a "
-                       "plan that fits";
+      outcome.pruned = cutByCaller
+                           ? "its fastest plan ignoring memory is slower "
+                             "than the cutoff"
+                           : "its fastest plan ignoring memory is slower "
+                             "than a plan that fits";
       if (options.memo)
         ++options.memo->pruned;
       continue;
@@ -410,8 +438,10 @@ mlir::autopar::planAutomatically(ModuleOp module,
         // As the solve would have ended: infeasible, under the cutoff when
         // there is one.
         if (cutoff >= 0) {
-          outcome.pruned = "no plan that fits is as fast as a plan that fits "
-                           "with another setting";
+          outcome.pruned = cutByCaller
+                               ? "no plan that fits is as fast as the cutoff"
+                               : "no plan that fits is as fast as a plan "
+                                 "that fits with another setting";
           ++options.memo->pruned;
         }
         ++options.memo->bounded;
@@ -440,7 +470,8 @@ mlir::autopar::planAutomatically(ModuleOp module,
     SolvedProgram constrained = solve(limit, false, cutoff);
     // Stopped by the time limit under the cutoff: nothing is proven, solve
     // as without one.
-    if (cutoff >= 0 && constrained.status == IlpSolution::Status::TimeLimit)
+    if (cutoff >= 0 && std::isfinite(cutoff) &&
+        constrained.status == IlpSolution::Status::TimeLimit)
       constrained = solve(limit, false);
     // Record what the solve proved for the same stage with more microbatches
     // in flight.
@@ -467,8 +498,10 @@ mlir::autopar::planAutomatically(ModuleOp module,
                               std::to_string(options.cluster.memoryBytes) +
                               " bytes per device");
     } else if (cutoff >= 0) {
-      outcome.pruned = "no plan that fits is as fast as a plan that fits "
-                       "with another setting";
+      outcome.pruned = cutByCaller
+                           ? "no plan that fits is as fast as the cutoff"
+                           : "no plan that fits is as fast as a plan that "
+                             "fits with another setting";
       if (options.memo)
         ++options.memo->pruned;
     }
@@ -497,6 +530,15 @@ mlir::autopar::planAutomatically(ModuleOp module,
   std::optional<Outcome> best;
   if (const Outcome *fastest = fastestFitting())
     best = *fastest;
+  // Nothing that fits beats the caller's cutoff: the search was cut short
+  // (no smallest peak is sought, that would cost another solve).
+  if (external >= 0 && (!best || best->predicted.stepTime > external))
+    return emitError(func.getLoc())
+           << kNoPlanUnderCutoff << describeCutoff(options.stepCutoff)
+           << " among the " << space
+           << (training && candidates.size() > 1
+                   ? " with recomputation none, selective or full"
+                   : "");
   if (!best) {
     // Nothing fits even with the setting that stores least (the last one
     // that applies): name the smallest peak there.

@@ -20,6 +20,7 @@
 
 #include "autopar/Transforms/Planning/PipelinePlan.h"
 #include "autopar/Transforms/Planning/PlanReport.h"
+#include "autopar/Transforms/Planning/StageSplit.h"
 
 #include "BlockFolding.h"
 #include "IntegerProgram.h"
@@ -356,6 +357,14 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   std::map<StageKey, std::unique_ptr<StageEval>> evals;
   unsigned solved = 0;
   unsigned repriced = 0;
+  // Stage plans not searched to the end: none is faster than the cutoff.
+  unsigned cutShort = 0;
+  bool cutoff = config.stepCutoff >= 0;
+  auto cutoffError = [&]() {
+    return emitError(loc) << kNoPlanUnderCutoff
+                          << describeCutoff(config.stepCutoff) << " with " << p
+                          << " pipeline stages: ";
+  };
   // The candidates that differ only in their microbatches in flight are the
   // same module under different memory rows: they share their
   // memory-unconstrained solves.
@@ -411,6 +420,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       stageOptions.cluster.memoryBytes /= int64_t(v);
     stageOptions.singleBlockStage = k == 1;
     stageOptions.progress = nullptr;
+    stageOptions.stepCutoff = config.stepCutoff;
     stageOptions.memo = &memos[{k, first, last, kind}];
     stageOptions.reshardCache = reshardCaches[kind].get();
     if (options.progress)
@@ -437,6 +447,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     ++solved;
     if (failed(planned)) {
       e.error = why.empty() ? "the stage could not be planned" : why;
+      if (StringRef(e.error).starts_with(kNoPlanUnderCutoff))
+        ++cutShort;
       return e;
     }
     e.predicted = *planned;
@@ -545,10 +557,15 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     // if every chunk peaked at once.
     unsigned n = p * v, k = numBlocks / n;
     std::vector<StageEval *> chunk(n);
-    for (unsigned i = 0; i < n; ++i)
+    for (unsigned i = 0; i < n; ++i) {
       chunk[i] = &evaluateWith(k, i == 0, i + 1 == n,
                                std::max(1u, unitRun.peakInFlightPerVStage[i]),
                                kindOf[i % p]);
+      // A chunk's own step bounds the pipeline's from below.
+      if (cutoff && !chunk[i]->planned)
+        return cutoffError() << "virtual stage " << i << " has none ("
+                             << chunk[i]->error << ")";
+    }
     for (unsigned i = 0; i < n; ++i)
       if (!chunk[i]->planned)
         return emitError(loc)
@@ -585,6 +602,10 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
                 "step at "
              << run.makespan << " s, outside [" << work << ", " << serial
              << "] s";
+    if (cutoff && !std::isinf(config.stepCutoff) &&
+        run.makespan + perStep > config.stepCutoff * (1 + 1e-6) + 1e-12)
+      return cutoffError() << "the interleaved schedule takes "
+                           << run.makespan + perStep << " s";
     PipelinePlanResult result;
     PlanPrediction &total = result.predicted;
     total.stepTime = run.makespan + perStep;
@@ -674,6 +695,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
         {"block_range", json::Array{k, k}},
         {"stage_plans_solved", solved},
         {"stage_plans_repriced", repriced},
+        {"stage_plans_cut_short", cutShort},
         {"unconstrained_solves_reused", std::get<0>(memoStats())},
         {"constrained_solves_pruned", std::get<1>(memoStats())},
         {"constrained_solves_bounded", std::get<2>(memoStats())},
@@ -740,9 +762,20 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
     return inFlight[a] < inFlight[b];
   });
-  for (unsigned s : order)
-    for (unsigned k = kMin; k <= kMax; ++k)
+  for (unsigned s : order) {
+    bool any = false;
+    for (unsigned k = kMin; k <= kMax; ++k) {
       table[s][k] = &evaluate(k, s);
+      any |= table[s][k]->planned && table[s][k]->predicted.fits;
+    }
+    // Under a cutoff, a stage with no plan ends the search: its step bounds
+    // any pipeline's from below (without one, every stage is planned for
+    // the diagnostic).
+    if (cutoff && !any)
+      return cutoffError() << "stage " << s << " has none with " << kMin
+                           << " to " << kMax << " blocks ("
+                           << table[s][kMin]->error << ")";
+  }
   for (const auto &[key, e] : evals)
     if (!e->planned && StringRef(e->error).starts_with("internal error"))
       return emitError(loc) << e->error;
@@ -784,6 +817,11 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
              << "] s";
   }
   unsigned simulated = best ? best->simulated : 0;
+  if (cutoff && !best)
+    return cutoffError() << "no split has a plan for every stage";
+  if (cutoff && !std::isinf(config.stepCutoff) &&
+      best->step > config.stepCutoff * (1 + 1e-6) + 1e-12)
+    return cutoffError() << "the best split takes " << best->step << " s";
   if (!best) {
     InFlightDiagnostic diag =
         emitError(loc) << "no split of the " << numBlocks
@@ -910,6 +948,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       {"block_range", json::Array{kMin, kMax}},
       {"stage_plans_solved", solved},
       {"stage_plans_repriced", repriced},
+      {"stage_plans_cut_short", cutShort},
       {"unconstrained_solves_reused", std::get<0>(memoStats())},
       {"constrained_solves_pruned", std::get<1>(memoStats())},
       {"constrained_solves_bounded", std::get<2>(memoStats())},
@@ -954,25 +993,56 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   return result;
 }
 
-FailureOr<unsigned>
+FailureOr<StageCountChoice>
 mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
                                 const PipelineConfig &base,
                                 json::Array &tried) {
+  auto startTime = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         startTime)
+        .count();
+  };
   ArrayRef<int64_t> grid = options.gridShape;
+  // The counts tried: 1 and the divisors of axis 0 up to the repeated
+  // blocks (a stage holds at least one).
+  std::optional<unsigned> blocks;
+  {
+    ScopedDiagnosticHandler quiet(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    if (FailureOr<unsigned> n = countPipelineBlocks(module); succeeded(n))
+      blocks = *n;
+  }
+  SmallVector<unsigned> counts;
+  for (int64_t count = grid.empty() ? 1 : grid[0]; count >= 1; --count)
+    if (count == 1 ||
+        (grid[0] % count == 0 && (!blocks || uint64_t(count) <= *blocks)))
+      counts.push_back(unsigned(count));
+  StageCountChoice choice;
   std::optional<unsigned> best;
   double bestStep = std::numeric_limits<double>::infinity();
   std::string lastError;
   AutoPlanOptions quietOptions = options;
   quietOptions.progress = nullptr;
-  for (int64_t count = 1; count <= (grid.empty() ? 1 : grid[0]); ++count) {
-    if (!grid.empty() && grid[0] % count != 0)
-      continue;
+  std::map<unsigned, json::Object> entries;
+  // Most stages first: their stage plans are the smallest programs, and
+  // each count's best step is the cutoff of the counts after it.
+  for (unsigned count : counts) {
+    // Before a plan is found, any plan that fits is wanted (an infinite
+    // cutoff: a count none fits stops at its first stage with no plan,
+    // without naming the smallest peak).
+    double cutoff = bestStep;
     if (options.progress)
       *options.progress << llvm::formatv(
-          "autopar: trying {0} pipeline stage{1}\n", count,
-          count == 1 ? "" : "s");
+          "autopar: [{0:f1} s] trying {1} pipeline stage{2}{3}\n", elapsed(),
+          count, count == 1 ? "" : "s",
+          std::isinf(cutoff)
+              ? std::string()
+              : llvm::formatv(" (plans under {0:e3} s)", cutoff).str());
     std::string error;
     std::optional<PlanPrediction> predicted;
+    std::optional<PipelinePlanResult> pipelined;
+    auto countStart = std::chrono::steady_clock::now();
     {
       ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
         if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
@@ -981,40 +1051,55 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
       });
       OwningOpRef<ModuleOp> copy = module.clone();
       if (count == 1) {
-        FailureOr<AutoPlanResult> r = planAutomatically(*copy, quietOptions);
+        AutoPlanOptions one = quietOptions;
+        one.stepCutoff = cutoff;
+        FailureOr<AutoPlanResult> r = planAutomatically(*copy, one);
         if (succeeded(r))
           predicted = r->predicted;
       } else {
         PipelineConfig config = base;
-        config.stages = unsigned(count);
+        config.stages = count;
+        config.stepCutoff = cutoff;
         FailureOr<PipelinePlanResult> r =
             planPipeline(*copy, quietOptions, config,
                          [](ModuleOp stage, AutoPlanOptions &o) {
                            return planStageAutomatically(stage, o);
                          });
-        if (succeeded(r))
+        if (succeeded(r)) {
           predicted = r->predicted;
+          pipelined = std::move(*r);
+        }
       }
     }
-    json::Object entry{{"stages", count}};
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - countStart)
+                         .count();
+    json::Object entry{{"stages", count}, {"search_time_s", seconds}};
+    if (!std::isinf(cutoff))
+      entry["cutoff_s"] = cutoff;
     if (!predicted) {
-      entry["error"] = error;
-      lastError = error;
-      tried.push_back(std::move(entry));
-      // More stages than repeated blocks only gets worse.
-      if (StringRef(error).contains("repeated blocks for"))
-        break;
+      if (!std::isinf(cutoff) &&
+          StringRef(error).contains(kNoPlanUnderCutoff)) {
+        entry["pruned"] = error;
+      } else {
+        entry["error"] = error;
+        lastError = error;
+      }
+      entries[count] = std::move(entry);
       continue;
     }
     entry["step_time_s"] = predicted->stepTime;
     entry["peak_memory_bytes"] = predicted->peakMemoryBytes;
     entry["fits"] = predicted->fits;
-    tried.push_back(std::move(entry));
+    entries[count] = std::move(entry);
     if (predicted->fits && predicted->stepTime < bestStep) {
       bestStep = predicted->stepTime;
-      best = unsigned(count);
+      best = count;
+      choice.pipeline = std::move(pipelined);
     }
   }
+  for (auto &[count, entry] : entries)
+    tried.push_back(std::move(entry));
   if (!best) {
     auto func = module.lookupSymbol<func::FuncOp>("main");
     return emitError(func ? func.getLoc() : module.getLoc())
@@ -1022,5 +1107,9 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
               "gives a plan that fits; with the most tried: "
            << lastError;
   }
-  return *best;
+  choice.stages = *best;
+  if (choice.stages == 1)
+    choice.pipeline.reset();
+  choice.searchTimeSeconds = elapsed();
+  return choice;
 }

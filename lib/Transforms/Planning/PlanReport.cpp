@@ -521,10 +521,15 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
         if (std::optional<double> step = t->getNumber("step_time_s"))
           os << formatSeconds(*step)
              << (t->getBoolean("fits").value_or(false) ? "" : ", does not fit");
+        else if (t->get("pruned"))
+          os << "none under "
+             << formatSeconds(t->getNumber("cutoff_s").value_or(0));
         else
           os << "no plan";
         os << ")";
       }
+    if (std::optional<double> seconds = search->getNumber("search_time_s"))
+      os << "; searched in " << formatSeconds(*seconds);
     os << "\n";
   }
   if (const json::Object *pipe = root->getObject("pipeline")) {

@@ -132,6 +132,14 @@ struct AutoPlanOptions {
   /// different microbatches in flight): the memory-unconstrained optimum of
   /// each recomputation setting is solved once. Null: nothing is shared.
   PlanSearchMemo *memo = nullptr;
+  /// Only plans whose step is below this many seconds are wanted (< 0: no
+  /// bound; infinity: any plan that fits): a search that proves that no plan
+  /// that fits is that fast fails with a diagnostic starting with
+  /// kNoPlanUnderCutoff, without the solve that names the smallest peak. A
+  /// stage search of `--stages auto` passes the best pipeline found with
+  /// another stage count: a stage at least that slow cannot be part of a
+  /// faster pipeline.
+  double stepCutoff = -1;
   /// Reshard prices shared by the programs of one grid shape and cluster (a
   /// pipeline's stage candidates on one kind of slab); unset, each pricer
   /// keeps its own. Used only where it matches the options' grid and axes.
@@ -183,6 +191,13 @@ struct AutoPlanResult {
   /// decision as JSON (strategy, cost, runner-up).
   std::map<Operation *, llvm::json::Object> opDetails;
 };
+
+/// The start of the diagnostic of a search that `AutoPlanOptions::stepCutoff`
+/// cut short: no plan that fits is faster than the cutoff.
+constexpr llvm::StringLiteral kNoPlanUnderCutoff =
+    "no plan that fits is faster than the cutoff";
+/// ` of X s`, or what an infinite cutoff means, for the diagnostics.
+std::string describeCutoff(double seconds);
 
 /// Plans `module` (imported, unannotated) and writes the chosen shardings on
 /// it (as `autopar-apply-plan` would from a plan file). Fails with a

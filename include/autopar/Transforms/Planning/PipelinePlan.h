@@ -29,6 +29,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,14 @@ struct PipelineConfig {
   /// are cut evenly into P x v virtual stages; device d runs chunks d,
   /// d + P, ...); 1 otherwise.
   unsigned chunks = 1;
+  /// Only pipelines whose step is below this many seconds are wanted (< 0:
+  /// no bound). A stage's own step (its work over every microbatch plus its
+  /// once-per-step reductions) is a lower bound on the step of any pipeline
+  /// holding it, so stage plans at least this slow are not searched
+  /// (AutoPlanOptions::stepCutoff); when no split is left, or the best one
+  /// is not below the bound, planPipeline fails with a diagnostic starting
+  /// with kNoPlanUnderCutoff.
+  double stepCutoff = -1;
 };
 
 /// One stage of a chosen pipeline.
@@ -106,16 +115,30 @@ FailureOr<PipelinePlanResult> planPipeline(ModuleOp module,
                                            const PipelineConfig &config,
                                            StagePlanner planStage);
 
+/// The outcome of chooseStageCount.
+struct StageCountChoice {
+  unsigned stages = 1;
+  /// The chosen pipeline when `stages` > 1 (planPipeline's result, which the
+  /// caller need not search again).
+  std::optional<PipelinePlanResult> pipeline;
+  /// Seconds the whole stage-count search took.
+  double searchTimeSeconds = 0;
+};
+
 /// The stage count for `--stages auto`: 1 (no pipeline, planAutomatically)
 /// and every count dividing grid axis 0 up to the model's repeated blocks,
-/// each planned in full with `base`'s schedule (its stage count is
-/// ignored); the fastest fitting one wins.
-/// `tried` gets one entry per count (its step, peak, or why it failed).
-/// Fails with a diagnostic when no count gives a fitting plan.
-FailureOr<unsigned> chooseStageCount(ModuleOp module,
-                                     const AutoPlanOptions &options,
-                                     const PipelineConfig &base,
-                                     llvm::json::Array &tried);
+/// each planned with `base`'s schedule (its stage count is ignored); the
+/// fastest fitting one wins. The counts are searched from the most to the
+/// fewest stages, each with the best step found so far as its cutoff
+/// (PipelineConfig::stepCutoff): a count cut short has no plan faster than
+/// one already found, so the choice is the one a search of every count in
+/// full makes. `tried` gets one entry per count, in increasing order (its
+/// step, peak, why it failed, or the cutoff it did not beat). Fails with a
+/// diagnostic when no count gives a fitting plan.
+FailureOr<StageCountChoice> chooseStageCount(ModuleOp module,
+                                             const AutoPlanOptions &options,
+                                             const PipelineConfig &base,
+                                             llvm::json::Array &tried);
 
 } // namespace mlir::autopar
 

@@ -1,0 +1,52 @@
+"""Checks `--stages auto` against every stage count planned on its own:
+plan-stages-auto.test.
+
+Usage: plan-stages-auto.test.check.py AUTO.json COUNT=PLAN.json...
+
+Each COUNT=PLAN.json is the plan of `--stages COUNT` (1: no pipeline), or
+COUNT=- when that count has no plan. The free search must choose the count
+with the fastest fitting plan and give that plan's step; every count it
+priced must have the step of that count's own plan; every count its cutoff
+cut short must have no plan faster than the cutoff.
+"""
+import json
+import sys
+
+auto = json.load(open(sys.argv[1]))
+alone = {}
+for arg in sys.argv[2:]:
+    count, path = arg.split("=")
+    alone[int(count)] = None if path == "-" else json.load(open(path))
+
+
+def step(plan):
+    return plan["predicted"]["step_time_s"]
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+
+
+search = auto["stage_search"]
+tried = {e["stages"]: e for e in search["tried"]}
+assert sorted(tried) == sorted(alone), (sorted(tried), sorted(alone))
+# The best of the counts planned alone.
+fitting = {c: step(p) for c, p in alone.items()
+           if p is not None and p["predicted"].get("fits", True)}
+assert fitting, "no count has a plan"
+best = min(fitting, key=lambda c: fitting[c])
+assert search["chosen"] == best, (search["chosen"], best, fitting)
+assert close(step(auto), fitting[best]), (step(auto), fitting[best])
+pruned = 0
+for count, entry in tried.items():
+    if "step_time_s" in entry:
+        assert count in fitting, count
+        assert close(entry["step_time_s"], fitting[count]), (count, entry)
+    elif "pruned" in entry:
+        pruned += 1
+        # Cut short: nothing faster than the cutoff with this count.
+        assert count not in fitting or \
+            fitting[count] >= entry["cutoff_s"] * (1 - 1e-9), (count, entry)
+    else:
+        assert count not in fitting, (count, entry)
+print(f"chosen {best} stages, {pruned} count(s) cut short")
