@@ -592,13 +592,11 @@ mlir::autopar::planAutomatically(ModuleOp module,
            << result.predicted.peakAt << "', over the "
            << options.cluster.memoryBytes << " bytes limit";
   // Self-check: the program's objective is the plan's price, less the
-  // step's fixed cost, which no choice changes and the program leaves out,
-  // and plus the reshards several consumers share, which the program prices
-  // per consumer.
+  // step's fixed cost, which no choice changes and the program leaves out
+  // (a reshard several readers share is priced once by both).
   double ilpSeconds = chosen.objective / 1e6;
-  double mismatch =
-      std::fabs(ilpSeconds - pricer.getSharedReshardTime(chosen.choice) +
-                result.predicted.stepOverhead - result.predicted.stepTime);
+  double mismatch = std::fabs(ilpSeconds + result.predicted.stepOverhead -
+                              result.predicted.stepTime);
   if (mismatch > 1e-6 * std::max(1e-9, result.predicted.stepTime) + 1e-12)
     return emitError(func.getLoc())
            << "internal error: the search priced its plan at " << ilpSeconds

@@ -6,6 +6,9 @@
 
 #include "IntegerProgram.h"
 
+#include "llvm/ADT/SetVector.h"
+
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
@@ -77,9 +80,25 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
       expr.terms[x[n][s]] += c;
   };
 
-  // Folded edges with multiplicities.
+  // The edges whose value has several readers sharing its reshards
+  // (PlanPricer::isReshardShared): priced once per value, kind and key on
+  // the r variables below, not on their own edge. A value read once keeps
+  // the price on its edge, which is the same.
+  std::vector<bool> perValue(edges.size(), false);
+  for (unsigned n = 0; n < nodes.size(); ++n) {
+    std::map<unsigned, std::vector<unsigned>> byResult;
+    for (unsigned i : graph.outEdges[n])
+      if (pricer.isReshardShared(edges[i]))
+        byResult[edges[i].result].push_back(i);
+    for (const auto &entry : byResult)
+      if (entry.second.size() > 1)
+        for (unsigned i : entry.second)
+          perValue[i] = true;
+  }
+
   // Folded edges with multiplicities: how many of the edges a folded edge
-  // stands for end at a consumer that is not / is recomputed.
+  // stands for, and whose price is their own (not perValue), end at a
+  // consumer that is not / is recomputed.
   std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>,
            std::pair<double, double>>
       foldedCount;
@@ -95,7 +114,8 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
         foldedKeys.push_back(key);
       edgeToFolded[i] = it->second;
       std::pair<double, double> &count = foldedCount[key];
-      (graph.isRecomputed(e.consumer) ? count.second : count.first) += 1;
+      if (!perValue[i])
+        (graph.isRecomputed(e.consumer) ? count.second : count.first) += 1;
     }
   }
   // Per folded edge: groups of producer strategies (by layout) and consumer
@@ -239,6 +259,116 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
         return fe.cost(fe.edge, s, t);
       });
     }
+  // Shared reshards. Per value with several readers, kind of reshard
+  // (PlanPricer::ReshardKind), source layout g and key L (the layout a
+  // reader needs, or the one its gradient arrives in): r(g, L) >= [the
+  // producer gives g and reader c's key is L] for every reader c with a
+  // reshard of that kind, that indicator written exactly over the x and e
+  // variables (addEdgeTerm), with the reshard's seconds on r. At integer x
+  // the cheapest r is 1 exactly when some reader's key is L, so each reshard
+  // is priced once, as PlanPricer::getReshardTime prices it. Values of
+  // folded blocks whose readers map onto the same folded edges share their
+  // r variables, with their count as multiplicity.
+  if (!minimizeMemory) {
+    using Kind = PlanPricer::ReshardKind;
+    // (representative producer, result, kind, folded readers) -> values.
+    std::map<std::tuple<unsigned, unsigned, Kind, std::vector<unsigned>>,
+             double>
+        sharedValues;
+    for (unsigned n = 0; n < nodes.size(); ++n) {
+      for (Kind kind : PlanPricer::kReshardKinds) {
+        std::map<unsigned, std::vector<unsigned>> readers;
+        for (unsigned i : graph.outEdges[n])
+          if (perValue[i] && pricer.hasReshard(kind, edges[i]))
+            readers[edges[i].result].push_back(edgeToFolded[i]);
+        for (auto &entry : readers) {
+          std::vector<unsigned> &ids = entry.second;
+          llvm::sort(ids);
+          ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+          sharedValues[{nodes[n].rep, entry.first, kind, ids}] += 1;
+        }
+      }
+    }
+    for (const auto &entry : sharedValues) {
+      unsigned p = std::get<0>(entry.first), r = std::get<1>(entry.first);
+      Kind kind = std::get<2>(entry.first);
+      const std::vector<unsigned> &readers = std::get<3>(entry.first);
+      double count = entry.second;
+      const Node &producer = nodes[p];
+      // Source layouts, each with a strategy that gives it.
+      SmallVector<std::pair<Attribute, unsigned>> sources;
+      for (unsigned s = 0; s < producer.strategies.size(); ++s) {
+        Attribute layout = producer.strategies[s].results[r];
+        if (llvm::none_of(sources, [&](const auto &source) {
+              return source.first == layout;
+            }))
+          sources.push_back({layout, s});
+      }
+      // Keys: what any reader's strategy gives.
+      llvm::SetVector<Attribute> keys;
+      for (unsigned f : readers) {
+        const Edge &edge = folded[f].edge;
+        for (unsigned t = 0; t < nodes[edge.consumer].strategies.size(); ++t)
+          keys.insert(pricer.getReshardKey(kind, edge, t));
+      }
+      const Edge &valueEdge = folded[readers.front()].edge;
+      for (const auto &source : sources) {
+        Attribute have = source.first;
+        unsigned s0 = source.second;
+        for (Attribute key : keys) {
+          double seconds = pricer.getKeyedReshardTime(kind, valueEdge, s0,
+                                                      cast<ShardingAttr>(key));
+          if (seconds <= 0)
+            continue;
+          double cost = objScale * count * seconds;
+          // Per reader, [producer gives `have` and the reader's key is
+          // `key`].
+          std::vector<Expr> needs;
+          bool always = false;
+          for (unsigned f : readers) {
+            const FoldedEdge &fe = folded[f];
+            Edge edge = fe.edge;
+            Expr need;
+            addEdgeTerm(need, fe, 1, [&](unsigned s, unsigned t) {
+              return producer.strategies[s].results[r] == have &&
+                             pricer.getReshardKey(kind, edge, t) == key
+                         ? 1.0
+                         : 0.0;
+            });
+            if (need.terms.empty())
+              always |= need.constant > 0.5;
+            else
+              needs.push_back(std::move(need));
+          }
+          if (always) {
+            objConstant += cost;
+            continue;
+          }
+          if (needs.empty())
+            continue;
+          // One reader can have that key: the reshard is its own, priced
+          // on its indicator directly.
+          if (needs.size() == 1) {
+            for (auto [term, c] : needs.front().terms)
+              objective.terms[term] += cost * c;
+            objective.constant += cost * needs.front().constant;
+            continue;
+          }
+          int col = ilp.addVariable(cost, /*integer=*/false);
+          for (const Expr &need : needs) {
+            std::vector<int> cols{col};
+            std::vector<double> coefs{1};
+            for (auto [term, c] : need.terms) {
+              cols.push_back(term);
+              coefs.push_back(-c);
+            }
+            ilp.addRow(cols, coefs, 'G', need.constant);
+          }
+        }
+      }
+    }
+  }
+
   for (auto [col, c] : objective.terms)
     ilp.addObjective(col, c);
   objConstant += objective.constant;

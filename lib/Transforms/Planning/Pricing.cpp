@@ -10,8 +10,6 @@
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Target/Target.h"
 
-#include "llvm/ADT/DenseSet.h"
-
 #include <cmath>
 
 using namespace mlir;
@@ -66,39 +64,28 @@ double PlanPricer::nodeCost(unsigned n, unsigned s, bool recomputed) const {
 
 double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t,
                             bool recomputed) const {
-  const Node &p = graph.nodes[e.producer];
   const Node &c = graph.nodes[e.consumer];
-  RankedTensorType type = graph.pricedTypeOf(e.producer, e.result);
-  ShardingAttr have = p.strategies[s].results[e.result];
-  const Strategy &cs = c.strategies[t];
   // A store moves the update, which arrives in the assign's layout, into
   // the weight's, once per step.
-  if (isWeightStore(e))
-    return reshard(type, cs.operands[e.operand], have).time;
-  double cost = sharesReshard(e, t)
-                    ? 0
-                    : reshard(type, have, cs.operands[e.operand]).time;
-  if (options.mode != PlanMode::Training)
-    return cost;
-  double m = double(options.microbatches);
-  // A weight stored sharded is gathered again for the backward pass (FSDP);
-  // a recomputed consumer runs its forward collectives a second time.
-  cost *= (p.kind == NodeKind::Weight ? 2 : 1) + (recomputed ? 1 : 0);
-  cost *= m; // every microbatch
-  if (p.kind == NodeKind::Input || p.kind == NodeKind::Constant ||
-      c.kind == NodeKind::Output)
-    return cost;
-  ShardingAttr grad = cs.grads[e.operand];
-  double gradient = reshard(type, grad, have.withoutPartial()).time;
-  // A weight's gradient accumulates over the microbatches in the layout the
-  // consumer produces it in and is reduced once per step, when that buffer is
-  // no larger than the stored layout the memory rows count for it;
-  // otherwise (a weight stored sharded, FSDP) it is reduced every microbatch.
-  bool oncePerStep =
-      p.kind == NodeKind::Weight &&
-      getLocalBytes(type, grad.withoutPartial(), graph.gridShape) <=
-          getLocalBytes(type, have, graph.gridShape);
-  return cost + gradient * (oncePerStep ? 1 : m);
+  if (isWeightStore(e)) {
+    ShardingAttr have = graph.nodes[e.producer].strategies[s].results[e.result];
+    return reshard(graph.pricedTypeOf(e.producer, e.result),
+                   c.strategies[t].operands[e.operand], have)
+        .time;
+  }
+  // The edge's value read by this reader alone: its reshards of every kind
+  // (an operand that reads an earlier operand's value in the same layout
+  // shares that operand's forward reshard).
+  double cost = 0;
+  for (ReshardKind kind : kReshardKinds) {
+    bool applies = kind == ReshardKind::Recompute
+                       ? options.mode == PlanMode::Training && recomputed
+                       : hasReshard(kind, e);
+    if (!applies || (kind != ReshardKind::Gradient && sharesReshard(e, t)))
+      continue;
+    cost += getKeyedReshardTime(kind, e, s, getReshardKey(kind, e, t));
+  }
+  return cost;
 }
 
 double PlanPricer::valueBytes(unsigned n, unsigned r,
@@ -217,22 +204,87 @@ double PlanPricer::scratchBytes(unsigned n, unsigned s) const {
       buffers.getExtraBytes(int64_t(valueBytes(n, 0, st.results[0]))));
 }
 
-double
-PlanPricer::getSharedReshardTime(const std::vector<unsigned> &choice) const {
-  if (options.mode == PlanMode::Training)
-    return 0;
-  double shared = 0;
-  llvm::DenseSet<std::tuple<unsigned, unsigned, Attribute>> priced;
-  for (const Edge &e : graph.edges) {
-    if (isWeightStore(e))
-      continue;
-    unsigned s = choice[e.producer], t = choice[e.consumer];
-    ShardingAttr want =
-        graph.nodes[e.consumer].strategies[t].operands[e.operand];
-    if (!priced.insert({e.producer, e.result, want}).second)
-      shared += edgeCost(e, s, t);
+bool PlanPricer::hasReshard(ReshardKind kind, const Edge &e) const {
+  if (!isReshardShared(e))
+    return false;
+  bool training = options.mode == PlanMode::Training;
+  switch (kind) {
+  case ReshardKind::Forward:
+    return true;
+  case ReshardKind::Recompute:
+    return training && graph.isRecomputed(e.consumer);
+  case ReshardKind::Gradient: {
+    NodeKind p = graph.nodes[e.producer].kind;
+    return training && p != NodeKind::Input && p != NodeKind::Constant &&
+           graph.nodes[e.consumer].kind != NodeKind::Output;
   }
-  return shared;
+  }
+  llvm_unreachable("unknown reshard kind");
+}
+
+ShardingAttr PlanPricer::getReshardKey(ReshardKind kind, const Edge &e,
+                                       unsigned t) const {
+  const Strategy &st = graph.nodes[e.consumer].strategies[t];
+  return kind == ReshardKind::Gradient ? st.grads[e.operand]
+                                       : st.operands[e.operand];
+}
+
+double PlanPricer::getKeyedReshardTime(ReshardKind kind, const Edge &e,
+                                       unsigned s, ShardingAttr key) const {
+  const Node &p = graph.nodes[e.producer];
+  RankedTensorType type = graph.pricedTypeOf(e.producer, e.result);
+  ShardingAttr have = p.strategies[s].results[e.result];
+  if (options.mode != PlanMode::Training)
+    return reshard(type, have, key).time;
+  double m = double(options.microbatches);
+  switch (kind) {
+  case ReshardKind::Forward:
+    // Every microbatch; a weight stored sharded is gathered again for the
+    // backward pass (FSDP).
+    return reshard(type, have, key).time *
+           (p.kind == NodeKind::Weight ? 2 : 1) * m;
+  case ReshardKind::Recompute:
+    return reshard(type, have, key).time * m;
+  case ReshardKind::Gradient: {
+    double gradient = reshard(type, key, have.withoutPartial()).time;
+    // A weight's gradient accumulates over the microbatches in the layout
+    // its readers produce it in and is reduced once per step, when that
+    // buffer is no larger than the stored layout the memory rows count for
+    // it; otherwise (a weight stored sharded, FSDP) it is reduced every
+    // microbatch.
+    bool oncePerStep =
+        p.kind == NodeKind::Weight &&
+        getLocalBytes(type, key.withoutPartial(), graph.gridShape) <=
+            getLocalBytes(type, have, graph.gridShape);
+    return gradient * (oncePerStep ? 1 : m);
+  }
+  }
+  llvm_unreachable("unknown reshard kind");
+}
+
+double PlanPricer::getReshardTime(const Choice &choice, unsigned n) const {
+  double seconds = 0;
+  // (result, kind, key) of the reshards priced so far.
+  SmallVector<std::tuple<unsigned, ReshardKind, Attribute>> priced;
+  for (unsigned i : graph.outEdges[n]) {
+    const Edge &e = graph.edges[i];
+    unsigned s = choice[e.producer], t = choice[e.consumer];
+    if (!isReshardShared(e)) {
+      seconds += edgeCost(e, s, t);
+      continue;
+    }
+    for (ReshardKind kind : kReshardKinds) {
+      if (!hasReshard(kind, e))
+        continue;
+      ShardingAttr key = getReshardKey(kind, e, t);
+      std::tuple<unsigned, ReshardKind, Attribute> id(e.result, kind, key);
+      if (llvm::is_contained(priced, id))
+        continue;
+      priced.push_back(id);
+      seconds += getKeyedReshardTime(kind, e, s, key);
+    }
+  }
+  return seconds;
 }
 
 PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
@@ -247,17 +299,8 @@ PlanPrediction PlanPricer::evaluate(const std::vector<unsigned> &choice) const {
   // shares the result between them, so a program (every op explicit) pays
   // for each such reshard once: two readers of a weight's gradient, a
   // pending sum (Adam's two moments), take one reduction.
-  llvm::DenseSet<std::tuple<unsigned, unsigned, Attribute>> priced;
-  for (const Edge &e : graph.edges) {
-    unsigned s = choice[e.producer], t = choice[e.consumer];
-    if (options.mode != PlanMode::Training && !isWeightStore(e)) {
-      ShardingAttr want =
-          graph.nodes[e.consumer].strategies[t].operands[e.operand];
-      if (!priced.insert({e.producer, e.result, want}).second)
-        continue;
-    }
-    p.commTime += edgeCost(e, s, t);
-  }
+  for (unsigned n = 0; n < graph.nodes.size(); ++n)
+    p.commTime += getReshardTime(choice, n);
   p.stepOverhead = options.cluster.stepOverhead;
   p.stepTime = p.computeTime + p.commTime + p.stepOverhead;
   double base = 0, params = 0;

@@ -40,8 +40,10 @@ public:
     return nodeCost(n, s, graph.isRecomputed(n));
   }
   double nodeCost(unsigned n, unsigned s, bool recomputed) const;
-  /// Communication seconds of edge `e` when its ends use strategies s and t
-  /// (training: a recomputed consumer repeats its forward collectives).
+  /// Communication seconds of edge `e` when its ends use strategies s and t,
+  /// as if its consumer were the value's only reader (training: a
+  /// recomputed consumer repeats its forward collectives). A value with
+  /// several readers is priced by getReshardTime, which shares reshards.
   double edgeCost(const Edge &e, unsigned s, unsigned t) const {
     return edgeCost(e, s, t, graph.isRecomputed(e.consumer));
   }
@@ -76,12 +78,48 @@ public:
   double scratchBytes(unsigned n, unsigned s) const;
   /// Step time and peak memory of a complete choice.
   PlanPrediction evaluate(const Choice &choice) const;
-  /// The seconds of the reshards that `evaluate` counts once although
-  /// several consumers read the same value in the same layout (the
-  /// partitioner makes one reshard for them). The integer program prices
-  /// every consumer's edge on its own, so its objective exceeds the plan's
-  /// price by exactly this much.
-  double getSharedReshardTime(const Choice &choice) const;
+
+  //===--------------------------------------------------------------------===//
+  // The reshards of a value
+  //===--------------------------------------------------------------------===//
+  //
+  // The partitioner reshards a value once per layout its readers need and
+  // shares the copy between them; gradients that arrive in one layout are
+  // summed and then resharded once. The functions below are the one
+  // definition of what the reshards of a value cost: `evaluate` and the
+  // search report sum getReshardTime over the producers, and the integer
+  // program prices one variable per value, kind, source layout and key with
+  // getKeyedReshardTime (IntegerProgram.cpp).
+
+  /// The kinds of reshard a value's readers share: the forward reshard into
+  /// the layout a reader needs (in training, every microbatch, and a
+  /// weight's once more for the backward pass), its repetition before the
+  /// backward pass of a recomputed reader (training), and the reshard of the
+  /// gradients that arrive in one layout into the value's (training).
+  enum class ReshardKind { Forward, Recompute, Gradient };
+  static constexpr ReshardKind kReshardKinds[] = {
+      ReshardKind::Forward, ReshardKind::Recompute, ReshardKind::Gradient};
+
+  /// Whether edge `e`'s communication is in its value's shared reshards:
+  /// every edge but a weight store (which moves the update, not the value,
+  /// and is priced on its own by edgeCost).
+  bool isReshardShared(const Edge &e) const { return !isWeightStore(e); }
+  /// Whether edge `e` (shared) has a reshard of kind `kind`.
+  bool hasReshard(ReshardKind kind, const Edge &e) const;
+  /// The layout that names edge `e`'s reshard of kind `kind` under its
+  /// reader's strategy `t`: the layout the reader needs (Forward,
+  /// Recompute) or the one its gradient arrives in (Gradient). Readers of a
+  /// value with equal keys share one reshard.
+  ShardingAttr getReshardKey(ReshardKind kind, const Edge &e, unsigned t) const;
+  /// Seconds of the reshard of kind `kind` and key `key` of the value edge
+  /// `e` reads, in its producer's layout under strategy `s`: once for all
+  /// the readers with that key.
+  double getKeyedReshardTime(ReshardKind kind, const Edge &e, unsigned s,
+                             ShardingAttr key) const;
+  /// Communication seconds of the reshards of every value node `n` produces
+  /// under `choice`: each (result, kind, key) once, a weight store on its
+  /// own edge.
+  double getReshardTime(const Choice &choice, unsigned n) const;
 
 private:
   const ReshardCost &reshard(RankedTensorType type, ShardingAttr from,

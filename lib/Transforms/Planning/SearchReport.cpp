@@ -36,17 +36,27 @@ void mlir::autopar::planning::describeDecisions(
     std::map<Operation *, json::Object> &details) {
   const std::vector<Node> &nodes = graph.nodes;
   const std::vector<Edge> &edges = graph.edges;
+  // The choice with one node's strategy varied.
+  Choice varied = choice;
   for (unsigned n = 0; n < nodes.size(); ++n) {
     const Node &node = nodes[n];
     if (node.kind != NodeKind::Compute && node.kind != NodeKind::Weight)
       continue;
-    // Cost of this node's strategy s with every neighbour fixed.
+    // The values this node reads come from these nodes.
+    SmallVector<unsigned> producers;
+    for (unsigned e : graph.inEdges[n])
+      if (!llvm::is_contained(producers, edges[e].producer) &&
+          edges[e].producer != n)
+        producers.push_back(edges[e].producer);
+    // Cost of this node's strategy s with every neighbour fixed: its compute
+    // and the reshards of the values it reads and produces, a reshard that
+    // several readers share counted once (PlanPricer::getReshardTime).
     auto localCost = [&](unsigned s) {
-      double c = pricer.nodeCost(n, s);
-      for (unsigned e : graph.inEdges[n])
-        c += pricer.edgeCost(edges[e], choice[edges[e].producer], s);
-      for (unsigned e : graph.outEdges[n])
-        c += pricer.edgeCost(edges[e], s, choice[edges[e].consumer]);
+      varied[n] = s;
+      double c = pricer.nodeCost(n, s) + pricer.getReshardTime(varied, n);
+      for (unsigned p : producers)
+        c += pricer.getReshardTime(varied, p);
+      varied[n] = choice[n];
       return c;
     };
     unsigned chosen = choice[n];
