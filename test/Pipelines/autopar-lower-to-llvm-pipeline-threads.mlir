@@ -2,10 +2,12 @@
 // column panels of the 8x32 register tile) and a 256x256x512 one (67 MFLOP,
 // 16 panels), only the big one's panel loop is an OpenMP parallel region,
 // with at most 16 threads; the small one runs on the calling thread (the
-// default grain: a million FLOPs per thread). Nothing but the contractions'
-// panel loops is threaded (packing, the zero fill of outputs and the
-// unpacking are sequential loops). With min-flops-per-thread=0 both panel
-// loops are parallel regions on all the rank's threads.
+// default grain: a million FLOPs per thread). The chunks that
+// autopar-chunk-parallel-loops makes of the big matmul's packing and
+// unpacking (at least 2 x 16384 elements each) move data without FLOPs, so
+// the default grain runs them sequentially too. With min-flops-per-thread=0
+// both panel loops and those 4 chunked loops are parallel regions on all the
+// rank's threads.
 // RUN: autopar-opt %s --autopar-lower-to-llvm-pipeline=isa=avx512 | FileCheck %s
 // RUN: autopar-opt %s --autopar-lower-to-llvm-pipeline="isa=avx512 min-flops-per-thread=0" | FileCheck %s --check-prefix=ALL
 
@@ -19,7 +21,7 @@
 
 // ALL: llvm.func @autopar_main()
 // ALL-NOT: omp_get_max_threads
-// ALL-COUNT-2: omp.parallel {
+// ALL-COUNT-6: omp.parallel {
 // ALL-NOT: omp.parallel
 
 shard.grid @grid(shape = 1)

@@ -367,6 +367,94 @@ def TileContractionsPass
   ];
 }
 
+def ChunkParallelLoopsPass
+    : Pass<"autopar-chunk-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "split the parallel loops of top-level linalg ops into "
+                "chunks run by the rank's threads";
+  let description = [{
+    Input contract: linalg on tensors with static shapes, after
+    `autopar-tile-contractions` (whose `scf.forall` over the column panels
+    already threads the packed contractions, and which lowers packs to
+    pad/reshape/transpose) and before `autopar-vectorize-elementwise` and
+    bufferization. The pipeline turns every `scf.forall` into an OpenMP
+    work-sharing loop (`scf-forall-to-parallel`, `convert-scf-to-openmp`)
+    run by the rank's threads, whose number the runner sets at run time.
+
+    Every other linalg op on static tensors outside any loop (elementwise
+    and normalization generics, the window generics of pooling and
+    depthwise convolutions, im2col copies, the Winograd input and output
+    transforms, the transposes of lowered packs, fills, reductions) is tiled
+    (`scf::tileUsingSCF`) along one of its parallel loops into an
+    `scf.forall` of equal chunks. The split does not depend on the CPU or
+    on the thread count:
+
+    - the work of an op is the number of iterations of its loop nest; each
+      chunk gets at least `min-chunk-work` of them (an op with less than
+      twice that stays whole and sequential: a fork and join of the OpenMP
+      team, about 1-2 us, would cost more than the second thread saves);
+    - there are at most `max-chunks` chunks (with 16, a static schedule
+      over 2, 3 or 4 threads is within 1/8 of even), and the chunk count
+      divides the loop's range, so that every chunk has the same static
+      shape (no remainder tile, which would not vectorize);
+    - the innermost loop is split only into multiples of 16 iterations
+      (the widest f32 vector), so that its chunks still divide into whole
+      vectors;
+    - of the loops that qualify, the one giving the most chunks wins, then
+      the outermost (contiguous chunks).
+
+    First, each `tensor.pad` outside any loop with a constant value, static
+    shapes and at least 2 x `min-chunk-work` elements (a convolution's or
+    pooling's padded input that `autopar-fuse-elementwise` could not write
+    in place, the padding of a lowered pack) becomes a `linalg.fill` of the
+    padded tensor and a `linalg.copy` of its source into the interior
+    (`tensor.extract_slice` of the fill, inserted back): the same fill and
+    copy as the pad's bufferization, but as linalg ops, which are then
+    chunked (and the copy vectorized) like the others, rather than a
+    sequential fill and a strided `memref.copy` of scalar loops.
+
+    The tiled op inside the `scf.forall` reads and writes slices of its
+    operands; `autopar-vectorize-elementwise` vectorizes it as it would the
+    whole op (the slices keep the contiguity of the chunk's rows).
+
+    Before (`min-chunk-work=1024`):
+    ```mlir
+    %y = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = [4 x "parallel"]}
+        ins(%x : tensor<1x64x8x8xf32>) outs(%e : tensor<1x64x8x8xf32>) { maximumf }
+    ```
+    After (4 chunks of 16 channels):
+    ```mlir
+    %y = scf.forall (%c) = (0) to (64) step (16) shared_outs(%o = %e) -> (tensor<1x64x8x8xf32>) {
+      %xs = tensor.extract_slice %x[0, %c, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1]
+      %os = tensor.extract_slice %o[0, %c, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1]
+      %r = linalg.generic ... ins(%xs : tensor<1x16x8x8xf32>) outs(%os : ...) { maximumf }
+      scf.forall.in_parallel {
+        tensor.parallel_insert_slice %r into %o[0, %c, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1]
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"minChunkWork", "min-chunk-work", "int64_t", /*default=*/"16384",
+           "iterations of an op's loop nest per chunk at least (an op with "
+           "less than twice as many stays sequential)">,
+    Option<"maxChunks", "max-chunks", "int64_t", /*default=*/"16",
+           "chunks per op at most">,
+  ];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+  let statistics = [
+    Statistic<"numChunked", "chunked", "number of linalg ops split into chunks">,
+    Statistic<"numSequential", "sequential",
+              "number of top-level linalg ops left whole">,
+    Statistic<"numPads", "pads",
+              "number of tensor.pads rewritten into a fill and a copy">,
+  ];
+}
+
 def VectorizeElementwisePass
     : Pass<"autopar-vectorize-elementwise", "mlir::func::FuncOp"> {
   let summary = "vectorize all-parallel linalg ops by the target's vector width";
