@@ -1,11 +1,14 @@
-// RUN: autopar-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(autopar-convert-to-linalg,canonicalize,autopar-fuse-elementwise,autopar-chunk-parallel-loops{min-chunk-work=1024},autopar-vectorize-elementwise{isa=avx512}))' | FileCheck %s
+// RUN: autopar-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(autopar-convert-to-linalg,canonicalize,autopar-fuse-elementwise,autopar-chunk-parallel-loops{min-flops-per-thread=0 min-chunk-work=1024},autopar-vectorize-elementwise{isa=avx512}))' | FileCheck %s
 // RUN: autopar-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(autopar-convert-to-linalg,canonicalize,autopar-fuse-elementwise,autopar-chunk-parallel-loops))' | FileCheck %s --check-prefix=DEFAULT
 // RUN: not autopar-opt %s --pass-pipeline='builtin.module(func.func(autopar-chunk-parallel-loops{max-chunks=1}))' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not autopar-opt %s --pass-pipeline='builtin.module(func.func(autopar-chunk-parallel-loops{flops-per-byte=-1}))' 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 
-// BAD: autopar-chunk-parallel-loops: min-chunk-work must be at least 1 and max-chunks at least 2, got: 16384 and 1
+// BAD: autopar-chunk-parallel-loops: min-chunk-work must be at least 1 and max-chunks at least 2, got: 4096 and 1
+// NEGATIVE: autopar-chunk-parallel-loops: min-flops-per-thread and flops-per-byte must not be negative, got: 1000000 and -1
 
-// An elementwise op of 16384 iterations: 16 chunks of 4 channels (at least
-// 1024 iterations each), the outermost loop that has 16 chunks. Each chunk
+// Every op that splits (min-flops-per-thread=0): an elementwise op of 16384
+// iterations in 16 chunks of 4 channels (at least 1024 iterations each),
+// the outermost loop that has 16 chunks. Each chunk
 // is vectorized: its 4 channels of 16x16 are contiguous and collapse into
 // one loop of 1024 in vectors of 16.
 
@@ -25,8 +28,9 @@
 // CHECK-NEXT: tensor.parallel_insert_slice %[[Y]] into %[[O]][0, %[[I]], 0, 0] [1, 4, 16, 16] [1, 1, 1, 1] : tensor<1x4x16x16xf32> into tensor<1x64x16x16xf32>
 // CHECK: return %[[R]]
 
-// With the default minimum (16384 iterations per chunk), 16384 iterations
-// are less than two chunks' worth: the op stays whole.
+// With the default grain (a million equivalent FLOPs per thread, a byte
+// moved counting 4), the op's 128 KB (512,000) are less than two threads'
+// worth: the op stays whole.
 // DEFAULT-LABEL: func.func @relu
 // DEFAULT-NOT: scf.forall
 // DEFAULT: linalg.generic
@@ -67,11 +71,15 @@ func.func @relu(%x: tensor<1x64x16x16xf32>) -> tensor<1x64x16x16xf32> {
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice {{.*}} [2, 2, 16, 16] [1, 1, 1, 1] : tensor<2x2x16x16xf32> into tensor<2x32x16x16xf32>
 
-// With the default minimum, the pad (73984 elements) still becomes a fill
-// and a copy, and the pooling (16384 iterations) stays whole.
+// With the default grain (a million equivalent FLOPs per thread, a byte
+// moved counting 4), the pad (296 KB written, 256 KB read: 2.2 million)
+// still becomes a fill and a copy. The copy (256 KB read and written, 2.1
+// million) is chunked; the fill alone (296 KB, 1.2 million) and the pooling
+// (the padded tensor its 9 views read, 296 KB, and 64 KB written: 1.4
+// million) stay whole.
 // DEFAULT-LABEL: func.func @max_pool
 // DEFAULT-NOT: tensor.pad
-// DEFAULT: scf.forall {{.*}} -> (tensor<2x32x34x34xf32>)
+// DEFAULT-NOT: scf.forall
 // DEFAULT: linalg.fill
 // DEFAULT: scf.forall {{.*}} -> (tensor<2x32x32x32xf32>)
 // DEFAULT: linalg.copy
@@ -132,4 +140,57 @@ func.func @flat(%x: tensor<48000xf32>) -> tensor<48000xf32> {
 func.func @reduce(%x: tensor<1x64x256xf32>) -> tensor<1x64x1xf32> {
   %y = autopar.reduce_sum %x {axes = array<i64: 2>, keepdims = true} : (tensor<1x64x256xf32>) -> tensor<1x64x1xf32>
   return %y : tensor<1x64x1xf32>
+}
+
+// -----
+
+// The rows p of a flat im2col copy of a 31 x 31 output (976 rows: 61 tiles
+// of 16, past the 961 positions) read position (p floordiv 31, p mod 31).
+// Linalg's tiling slices the input at the chunk's first position and indexes
+// the slice with the same map from the chunk's own row 0, which is right
+// only when the chunks start at multiples of 31 rows: 4 chunks of 244 rows
+// would read row 248, position (8, 0), at (0, 4) of the slice that starts
+// at (7, 27), i.e. at (7, 31), past the end of row 7. No chunk count of the
+// rows gives
+// multiples of 31. Nor can the images be the chunks: the slice of the p mod
+// 31 dimension would be 975 mod 31 + 1 = 15 wide (its size is the map at
+// the last row), and rows read up to 30. The op stays whole.
+
+// CHECK-LABEL: func.func @flat_rows_misaligned
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic
+// CHECK-NOT: scf.forall
+// CHECK: return
+#positions = affine_map<(n, p, c) -> (n, p floordiv 31, p mod 31, c)>
+#rows = affine_map<(n, p, c) -> (n, p, c)>
+func.func @flat_rows_misaligned(%x: tensor<2x32x31x4xf32>) -> tensor<2x976x4xf32> {
+  %e = tensor.empty() : tensor<2x976x4xf32>
+  %y = linalg.generic {indexing_maps = [#positions, #rows], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x32x31x4xf32>) outs(%e : tensor<2x976x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x976x4xf32>
+  return %y : tensor<2x976x4xf32>
+}
+
+// -----
+
+// 992 rows: 4 chunks of 248 (at least 1024 iterations each), 8 whole rows
+// of positions each, tile the rows exactly.
+
+// CHECK-LABEL: func.func @flat_rows_aligned
+// CHECK: scf.forall (%[[P:.*]]) = (0) to (992) step (248) shared_outs
+// CHECK: %[[ROW:.*]] = affine.apply #{{.*}}(%[[P]])
+// CHECK: %[[COL:.*]] = affine.apply #{{.*}}(%[[P]])
+// CHECK: tensor.extract_slice %{{.*}}[0, %[[ROW]], %[[COL]], 0] [2, 8, 31, 4] [1, 1, 1, 1]
+#positions2 = affine_map<(n, p, c) -> (n, p floordiv 31, p mod 31, c)>
+#rows2 = affine_map<(n, p, c) -> (n, p, c)>
+func.func @flat_rows_aligned(%x: tensor<2x32x31x4xf32>) -> tensor<2x992x4xf32> {
+  %e = tensor.empty() : tensor<2x992x4xf32>
+  %y = linalg.generic {indexing_maps = [#positions2, #rows2], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x32x31x4xf32>) outs(%e : tensor<2x992x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x992x4xf32>
+  return %y : tensor<2x992x4xf32>
 }
