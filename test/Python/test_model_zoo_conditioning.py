@@ -93,3 +93,98 @@ def test_torchvision_blocks():
     inception = torchvision.models.inception_v3(init_weights=False)
     torch.fx.Tracer().trace(inception)
     assert model_zoo.residual_branch_norms(inception) == []
+
+
+class PlainConvNet(nn.Module):
+    """A convolutional network without normalization layers (AlexNet's
+    kind): two convolutions, a pooling, a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1, groups=2)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = torch.relu(self.c2(torch.relu(self.c1(x))))
+        return self.fc(x.mean((2, 3)))
+
+
+def test_calibrate_layers_normalizes_each_layer_on_its_batch():
+    torch.manual_seed(0)
+    model = PlainConvNet()
+    x = torch.randn(4, 3, 8, 8)
+    torch.manual_seed(1)
+    assert model_zoo.calibrate_layers(model, (x,), steps=2) == 3
+    # The calibration batch: the first numbers drawn after the seed.
+    torch.manual_seed(1)
+    batch = torch.cat([torch.randn_like(x) for _ in range(2)])
+    outputs = {}
+    hooks = [m.register_forward_hook(
+        lambda m, _, y, name=name: outputs.setdefault(name, y))
+        for name, m in model.named_children()]
+    with torch.no_grad():
+        model(batch)
+    for hook in hooks:
+        hook.remove()
+    # Each layer's output channels now have randomize()'s batch-norm affine
+    # on that batch: a standard deviation in [0.5, 1.5], a mean near 0.
+    for name, axis in (("c1", 1), ("c2", 1), ("fc", 1)):
+        y = outputs[name]
+        dims = [d for d in range(y.dim()) if d != axis]
+        std, mean = y.std(dims), y.mean(dims)
+        assert bool(((std > 0.5 - 1e-4) & (std < 1.5 + 1e-4)).all()), name
+        assert float(mean.abs().max()) < 0.5, name
+
+
+def test_calibrate_layers_leaves_normalized_models_alone():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    assert model_zoo.calibrate_layers(model, (torch.randn(2, 3, 8, 8),)) == 0
+    for key, value in model.state_dict().items():
+        torch.testing.assert_close(value, before[key])
+    mlp = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4))
+    assert model_zoo.calibrate_layers(mlp, (torch.randn(2, 4),)) == 0
+
+
+def plain_batch_norm_chain(depth: int) -> nn.Module:
+    """`depth` linear + batch norm + ReLU layers without skips: chaotic at
+    random initialization when deep."""
+    layers = []
+    for _ in range(depth):
+        layers += [nn.Linear(64, 64, bias=False), nn.BatchNorm1d(64),
+                   nn.ReLU()]
+    return nn.Sequential(*layers, nn.Linear(64, 10))
+
+
+def calibrated(model, inputs):
+    model_zoo.randomize(model)
+    model_zoo.calibrate(model, inputs)
+    return model
+
+
+def test_condition_leaves_well_conditioned_models_alone():
+    torch.manual_seed(0)
+    inputs = (torch.randn(16, 64),)
+    model = calibrated(plain_batch_norm_chain(2), inputs)
+    assert model_zoo.conditioning_error(model, inputs) <= \
+        model_zoo.ILL_CONDITIONED
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    assert model_zoo.condition(model, inputs) == (0.0, 1.0)
+    for key, value in model.state_dict().items():
+        torch.testing.assert_close(value, before[key])
+
+
+def test_condition_shifts_a_chaotic_chain():
+    torch.manual_seed(0)
+    inputs = (torch.randn(16, 64),)
+    model = calibrated(plain_batch_norm_chain(80), inputs)
+    assert model_zoo.conditioning_error(model, inputs) > \
+        model_zoo.ILL_CONDITIONED
+    bias = model[1].bias.detach().clone()
+    weight = model[1].weight.detach().clone()
+    shift, _ = model_zoo.condition(model, inputs)
+    assert shift in model_zoo.BATCH_NORM_SHIFTS
+    torch.testing.assert_close(model[1].bias.detach(), bias + shift * weight)
+    assert model_zoo.conditioning_error(model, inputs) <= \
+        model_zoo.WELL_CONDITIONED

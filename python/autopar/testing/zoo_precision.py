@@ -559,6 +559,11 @@ def main() -> int:
                         help="--torch-only: build the instances with this "
                         "model_zoo.RESIDUAL_BRANCH_SCALE instead (1: the "
                         "instances before it existed)")
+    parser.add_argument("--skip", default="",
+                        help="--torch-only: build the instances without "
+                        "these comma-separated conditioning steps of "
+                        "model_zoo.instance(): calibrate_layers, condition "
+                        "(the instances before them)")
     parser.add_argument("--threads", type=int, default=1,
                         help="PyTorch's CPU threads (default 1)")
     args = parser.parse_args()
@@ -576,6 +581,14 @@ def main() -> int:
                   "(autopar runs the exported model)", file=sys.stderr)
             return 2
         model_zoo.RESIDUAL_BRANCH_SCALE = args.residual_scale
+    skipped = [s.strip() for s in args.skip.split(",") if s.strip()]
+    steps = {"calibrate_layers": lambda *_: 0, "condition": lambda *_: 0.0}
+    for step in skipped:
+        if step not in steps or not args.torch_only:
+            print(f"zoo_precision: error: --skip takes {', '.join(steps)} "
+                  f"with --torch-only, got: {step}", file=sys.stderr)
+            return 2
+        setattr(model_zoo, step, steps[step])
     if args.torch_only:
         return 1 if check_conditioning(names, args.atol, args.rtol,
                                        args.margin) else 0
