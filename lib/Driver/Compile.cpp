@@ -1501,11 +1501,10 @@ int driver::compileCommand(int argc, char **argv) {
       llvm::cl::init(false), llvm::cl::cat(category));
   static llvm::cl::opt<std::string> minFlopsPerThread(
       "min-flops-per-thread",
-      llvm::cl::desc("work each thread of a parallel loop must get for the "
-                     "loop to be threaded: FLOPs, or 4 per byte moved where "
-                     "more (default 1000000: a fork and join of the threads, "
-                     "about 5 us, times a fast core's rate; 0: every "
-                     "parallel loop on all threads, for comparison)"),
+      llvm::cl::desc("FLOPs each thread of a parallel loop must get for the "
+                     "loop to be threaded (default 1000000: a fork and join "
+                     "of the threads, about 5 us, times a fast core's rate; "
+                     "0: every parallel loop on all threads, for comparison)"),
       llvm::cl::value_desc("n"), llvm::cl::cat(category));
   static TrainingFlags trainingFlags(category);
   static llvm::cl::opt<std::string> seedFlag(

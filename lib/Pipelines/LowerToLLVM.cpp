@@ -80,14 +80,6 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   TileContractionsPassOptions tileContractions;
   tileContractions.isa = options.isa;
   pm.addNestedPass<func::FuncOp>(createTileContractionsPass(tileContractions));
-  // The other ops with enough work (elementwise, windows, im2col copies,
-  // Winograd transforms, transposes) in chunks for the rank's threads, before
-  // their vectorization (which then applies inside each chunk). Enough: FLOPs
-  // and bytes moved that fill two threads (the grain
-  // autopar-size-thread-teams sizes their loops with, below).
-  ChunkParallelLoopsPassOptions chunks;
-  chunks.minFlopsPerThread = options.minFlopsPerThread;
-  pm.addNestedPass<func::FuncOp>(createChunkParallelLoopsPass(chunks));
   // Elementwise ops, transposes and copies in vectors of the ISA's width.
   VectorizeElementwisePassOptions vectorize;
   vectorize.isa = options.isa;
@@ -113,15 +105,14 @@ void mlir::autopar::buildLowerDataTiledPipeline(
   amx.isa = options.isa;
   pm.addPass(createAmxContractionsPass(amx));
 
-  // The parallel loops (scf.forall over the column panels of the register
-  // tiles, and over the chunks of other ops) become OpenMP work-sharing loops
-  // run by the threads of the rank (libomp; their number is set by the
-  // runner).
+  // The parallel loops of the register tiles (scf.forall over column
+  // panels) become OpenMP work-sharing loops run by the threads of the rank
+  // (libomp; their number is set by the runner).
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addPass(createConvertSCFToOpenMPPass());
-  // Each loop gets no more threads than its iterations and its work (FLOPs
-  // and bytes moved) fill (min-flops-per-thread each); one too small for two
-  // runs sequentially, without a fork and join.
+  // Each loop gets no more threads than its iterations and its work fill
+  // (min-flops-per-thread each); one too small for two runs sequentially,
+  // without a fork and join.
   SizeThreadTeamsPassOptions teams;
   teams.minFlopsPerThread = options.minFlopsPerThread;
   pm.addPass(createSizeThreadTeamsPass(teams));

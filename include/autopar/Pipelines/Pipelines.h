@@ -88,12 +88,9 @@ struct LowerToLLVMPipelineOptions
       llvm::cl::init(true)};
   Option<int64_t> minFlopsPerThread{
       *this, "min-flops-per-thread",
-      llvm::cl::desc("equivalent FLOPs (FLOPs, or 4 per byte moved where "
-                     "more) each thread of a parallel loop must get "
-                     "for the loop to be threaded, and for an op to be "
-                     "chunked (autopar-chunk-parallel-loops, "
-                     "autopar-size-thread-teams; 0: every parallel loop on "
-                     "all threads)"),
+      llvm::cl::desc("FLOPs each thread of a parallel loop must get for the "
+                     "loop to be threaded (autopar-size-thread-teams; 0: "
+                     "every parallel loop on all threads)"),
       llvm::cl::init(kDefaultMinFlopsPerThread)};
 };
 
@@ -119,10 +116,9 @@ struct AutoparPipelineOptions
       llvm::cl::init("f32")};
   Option<int64_t> minFlopsPerThread{
       *this, "min-flops-per-thread",
-      llvm::cl::desc(
-          "equivalent FLOPs (FLOPs, or 4 per byte moved where "
-          "more) each thread of a parallel loop must get for the loop to be "
-          "threaded (0: every parallel loop on all threads)"),
+      llvm::cl::desc("FLOPs each thread of a parallel loop must get for the "
+                     "loop to be threaded (0: every parallel loop on all "
+                     "threads)"),
       llvm::cl::init(kDefaultMinFlopsPerThread)};
 };
 

@@ -6,23 +6,27 @@
 //
 // This file implements autopar-size-thread-teams: each OpenMP work-sharing
 // loop (as convert-scf-to-openmp makes of an scf.parallel) gets at most as
-// many threads as it has iterations and as its work (LoopWork.h: FLOPs, and
-// bytes moved at `flops-per-byte`) fills with `min-flops-per-thread` each; a
-// loop that would get fewer than two runs sequentially, without a fork and
-// join of the thread team.
+// many threads as it has iterations and as its work fills with
+// `min-flops-per-thread` FLOPs each; a loop that would get fewer than two runs
+// sequentially, without a fork and join of the thread team.
 //
 //===----------------------------------------------------------------------===//
 
 #include "autopar/Transforms/Lowering/Passes.h"
 
-#include "autopar/Transforms/Lowering/LoopWork.h"
-
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
@@ -45,6 +49,138 @@ namespace {
 /// The OpenMP runtime's thread count for the next parallel region
 /// (`omp_get_max_threads`: `--threads`, as the runner set it).
 constexpr StringLiteral kMaxThreadsFn = "omp_get_max_threads";
+
+//===----------------------------------------------------------------------===//
+// Work estimate
+//===----------------------------------------------------------------------===//
+
+/// `a * b`, saturating at the largest uint64_t.
+uint64_t mul(uint64_t a, uint64_t b) { return llvm::SaturatingMultiply(a, b); }
+
+/// `a + b`, saturating at the largest uint64_t.
+uint64_t add(uint64_t a, uint64_t b) { return llvm::SaturatingAdd(a, b); }
+
+/// The elements of a value of type `type`: 1 for a scalar, nullopt for a
+/// shaped type of dynamic shape.
+std::optional<uint64_t> getNumElements(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped)
+    return 1;
+  if (!shaped.hasStaticShape())
+    return std::nullopt;
+  return static_cast<uint64_t>(shaped.getNumElements());
+}
+
+/// The iterations of a loop from `lb` to `ub` (exclusive) by `step`, when all
+/// three are constants.
+std::optional<uint64_t> getStaticTripCount(Value lb, Value ub, Value step) {
+  std::optional<int64_t> low = getConstantIntValue(lb);
+  std::optional<int64_t> high = getConstantIntValue(ub);
+  std::optional<int64_t> by = getConstantIntValue(step);
+  if (!low || !high || !by || *by <= 0)
+    return std::nullopt;
+  if (*high <= *low)
+    return 0;
+  return llvm::divideCeil(static_cast<uint64_t>(*high - *low),
+                          static_cast<uint64_t>(*by));
+}
+
+std::optional<uint64_t> estimateRegionFlops(Region &region);
+
+/// The FLOPs of one execution of `op` (its regions included), or nullopt when
+/// they depend on values known only at run time:
+/// - a contraction (`vector.contract`, `x86vector.avx512.dot`,
+///   `amx.tile_mulf/muli`, `vector.fma`, `vector.outerproduct`): 2 per
+///   multiply-add;
+/// - a linalg op: its iterations times the arithmetic ops of its body (at
+///   least one);
+/// - another arith or math op on non-index values: one per element of its
+///   result;
+/// - `scf.for`: its trip count times its body; `scf.if`: both branches;
+///   `memref.alloca_scope`: its body;
+/// - anything else without regions (memory accesses, index arithmetic,
+///   calls): none. Data movement is not counted: a loop that only moves data
+///   has no work here.
+std::optional<uint64_t> estimateOpFlops(Operation *op) {
+  if (auto contract = dyn_cast<vector::ContractionOp>(op)) {
+    SmallVector<int64_t> bounds;
+    contract.getIterationBounds(bounds);
+    uint64_t flops = 2;
+    for (int64_t bound : bounds)
+      flops = mul(flops, static_cast<uint64_t>(bound));
+    return flops;
+  }
+  if (auto dot = dyn_cast<x86vector::DotBF16Op>(op))
+    return mul(2, static_cast<uint64_t>(dot.getA().getType().getNumElements()));
+  if (isa<amx::TileMulFOp, amx::TileMulIOp>(op)) {
+    // lhs M x K, acc M x N.
+    ArrayRef<int64_t> lhs =
+        cast<amx::TileType>(op->getOperand(0).getType()).getShape();
+    ArrayRef<int64_t> acc =
+        cast<amx::TileType>(op->getOperand(2).getType()).getShape();
+    return mul(mul(mul(2, static_cast<uint64_t>(lhs.front())),
+                   static_cast<uint64_t>(lhs.back())),
+               static_cast<uint64_t>(acc.back()));
+  }
+  if (auto fma = dyn_cast<vector::FMAOp>(op))
+    return mul(2, static_cast<uint64_t>(fma.getVectorType().getNumElements()));
+  if (auto outer = dyn_cast<vector::OuterProductOp>(op))
+    return mul(
+        2, static_cast<uint64_t>(outer.getResultVectorType().getNumElements()));
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    uint64_t perIteration = 0;
+    for (Operation &inner : linalgOp.getBlock()->without_terminator())
+      if (isa_and_nonnull<arith::ArithDialect, math::MathDialect>(
+              inner.getDialect()))
+        ++perIteration;
+    uint64_t flops = std::max<uint64_t>(perIteration, 1);
+    for (int64_t range : linalgOp.getStaticLoopRanges()) {
+      if (ShapedType::isDynamic(range))
+        return std::nullopt;
+      flops = mul(flops, static_cast<uint64_t>(range));
+    }
+    return flops;
+  }
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    std::optional<uint64_t> trips = getStaticTripCount(
+        loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+    std::optional<uint64_t> body = estimateRegionFlops(loop.getRegion());
+    if (!trips || !body)
+      return std::nullopt;
+    return mul(*trips, *body);
+  }
+  if (isa<scf::IfOp, memref::AllocaScopeOp>(op)) {
+    uint64_t flops = 0;
+    for (Region &region : op->getRegions()) {
+      std::optional<uint64_t> inner = estimateRegionFlops(region);
+      if (!inner)
+        return std::nullopt;
+      flops = add(flops, *inner);
+    }
+    return flops;
+  }
+  if (op->getNumRegions() != 0)
+    return std::nullopt;
+  if (isa_and_nonnull<arith::ArithDialect, math::MathDialect>(
+          op->getDialect()) &&
+      !isa<arith::ConstantOp>(op) && op->getNumResults() == 1 &&
+      !getElementTypeOrSelf(op->getResult(0).getType()).isIndex())
+    return getNumElements(op->getResult(0).getType());
+  return 0;
+}
+
+/// The FLOPs of one execution of `region` (estimateOpFlops).
+std::optional<uint64_t> estimateRegionFlops(Region &region) {
+  uint64_t flops = 0;
+  for (Block &block : region)
+    for (Operation &op : block) {
+      std::optional<uint64_t> inner = estimateOpFlops(&op);
+      if (!inner)
+        return std::nullopt;
+      flops = add(flops, *inner);
+    }
+  return flops;
+}
 
 //===----------------------------------------------------------------------===//
 // Rewrites
@@ -141,18 +277,16 @@ struct SizeThreadTeamsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (minFlopsPerThread < 0 || flopsPerByte < 0) {
+    if (minFlopsPerThread < 0) {
       module.emitError() << "autopar-size-thread-teams: min-flops-per-thread "
-                            "and flops-per-byte must not be negative, got: "
-                         << minFlopsPerThread.getValue() << " and "
-                         << flopsPerByte.getValue();
+                            "must not be negative, got: "
+                         << minFlopsPerThread.getValue();
       return signalPassFailure();
     }
     // 0: every loop keeps the whole team.
     if (minFlopsPerThread == 0)
       return;
     auto grain = static_cast<uint64_t>(minFlopsPerThread.getValue());
-    auto perByte = static_cast<uint64_t>(flopsPerByte.getValue());
 
     // The outermost parallel regions (a nested one runs on the thread of its
     // enclosing iteration).
@@ -166,8 +300,8 @@ struct SizeThreadTeamsPass
       omp::LoopNestOp nest = getWorkSharingLoop(parallel);
       if (!nest)
         continue;
-      std::optional<LoopWork> perIteration =
-          estimateRegionWork(nest.getRegion());
+      std::optional<uint64_t> perIteration =
+          estimateRegionFlops(nest.getRegion());
       if (!perIteration) {
         LLVM_DEBUG(llvm::dbgs()
                    << "work unknown: " << parallel.getLoc() << "\n");
@@ -181,17 +315,16 @@ struct SizeThreadTeamsPass
                      nest.getLoopSteps())) {
         std::optional<uint64_t> trips = getStaticTripCount(lb, ub, step);
         iterations = trips && iterations
-                         ? std::optional<uint64_t>(
-                               llvm::SaturatingMultiply(*iterations, *trips))
+                         ? std::optional<uint64_t>(mul(*iterations, *trips))
                          : std::nullopt;
       }
       if (iterations) {
-        LoopWork work = perIteration->scaled(*iterations);
-        uint64_t threads = getThreadsFilled(*iterations, work, grain, perByte);
+        uint64_t flops = mul(*iterations, *perIteration);
+        uint64_t threads = std::min(*iterations, flops / grain);
         LLVM_DEBUG(llvm::dbgs()
                    << parallel.getLoc() << ": " << *iterations
-                   << " iterations, " << work.flops << " FLOPs, " << work.bytes
-                   << " bytes, at most " << threads << " threads\n");
+                   << " iterations, " << flops << " FLOPs, at most " << threads
+                   << " threads\n");
         if (threads < 2) {
           runSequentially(rewriter, parallel, nest);
           ++numSequential;
@@ -207,13 +340,12 @@ struct SizeThreadTeamsPass
       }
       // Bounds known at run time: without work, sequential; otherwise the
       // team is sized when the loop starts.
-      uint64_t equivalent = perIteration->getEquivalentFlops(perByte);
-      if (equivalent == 0) {
+      if (*perIteration == 0) {
         runSequentially(rewriter, parallel, nest);
         ++numSequential;
         continue;
       }
-      setDynamicThreads(rewriter, parallel, nest, equivalent, grain);
+      setDynamicThreads(rewriter, parallel, nest, *perIteration, grain);
       dropLoopBarrier(rewriter, nest);
       ++numSized;
     }
@@ -242,8 +374,7 @@ struct SizeThreadTeamsPass
   /// Bounds known at run time: `parallel` runs in parallel `if` its team
   /// would have two threads, with at most `iterations / ceil(grain /
   /// perIteration)` threads (each at least a grain of whole iterations) and
-  /// no more than its iterations. `perIteration`, the equivalent FLOPs of one
-  /// iteration, is positive.
+  /// no more than its iterations. `perIteration` is positive.
   void setDynamicThreads(RewriterBase &rewriter, omp::ParallelOp parallel,
                          omp::LoopNestOp nest, uint64_t perIteration,
                          uint64_t grain) {

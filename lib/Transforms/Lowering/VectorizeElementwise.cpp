@@ -66,29 +66,13 @@ bool isCandidate(linalg::LinalgOp op) {
   return succeeded(linalg::vectorizeOpPrecondition(op));
 }
 
-/// The tensor that `value`, a shared output of an `scf.forall` (the chunks of
-/// autopar-chunk-parallel-loops), is initialized with and lives in; null for
-/// any other value.
-Value getForallSharedInit(Value value) {
-  auto arg = dyn_cast<BlockArgument>(value);
-  if (!arg)
-    return nullptr;
-  auto forall = dyn_cast<scf::ForallOp>(arg.getOwner()->getParentOp());
-  if (!forall || arg.getArgNumber() < forall.getRank())
-    return nullptr;
-  return forall.getTiedOpOperand(arg)->get();
-}
-
 /// Whether the dimensions `first`..`last` of the tensor `value` are
 /// contiguous in the buffer it will live in: through `tensor.extract_slice`s
 /// (a depthwise convolution's window views of its padded input, a result
-/// written into the interior of a padded tensor, also through the shared
-/// output of an `scf.forall` of chunks), each slice takes whole dimensions
-/// `first + 1`..`last` at unit stride. Collapsing a run that is not
-/// contiguous makes bufferization copy the slice into a new buffer.
+/// written into the interior of a padded tensor), each slice takes whole
+/// dimensions `first + 1`..`last` at unit stride. Collapsing a run that is
+/// not contiguous makes bufferization copy the slice into a new buffer.
 bool isContiguousRun(Value value, int64_t first, int64_t last) {
-  while (Value init = getForallSharedInit(value))
-    value = init;
   while (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
     RankedTensorType source = slice.getSourceType();
     if (source.getRank() != slice.getResultType().getRank())
@@ -103,8 +87,6 @@ bool isContiguousRun(Value value, int64_t first, int64_t last) {
         return false;
     }
     value = slice.getSource();
-    while (Value init = getForallSharedInit(value))
-      value = init;
   }
   return true;
 }

@@ -1,13 +1,11 @@
 // Parallel loops (as convert-scf-to-openmp makes them) get no more threads
 // than their iterations and their work fill at min-flops-per-thread each
 // (default 1000000); a loop too small for two threads runs sequentially.
-// Work is max(FLOPs, 4 x bytes moved), each buffer's bytes at most its size
-// (LoopWork.h).
 // RUN: autopar-opt %s -split-input-file --pass-pipeline="builtin.module(convert-scf-to-openmp,autopar-size-thread-teams)" | FileCheck %s
 // RUN: autopar-opt %s -split-input-file --pass-pipeline="builtin.module(convert-scf-to-openmp,autopar-size-thread-teams{min-flops-per-thread=0})" | FileCheck %s --check-prefix=ALL
 // RUN: not autopar-opt %s -split-input-file --pass-pipeline="builtin.module(convert-scf-to-openmp,autopar-size-thread-teams{min-flops-per-thread=-1})" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 
-// NEGATIVE: autopar-size-thread-teams: min-flops-per-thread and flops-per-byte must not be negative, got: -1 and 4
+// NEGATIVE: autopar-size-thread-teams: min-flops-per-thread must not be negative, got: -1
 
 // The two column panels of a 64x64x64 matmul (2 x 262144 FLOPs): too little
 // work for two threads of a million FLOPs; the loop runs on the calling
@@ -79,9 +77,7 @@ func.func @big_matmul(%a: memref<256x512xf32>, %b: memref<512x512xf32>, %c: memr
 
 // 8 panels of 524288 FLOPs (4.2 MFLOP): 4 threads of a million FLOPs each,
 // not 8; the work of an iteration counts its loops (a register tile of
-// 8x32x1, 512 FLOPs, 16 x 64 times). Its loads of A and B repeat across
-// the panels and the row tiles, but each buffer counts at most its size:
-// A, B and C are 640 KB, 2.6 million at 4 a byte, less than the FLOPs.
+// 8x32x1, 512 FLOPs, 16 x 64 times).
 // CHECK-LABEL: func.func @work_bound
 // CHECK: %[[MAX:.*]] = call @omp_get_max_threads() : () -> i32
 // CHECK: %[[C4:.*]] = arith.constant 4 : i32
@@ -268,31 +264,6 @@ func.func @bf16_dot_panels(%a: vector<32xbf16>, %b: vector<32xbf16>, %out: memre
       scf.yield %d3 : vector<16xf32>
     }
     vector.store %sum, %out[%n1, %c0] : memref<8x16xf32>, vector<16xf32>
-    scf.reduce
-  }
-  return
-}
-
-// -----
-
-// A loop that only moves data (the chunks of a copy, no FLOPs): 16
-// iterations copying 64 KB each, 2 MB read and written in all, are 8.4
-// million equivalent FLOPs at 4 a byte: 8 threads. Before bytes counted, it
-// ran on one thread.
-// CHECK-LABEL: func.func @copy_chunks
-// CHECK: %[[C8:.*]] = arith.constant 8 : i32
-// CHECK: %[[N:.*]] = arith.minsi %{{.*}}, %[[C8]] : i32
-// CHECK: omp.parallel num_threads(%[[N]] : i32) {
-// CHECK: linalg.copy
-func.func @copy_chunks(%x: memref<256x1024xf32>, %y: memref<256x1024xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c16 = arith.constant 16 : index
-  scf.parallel (%i) = (%c0) to (%c16) step (%c1) {
-    %r = arith.muli %i, %c16 : index
-    %xs = memref.subview %x[%r, 0] [16, 1024] [1, 1] : memref<256x1024xf32> to memref<16x1024xf32, strided<[1024, 1], offset: ?>>
-    %ys = memref.subview %y[%r, 0] [16, 1024] [1, 1] : memref<256x1024xf32> to memref<16x1024xf32, strided<[1024, 1], offset: ?>>
-    linalg.copy ins(%xs : memref<16x1024xf32, strided<[1024, 1], offset: ?>>) outs(%ys : memref<16x1024xf32, strided<[1024, 1], offset: ?>>)
     scf.reduce
   }
   return

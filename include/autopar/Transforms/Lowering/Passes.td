@@ -367,126 +367,6 @@ def TileContractionsPass
   ];
 }
 
-def ChunkParallelLoopsPass
-    : Pass<"autopar-chunk-parallel-loops", "mlir::func::FuncOp"> {
-  let summary = "split the parallel loops of top-level linalg ops into "
-                "chunks run by the rank's threads";
-  let description = [{
-    Input contract: linalg on tensors with static shapes, after
-    `autopar-tile-contractions` (whose `scf.forall` over the column panels
-    already threads the packed contractions, and which lowers packs to
-    pad/reshape/transpose) and before `autopar-vectorize-elementwise` and
-    bufferization. The pipeline turns every `scf.forall` into an OpenMP
-    work-sharing loop (`scf-forall-to-parallel`, `convert-scf-to-openmp`)
-    run by the rank's threads, whose number the runner sets at run time.
-
-    Every other linalg op on static tensors outside any loop (elementwise
-    and normalization generics, the window generics of pooling and
-    depthwise convolutions, im2col copies, the Winograd input and output
-    transforms, the transposes of lowered packs, fills, reductions) is tiled
-    (`scf::tileUsingSCF`) along one of its parallel loops into an
-    `scf.forall` of equal chunks. The split does not depend on the CPU or
-    on the thread count:
-
-    - an op is chunked when its work fills two threads by the work model
-      `autopar-size-thread-teams` sizes the chunks' loop with (LoopWork.h):
-      W = max(FLOPs, `flops-per-byte` x bytes moved) >= 2 x
-      `min-flops-per-thread`. FLOPs are its iterations times the arith and
-      math ops of its body; bytes are every tensor operand's size, the
-      views of one tensor (a pooling's window views of its padded input)
-      at most that tensor's: a ReLU or a copy, without FLOPs worth
-      mentioning, is chunked once it moves about 500 KB with the
-      defaults. An op below that stays whole and sequential (the
-      other pass would run its chunks on one thread anyway);
-      `min-flops-per-thread=0` chunks every op that splits;
-    - each chunk gets at least `min-chunk-work` iterations of the op's loop
-      nest (one chunk is one iteration of the work-sharing loop: its slices'
-      offsets and the entry of its vector loop cost some tens of ns, which
-      4096 iterations, 256 AVX-512 vectors of an elementwise op, make a few
-      percent at most);
-    - there are at most `max-chunks` chunks (with 16, a static schedule
-      over 2, 3 or 4 threads is within 1/8 of even), and the chunk count
-      divides the loop's range, so that every chunk has the same static
-      shape (no remainder tile, which would not vectorize);
-    - the innermost loop is split only into multiples of 16 iterations
-      (the widest f32 vector), so that its chunks still divide into whole
-      vectors;
-    - the chunks must tile the op exactly. Linalg's tiling slices an
-      operand at e(chunk offset) - e(0) of each indexing expression e and
-      indexes the slice with e from the chunk's own index 0, of size
-      e(last index) + 1: right for linear expressions, wrong for a floordiv
-      or mod (the flat im2col rows of a convolution, p floordiv 31 and
-      p mod 31 for a 31 x 31 output, in chunks of 61 rows; the epilogue's
-      channel tiles m floordiv 16) unless the chunks align with the
-      divisors. Each such expression is checked at every point of the
-      loops it uses (at most 2^18 points; more, and the loop is not split
-      there);
-    - of the loops that qualify, the one giving the most chunks wins, then
-      the outermost (contiguous chunks).
-
-    First, each `tensor.pad` outside any loop with a constant value, static
-    shapes, at least 2 x `min-chunk-work` elements and a fill and copy that
-    fill two threads (bytes: the result written, the source read) (a
-    convolution's or
-    pooling's padded input that `autopar-fuse-elementwise` could not write
-    in place, the padding of a lowered pack) becomes a `linalg.fill` of the
-    padded tensor and a `linalg.copy` of its source into the interior
-    (`tensor.extract_slice` of the fill, inserted back): the same fill and
-    copy as the pad's bufferization, but as linalg ops, which are then
-    chunked (and the copy vectorized) like the others, rather than a
-    sequential fill and a strided `memref.copy` of scalar loops.
-
-    The tiled op inside the `scf.forall` reads and writes slices of its
-    operands; `autopar-vectorize-elementwise` vectorizes it as it would the
-    whole op (the slices keep the contiguity of the chunk's rows).
-
-    Before (`min-flops-per-thread=50000 min-chunk-work=1024`: 32 KB moved
-    are 128,000 equivalent FLOPs, two threads' worth):
-    ```mlir
-    %y = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = [4 x "parallel"]}
-        ins(%x : tensor<1x64x8x8xf32>) outs(%e : tensor<1x64x8x8xf32>) { maximumf }
-    ```
-    After (4 chunks of 16 channels):
-    ```mlir
-    %y = scf.forall (%c) = (0) to (64) step (16) shared_outs(%o = %e) -> (tensor<1x64x8x8xf32>) {
-      %xs = tensor.extract_slice %x[0, %c, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1]
-      %os = tensor.extract_slice %o[0, %c, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1]
-      %r = linalg.generic ... ins(%xs : tensor<1x16x8x8xf32>) outs(%os : ...) { maximumf }
-      scf.forall.in_parallel {
-        tensor.parallel_insert_slice %r into %o[0, %c, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1]
-      }
-    }
-    ```
-  }];
-  let options = [
-    Option<"minChunkWork", "min-chunk-work", "int64_t", /*default=*/"4096",
-           "iterations of an op's loop nest per chunk at least">,
-    Option<"minFlopsPerThread", "min-flops-per-thread", "int64_t",
-           /*default=*/"::mlir::autopar::kDefaultMinFlopsPerThread",
-           "equivalent FLOPs (max(FLOPs, flops-per-byte x bytes)) each "
-           "thread must get: an op is chunked when its work fills two (0: "
-           "every op that splits)">,
-    Option<"flopsPerByte", "flops-per-byte", "int64_t",
-           /*default=*/"::mlir::autopar::kDefaultFlopsPerByte",
-           "FLOPs a byte moved counts as (default 4)">,
-    Option<"maxChunks", "max-chunks", "int64_t", /*default=*/"16",
-           "chunks per op at most">,
-  ];
-  let dependentDialects = [
-    "mlir::affine::AffineDialect",
-    "mlir::linalg::LinalgDialect",
-    "mlir::scf::SCFDialect",
-    "mlir::tensor::TensorDialect",
-  ];
-  let statistics = [
-    Statistic<"numChunked", "chunked", "number of linalg ops split into chunks">,
-    Statistic<"numSequential", "sequential",
-              "number of top-level linalg ops left whole">,
-    Statistic<"numPads", "pads",
-              "number of tensor.pads rewritten into a fill and a copy">,
-  ];
-}
-
 def VectorizeElementwisePass
     : Pass<"autopar-vectorize-elementwise", "mlir::func::FuncOp"> {
   let summary = "vectorize all-parallel linalg ops by the target's vector width";
@@ -795,11 +675,10 @@ def SizeThreadTeamsPass
     ending in `omp.yield`), before the vector ops of their bodies are lowered
     (`convert-vector-to-scf`). In autopar's pipeline these are the column
     panel loops of the data-tiled contractions (autopar-tile-contractions:
-    matmuls, batched matmuls, convolutions as GEMMs, Winograd products) and
-    the loops over the chunks of the other ops
-    (autopar-chunk-parallel-loops: elementwise ops, normalizations,
-    reductions, pooling, copies, pads). Other `omp.parallel` ops, and those
-    nested in another, are left alone.
+    matmuls, batched matmuls, convolutions as GEMMs, Winograd products);
+    elementwise ops, normalizations, reductions and pooling are sequential
+    `scf.for` loops and never reach OpenMP. Other `omp.parallel` ops, and
+    those nested in another, are left alone.
 
     A fork and join of the OpenMP team costs a fixed time F whatever the
     loop: waking the workers, handing out the iterations, the closing
@@ -814,32 +693,14 @@ def SizeThreadTeamsPass
     (about the AVX-512 FMA peak of one core: 240 GFLOP/s measured on a Xeon)
     gives the default of 1,000,000 FLOPs.
 
-    Loops that move data (the chunks of `autopar-chunk-parallel-loops`:
-    copies, pads, transposes, elementwise ops) take time for their bytes,
-    not their FLOPs. Their work is a roofline: W = max(FLOPs,
-    `flops-per-byte` x bytes), the time of the loop on one core in FLOPs of
-    that core, a byte counting R / B FLOPs for a per-core data rate B. The
-    default 4 takes B = 50 GB/s, what one core streams through its L2 and
-    L3 (where the activations of a few hundred KB to a few MB that these
-    loops move live; L1 is faster, DRAM slower): a thread then needs about
-    250 KB moved, 5 us at that rate.
-
     Each loop's work is estimated statically: its trip count times the
     FLOPs of one iteration, which counts 2 per multiply-add of
     `vector.contract`, `x86vector.avx512.dot`, `amx.tile_mulf/muli`,
     `vector.fma` and `vector.outerproduct`; a linalg op's iterations times
     the arithmetic ops of its body; one per result element of other arith
     and math ops (index arithmetic excluded); `scf.for` bodies times their
-    static trip count. Its bytes are the elements of every load and store
-    (`memref`, `affine`, `vector` loads, stores and transfers, AMX tiles),
-    `memref.copy` (read and written) and linalg operand, summed by the
-    buffer they access (through its views) and each buffer's at most its
-    size: what is read again is taken to come from a cache (a register
-    tile loads the same packed panel once per row tile, which costs no
-    more DRAM or L3 traffic). This is LoopWork.h, the model
-    `autopar-chunk-parallel-loops` chunks with. A loop whose work depends
-    on a run-time value inside its body is left alone. With
-    W = max(FLOPs, `flops-per-byte` x bytes):
+    static trip count. Data movement is not counted. A loop whose work
+    depends on a run-time value inside its body is left alone. Then:
 
     - threads = min(iterations, floor(W / min-flops-per-thread));
     - static bounds and threads < 2 (a tiny loop, or one iteration): the
@@ -858,7 +719,7 @@ def SizeThreadTeamsPass
     - bounds known at run time: the same decision at run time, `if(threads
       >= 2)` and `num_threads(min(omp_get_max_threads(), max(threads, 1)))`,
       with threads = min(iterations, iterations / ceil(min-flops-per-thread
-      / W of one iteration)), and `nowait`.
+      / FLOPs of one iteration)), and `nowait`.
 
     `min-flops-per-thread=0` leaves every loop as it is (all the rank's
     threads, whatever its work).
@@ -909,14 +770,9 @@ def SizeThreadTeamsPass
   let options = [
     Option<"minFlopsPerThread", "min-flops-per-thread", "int64_t",
            /*default=*/"::mlir::autopar::kDefaultMinFlopsPerThread",
-           "equivalent FLOPs (max(FLOPs, flops-per-byte x bytes)) each "
-           "thread of a parallel loop must get for the loop to be threaded (the "
-           "fork/join cost times the fastest per-core rate; default "
-           "1000000; 0: every loop on all threads)">,
-    Option<"flopsPerByte", "flops-per-byte", "int64_t",
-           /*default=*/"::mlir::autopar::kDefaultFlopsPerByte",
-           "FLOPs a byte moved counts as (the per-core FLOP rate over the "
-           "per-core data rate; default 4)">,
+           "FLOPs each thread of a parallel loop must get for the loop to be "
+           "threaded (the fork/join cost times the fastest per-core rate; "
+           "default 1000000; 0: every loop on all threads)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",

@@ -4,9 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The default grain of threaded loops (the work model of LoopWork.h), shared
-// by autopar-chunk-parallel-loops, autopar-size-thread-teams and the lowering
-// pipeline's options.
+// The default grain of autopar-size-thread-teams, shared by the pass and the
+// lowering pipeline's options.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,11 +20,6 @@ namespace mlir::autopar {
 /// (autopar-size-thread-teams): a fork and join of the OpenMP team, taken as
 /// 5 us, times the fastest per-core rate, about 200 GFLOP/s.
 constexpr int64_t kDefaultMinFlopsPerThread = 1000000;
-
-/// FLOPs a byte moved counts as in a loop's work: the per-core FLOP rate
-/// (200 GFLOP/s) over the rate one core moves data through its L2 and L3
-/// caches, taken as 50 GB/s (a thread's grain is then about 250 KB moved).
-constexpr int64_t kDefaultFlopsPerByte = 4;
 
 } // namespace mlir::autopar
 
