@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "IntegerProgram.h"
+#include "PlanningFixture.h"
 #include "Pricing.h"
 #include "StrategyGraph.h"
 
@@ -59,21 +60,9 @@ func.func @main(%x: tensor<32x64xf32> loc("x")) -> tensor<32x64xf32> {
   return %r : tensor<32x64xf32>
 })mlir";
 
-struct Fixture {
-  MLIRContext ctx;
-  OwningOpRef<ModuleOp> module;
-  AutoPlanOptions options;
-  Fixture(const char *source) {
-    ctx.loadDialect<AutoparDialect, func::FuncDialect, shard::ShardDialect>();
-    module = parseSourceString<ModuleOp>(source, &ctx);
-    REQUIRE(module);
-    options.gridShape = {4};
-    options.cluster.flops = 1e12;
-    options.cluster.memoryBandwidth = 1e12;
-    options.cluster.memoryBytes = 1 << 30;
-    options.cluster.axes.push_back({1e9, 1e-6});
-  }
-  func::FuncOp main() { return module->lookupSymbol<func::FuncOp>("main"); }
+/// 4 devices of 1e12 FLOP/s, links of 1e-6 s latency.
+struct Fixture : testing::PlanningFixture {
+  Fixture(const char *source) : PlanningFixture(source, 4, 1e12, 1e-6) {}
 };
 
 unsigned nodeNamed(const StrategyGraph &graph, StringRef name) {

@@ -6,6 +6,7 @@
 
 #include "Pricing.h"
 #include "IntegerProgram.h"
+#include "PlanningFixture.h"
 #include "StrategyGraph.h"
 
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
@@ -39,21 +40,9 @@ func.func @main(%a: tensor<8x64xf32> loc("a"), %b: tensor<64x16xf32> loc("b")) -
   return %sq : tensor<8x16xf32>
 })mlir";
 
-struct Fixture {
-  MLIRContext ctx;
-  OwningOpRef<ModuleOp> module;
-  AutoPlanOptions options;
-  Fixture(const char *source) {
-    ctx.loadDialect<AutoparDialect, func::FuncDialect, shard::ShardDialect>();
-    module = parseSourceString<ModuleOp>(source, &ctx);
-    REQUIRE(module);
-    options.gridShape = {4};
-    options.cluster.flops = 1e9;
-    options.cluster.memoryBandwidth = 1e12;
-    options.cluster.memoryBytes = 1 << 30;
-    options.cluster.axes.push_back({1e9, 1e-6});
-  }
-  func::FuncOp main() { return module->lookupSymbol<func::FuncOp>("main"); }
+/// 4 devices of 1e9 FLOP/s, links of 1e-6 s latency.
+struct Fixture : testing::PlanningFixture {
+  Fixture(const char *source) : PlanningFixture(source, 4, 1e9, 1e-6) {}
   ShardingAttr s(ArrayRef<SmallVector<int64_t>> dims,
                  ArrayRef<int64_t> partial = {}) {
     return ShardingAttr::get(&ctx, dims, partial);

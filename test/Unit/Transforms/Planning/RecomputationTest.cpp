@@ -6,6 +6,7 @@
 
 #include "Recomputation.h"
 #include "BlockFolding.h"
+#include "PlanningFixture.h"
 #include "Pricing.h"
 #include "StrategyGraph.h"
 
@@ -52,22 +53,12 @@ func.func @main(%x: tensor<64x16xf32> loc("x")) -> tensor<64x16xf32> {
   return %r1 : tensor<64x16xf32>
 })mlir";
 
-struct Fixture {
-  MLIRContext ctx;
-  OwningOpRef<ModuleOp> module;
-  AutoPlanOptions options;
-  Fixture(const char *source, PlanMode mode) {
-    ctx.loadDialect<AutoparDialect, func::FuncDialect, shard::ShardDialect>();
-    module = parseSourceString<ModuleOp>(source, &ctx);
-    REQUIRE(module);
-    options.gridShape = {2};
+/// 2 devices of 1e9 FLOP/s, links without latency, planning in `mode`.
+struct Fixture : testing::PlanningFixture {
+  Fixture(const char *source, PlanMode mode)
+      : PlanningFixture(source, 2, 1e9, 0) {
     options.mode = mode;
-    options.cluster.flops = 1e9;
-    options.cluster.memoryBandwidth = 1e12;
-    options.cluster.memoryBytes = 1 << 30;
-    options.cluster.axes.push_back({1e9, 0});
   }
-  func::FuncOp main() { return module->lookupSymbol<func::FuncOp>("main"); }
 };
 
 std::set<std::string> names(const StrategyGraph &graph,
