@@ -450,14 +450,24 @@ struct TimedModel {
   double seconds = 0;
 };
 
+/// How each micro model is timed: the median of `repeats` warm runs in one
+/// runner job, and the median of that over `jobs` jobs.
+struct Timing {
+  unsigned repeats = 21;
+  unsigned jobs = 3;
+};
+
 /// Compiles `micro` into `dir` (replicated on `ranks` devices) and returns
-/// its work and its step time: the median of `repeats` runs in one runner
-/// job (`--profile --repeats`), so that the first, cold run (page faults of
-/// fresh buffers, lazy symbol binding, the OpenMP runtime's start) does not
-/// count: a job of one run measured the 512 x 512 matmul chain 20x slower
-/// than the warm steps that models run.
+/// its work and its step time: the median over `timing.jobs` runner jobs of
+/// the median of `timing.repeats` runs in each (`--profile --repeats`), so
+/// that the first, cold run (page faults of fresh buffers, lazy symbol
+/// binding, the OpenMP runtime's start) does not count (a job of one run
+/// measured the 512 x 512 matmul chain 20x slower than the warm steps that
+/// models run), nor one job that a neighbour slowed down as a whole (on a
+/// shared VM, one job of eight erf ops measured 16x its usual time, 21
+/// repeats and all).
 FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
-                                StringRef dir, unsigned repeats,
+                                StringRef dir, const Timing &timing,
                                 int64_t ranks) {
   TimedModel result;
   ImportedModel model;
@@ -520,15 +530,20 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
                                    joinPath(dir, "out"),
                                    "--profile",
                                    "--repeats",
-                                   std::to_string(repeats)};
-  FailureOr<std::string> out =
-      launchRunner(ctx, args, ranks, dir, kJobTimeoutSeconds);
-  if (failed(out))
-    return failure();
-  FailureOr<double> seconds = parseStepTime(ctx, *out);
-  if (failed(seconds))
-    return failure();
-  result.seconds = *seconds;
+                                   std::to_string(timing.repeats)};
+  SmallVector<double> jobSeconds;
+  for (unsigned job = 0; job < std::max(1u, timing.jobs); ++job) {
+    FailureOr<std::string> out =
+        launchRunner(ctx, args, ranks, dir, kJobTimeoutSeconds);
+    if (failed(out))
+      return failure();
+    FailureOr<double> seconds = parseStepTime(ctx, *out);
+    if (failed(seconds))
+      return failure();
+    jobSeconds.push_back(*seconds);
+  }
+  llvm::sort(jobSeconds);
+  result.seconds = jobSeconds[jobSeconds.size() / 2];
   return result;
 }
 
@@ -540,13 +555,13 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
 FailureOr<ClassResult> measurePair(MLIRContext &ctx, OpClass c,
                                    const MicroModel &smallModel,
                                    const MicroModel &largeModel, StringRef dir,
-                                   unsigned repeats, int64_t ranks) {
+                                   const Timing &timing, int64_t ranks) {
   FailureOr<TimedModel> small =
-      timeModel(ctx, smallModel, joinPath(dir, "small"), repeats, ranks);
+      timeModel(ctx, smallModel, joinPath(dir, "small"), timing, ranks);
   if (failed(small))
     return failure();
   FailureOr<TimedModel> large =
-      timeModel(ctx, largeModel, joinPath(dir, "large"), repeats, ranks);
+      timeModel(ctx, largeModel, joinPath(dir, "large"), timing, ranks);
   if (failed(large))
     return failure();
   ClassResult result;
@@ -570,14 +585,14 @@ FailureOr<ClassResult> measurePair(MLIRContext &ctx, OpClass c,
 /// out of each time (it is priced separately).
 FailureOr<SmallVector<ClassResult>>
 measureClass(MLIRContext &ctx, OpClass c, bool quick, StringRef dir,
-             unsigned repeats, double opOverhead, int64_t ranks) {
+             const Timing &timing, double opOverhead, int64_t ranks) {
   unsigned base = getBaseCount(c, quick);
   SmallVector<ClassResult> variants;
   for (unsigned v = 0, e = getNumVariants(c); v < e; ++v) {
     FailureOr<ClassResult> r =
         measurePair(ctx, c, buildMicroModel(c, quick, base, v),
                     buildMicroModel(c, quick, 2 * base, v),
-                    joinPath(dir, "v" + std::to_string(v)), repeats, ranks);
+                    joinPath(dir, "v" + std::to_string(v)), timing, ranks);
     if (failed(r))
       return failure();
     r->seconds =
@@ -613,11 +628,11 @@ ClassResult sumVariants(ArrayRef<ClassResult> variants) {
 /// Seconds per op beyond its loop nest: the differential time of a chain of
 /// tiny adds.
 FailureOr<double> measureOpOverhead(MLIRContext &ctx, bool quick, StringRef dir,
-                                    unsigned repeats, int64_t ranks) {
+                                    const Timing &timing, int64_t ranks) {
   unsigned base = quick ? 16 : 64;
   FailureOr<ClassResult> r =
       measurePair(ctx, OpClass::Elementwise, buildOverheadModel(base),
-                  buildOverheadModel(2 * base), dir, repeats, ranks);
+                  buildOverheadModel(2 * base), dir, timing, ranks);
   if (failed(r))
     return failure();
   return r->differential ? r->seconds / r->numOps : 0.0;
@@ -882,6 +897,8 @@ int driver::calibrateCommand(int argc, char **argv) {
   // Compute: the per-op overhead, then micro models per class on one
   // device.
   unsigned repeats = quick ? 5 : 21;
+  // Three jobs per model unless --quick.
+  Timing timing{repeats, quick ? 1u : 3u};
   ProgressLog progress;
   progress.step("calibrate: the per-op overhead on " + Twine(ranks) +
                 " rank(s)");
@@ -889,14 +906,14 @@ int driver::calibrateCommand(int argc, char **argv) {
   // rank each, no communication): devices sharing this machine share its
   // memory bandwidth and caches, and are priced as they will run.
   FailureOr<double> opOverhead = measureOpOverhead(
-      ctx, quick, joinPath(workDir.get(), "overhead"), repeats, ranks);
+      ctx, quick, joinPath(workDir.get(), "overhead"), timing, ranks);
   if (failed(opOverhead))
     return kErrorExitCode;
   // The fixed cost of a step: a program of one add on 64 floats, less that
   // add's overhead.
   FailureOr<TimedModel> minimal =
       timeModel(ctx, buildUnfusedAdds(64, 1), joinPath(workDir.get(), "step"),
-                repeats, ranks);
+                timing, ranks);
   if (failed(minimal))
     return kErrorExitCode;
   double stepOverhead = std::max(0.0, minimal->seconds - *opOverhead);
@@ -906,7 +923,7 @@ int driver::calibrateCommand(int argc, char **argv) {
     progress.step("calibrate: " + stringifyOpClass(c) + " ops (" +
                   Twine(index + 1) + " of " + Twine(kNumOpClasses) + ")");
     FailureOr<SmallVector<ClassResult>> variants = measureClass(
-        ctx, c, quick, joinPath(workDir.get(), stringifyOpClass(c)), repeats,
+        ctx, c, quick, joinPath(workDir.get(), stringifyOpClass(c)), timing,
         *opOverhead, ranks);
     if (failed(variants))
       return kErrorExitCode;
@@ -953,7 +970,7 @@ int driver::calibrateCommand(int argc, char **argv) {
     FailureOr<ClassResult> r =
         measurePair(ctx, OpClass::Elementwise, buildUnfusedAdds(n, base),
                     buildUnfusedAdds(n, 2 * base),
-                    joinPath(workDir.get(), "cache"), repeats, ranks);
+                    joinPath(workDir.get(), "cache"), timing, ranks);
     if (failed(r))
       return kErrorExitCode;
     r->seconds =
