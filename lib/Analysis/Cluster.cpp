@@ -143,6 +143,7 @@ static LogicalResult parseDeviceFields(const llvm::json::Object &device,
     out.classFlops = base->classFlops;
     out.classBandwidth = base->classBandwidth;
     out.opOverhead = base->opOverhead;
+    out.classOpSeconds = base->classOpSeconds;
     out.stepOverhead = base->stepOverhead;
     out.gemmEfficiencyMax = base->gemmEfficiencyMax;
     out.gemmHalfSize = base->gemmHalfSize;
@@ -185,7 +186,8 @@ static LogicalResult parseDeviceFields(const llvm::json::Object &device,
       failed(readNumber(device, "step_overhead_s", at + "step_overhead_s", true,
                         out.stepOverhead, error)))
     return failure();
-  for (StringRef field : {"flops_by_class", "bandwidth_by_class"}) {
+  for (StringRef field :
+       {"flops_by_class", "bandwidth_by_class", "op_seconds_by_class"}) {
     const llvm::json::Value *byClass = device.get(field);
     if (!byClass)
       continue;
@@ -195,8 +197,11 @@ static LogicalResult parseDeviceFields(const llvm::json::Object &device,
       error = fieldName + " must be an object, got " + describe(byClass);
       return failure();
     }
-    std::array<double, kNumOpClasses> &rates =
-        field == "flops_by_class" ? out.classFlops : out.classBandwidth;
+    bool seconds = field == "op_seconds_by_class";
+    std::array<double, kNumOpClasses> &rates = seconds ? out.classOpSeconds
+                                               : field == "flops_by_class"
+                                                   ? out.classFlops
+                                                   : out.classBandwidth;
     rates.fill(0);
     // Sorted, so that the first error does not depend on hash order.
     SmallVector<StringRef> keys;
@@ -213,8 +218,8 @@ static LogicalResult parseDeviceFields(const llvm::json::Object &device,
         return failure();
       }
       double rate = 0;
-      if (failed(readNumber(*classes, key, fieldName + "." + key, false, rate,
-                            error)))
+      if (failed(readNumber(*classes, key, fieldName + "." + key,
+                            /*allowZero=*/seconds, rate, error)))
         return failure();
       rates[static_cast<unsigned>(*c)] = rate;
     }
@@ -475,6 +480,13 @@ static llvm::json::Object deviceToJson(const ClusterSpec &cluster) {
     device["bandwidth_by_class"] = std::move(bandwidthByClass);
   if (cluster.opOverhead > 0)
     device["op_overhead_s"] = cluster.opOverhead;
+  llvm::json::Object secondsByClass;
+  for (unsigned c = 0; c < kNumOpClasses; ++c)
+    if (cluster.classOpSeconds[c] > 0)
+      secondsByClass[stringifyOpClass(static_cast<OpClass>(c))] =
+          cluster.classOpSeconds[c];
+  if (!secondsByClass.empty())
+    device["op_seconds_by_class"] = std::move(secondsByClass);
   if (cluster.stepOverhead > 0)
     device["step_overhead_s"] = cluster.stepOverhead;
   if (cluster.cacheBytes > 0)
@@ -572,6 +584,9 @@ ClusterSpec ClusterSpec::getAxis0Rows(int64_t begin, int64_t end) const {
     out.classBandwidth = classBandwidth;
     out.flopsByDtype = std::move(byDtype);
     out.opOverhead = std::max(out.opOverhead, d.opOverhead);
+    for (unsigned c = 0; c < kNumOpClasses; ++c)
+      out.classOpSeconds[c] =
+          std::max(out.classOpSeconds[c], d.classOpSeconds[c]);
     out.stepOverhead = std::max(out.stepOverhead, d.stepOverhead);
     out.gemmEfficiencyMax =
         std::min(out.gemmEfficiencyMax, d.gemmEfficiencyMax);

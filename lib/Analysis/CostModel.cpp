@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::autopar;
@@ -202,7 +203,46 @@ double mlir::autopar::getComputeTime(const OpWork &work, OpClass c,
   double compute = flops > 0 ? work.getExecutedFlops() / flops : 0;
   double bandwidth = cluster.getBandwidth(c, work.bytes);
   double memory = bandwidth > 0 ? work.bytes / bandwidth : 0;
-  return cluster.opOverhead + std::max(compute, memory);
+  return cluster.opOverhead + cluster.getClassOpSeconds(c) +
+         std::max(compute, memory);
+}
+
+std::optional<OpTimeFit>
+mlir::autopar::fitOpTime(ArrayRef<OpTimeSample> samples, double minSpread) {
+  if (samples.size() < 2)
+    return std::nullopt;
+  double smallest = samples.front().flops, largest = smallest;
+  // The relative residual (fixed + flops * inverseRate - seconds) / seconds
+  // is linear in (fixed, inverseRate), with coefficients a = 1 / seconds
+  // and b = flops / seconds, and target 1.
+  double saa = 0, sab = 0, sbb = 0, sa = 0, sb = 0;
+  for (const OpTimeSample &sample : samples) {
+    if (!(sample.flops > 0) || !(sample.seconds > 0))
+      return std::nullopt;
+    smallest = std::min(smallest, sample.flops);
+    largest = std::max(largest, sample.flops);
+    double a = 1 / sample.seconds, b = sample.flops / sample.seconds;
+    saa += a * a;
+    sab += a * b;
+    sbb += b * b;
+    sa += a;
+    sb += b;
+  }
+  if (largest < minSpread * smallest)
+    return std::nullopt;
+  double fixed = 0, inverseRate = 0;
+  double det = saa * sbb - sab * sab;
+  if (det > 0) {
+    fixed = (sa * sbb - sb * sab) / det;
+    inverseRate = (saa * sb - sab * sa) / det;
+  }
+  if (fixed < 0 || inverseRate <= 0) {
+    fixed = 0;
+    inverseRate = sb / sbb;
+  }
+  if (!(inverseRate > 0) || !std::isfinite(inverseRate))
+    return std::nullopt;
+  return OpTimeFit{1 / inverseRate, fixed};
 }
 
 AxisLink mlir::autopar::getGroupLink(ArrayRef<int64_t> axes,

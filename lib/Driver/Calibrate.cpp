@@ -164,7 +164,7 @@ unsigned getBaseCount(OpClass c, bool quick) {
 unsigned getNumVariants(OpClass c) {
   switch (c) {
   case OpClass::MatMul:
-    return 3;
+    return 4;
   case OpClass::Conv:
     return 4;
   case OpClass::DepthwiseConv:
@@ -207,8 +207,10 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
                            unsigned variant) {
   switch (c) {
   case OpClass::MatMul: {
-    // x @ b @ b ...: [m, k] x [k, k] (square, a skinny projection) and a
-    // batched product as attention has.
+    // x @ b @ b ...: [m, k] x [k, k] (square, a skinny projection, a wide
+    // one as a transformer's MLP has) and a batched product as attention
+    // has. Their sizes span 16x, so that the class's fixed time per op and
+    // its rate can be told apart (fitClassTime).
     SmallVector<int64_t> x, b;
     if (variant == 0) {
       int64_t n = quick ? 128 : 512;
@@ -216,6 +218,9 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
       b = {n, n};
     } else if (variant == 1) {
       x = {quick ? 256 : 2048, quick ? 64 : 256};
+      b = {x[1], x[1]};
+    } else if (variant == 3) {
+      x = {quick ? 64 : 256, quick ? 256 : 1024};
       b = {x[1], x[1]};
     } else {
       int64_t batch = quick ? 4 : 32, rows = quick ? 32 : 128,
@@ -625,6 +630,25 @@ ClassResult sumVariants(ArrayRef<ClassResult> variants) {
   return total;
 }
 
+/// The fit of a class's time per op (fitOpTime) over its variants: the
+/// contractions' time is a fixed part per op (packing, the thread team's fork
+/// and join, partial register tiles) plus their FLOPs at a rate; one rate
+/// alone priced a transformer's large products at the rate of the batched
+/// attention products. Nullopt for the other classes, and where the shapes'
+/// sizes do not separate the two terms.
+std::optional<OpTimeFit> fitClassTime(OpClass c,
+                                      ArrayRef<ClassResult> variants) {
+  if (c != OpClass::MatMul && c != OpClass::Conv && c != OpClass::DepthwiseConv)
+    return std::nullopt;
+  SmallVector<OpTimeSample> samples;
+  for (const ClassResult &r : variants) {
+    if (r.numOps == 0)
+      return std::nullopt;
+    samples.push_back({r.work.flops / r.numOps, r.seconds / r.numOps});
+  }
+  return fitOpTime(samples);
+}
+
 /// Seconds per op beyond its loop nest: the differential time of a chain of
 /// tiny adds.
 FailureOr<double> measureOpOverhead(MLIRContext &ctx, bool quick, StringRef dir,
@@ -918,6 +942,8 @@ int driver::calibrateCommand(int argc, char **argv) {
     return kErrorExitCode;
   double stepOverhead = std::max(0.0, minimal->seconds - *opOverhead);
   SmallVector<ClassResult> classes, elementwise;
+  SmallVector<SmallVector<ClassResult>> classVariants;
+  SmallVector<std::optional<OpTimeFit>> classFits;
   for (unsigned index = 0; index < kNumOpClasses; ++index) {
     auto c = static_cast<OpClass>(index);
     progress.step("calibrate: " + stringifyOpClass(c) + " ops (" +
@@ -928,6 +954,7 @@ int driver::calibrateCommand(int argc, char **argv) {
     if (failed(variants))
       return kErrorExitCode;
     classes.push_back(sumVariants(*variants));
+    classVariants.push_back(*variants);
     if (c == OpClass::Elementwise)
       elementwise = *variants;
   }
@@ -940,10 +967,16 @@ int driver::calibrateCommand(int argc, char **argv) {
   }
   cluster.opOverhead = *opOverhead;
   cluster.stepOverhead = stepOverhead;
-  for (const ClassResult &result : classes) {
+  for (auto [result, variants] : llvm::zip(classes, classVariants)) {
     auto index = static_cast<unsigned>(result.opClass);
     if (result.work.flops > 0)
       cluster.classFlops[index] = result.work.flops / result.seconds;
+    std::optional<OpTimeFit> fit = fitClassTime(result.opClass, variants);
+    if (fit) {
+      cluster.classFlops[index] = fit->rate;
+      cluster.classOpSeconds[index] = fit->fixedSeconds;
+    }
+    classFits.push_back(fit);
     // Roofline: the device's bandwidth from streaming adds, the elementwise
     // FLOP rate from a transcendental; data movement gets its own bandwidth
     // (a transpose streams at a fraction of an add's rate).
@@ -1063,6 +1096,24 @@ int driver::calibrateCommand(int argc, char **argv) {
                             : std::string("-"),
                         formatRate(result.work.bytes / result.seconds),
                         result.differential ? "" : "  (whole step)");
+  os << "  shapes (per op):\n";
+  for (auto [result, variants, fit] :
+       llvm::zip(classes, classVariants, classFits)) {
+    if (variants.size() < 2 || result.work.flops <= 0)
+      continue;
+    os << "    " << stringifyOpClass(result.opClass) << ":";
+    for (const ClassResult &v : variants)
+      if (v.numOps > 0 && v.seconds > 0)
+        os << llvm::formatv(" {0:f1} MFLOP at {1},",
+                            v.work.flops / v.numOps / 1e6,
+                            formatRate(v.work.flops / v.seconds));
+    if (fit)
+      os << llvm::formatv(" fit: {0:e3} s + FLOPs / {1} GFLOP/s\n",
+                          fit->fixedSeconds, formatRate(fit->rate));
+    else
+      os << " harmonic mean " << formatRate(result.work.flops / result.seconds)
+         << " GFLOP/s\n";
+  }
   os << llvm::formatv("  per-op overhead {0:e3} s, per-step {1:e3} s\n",
                       cluster.opOverhead, cluster.stepOverhead);
   if (cached)

@@ -13,6 +13,7 @@
 //               "flops_by_class": {"matmul": F1, ...},       (optional)
 //               "bandwidth_by_class": {"data_movement": B1}, (optional)
 //               "op_overhead_s": T,                          (optional)
+//               "op_seconds_by_class": {"matmul": T1, ...},  (optional)
 //               "step_overhead_s": S,                        (optional)
 //               "cache": {"bytes": C, "bandwidth": BC}},      (optional)
 //    "axes": [{"bandwidth": B_i, "latency": L_i}, ...],     (one per axis)
@@ -82,6 +83,12 @@ struct ClusterSpec {
   std::array<double, kNumOpClasses> classBandwidth{};
   /// Fixed seconds per op that runs a loop nest (launch, buffer set-up).
   double opOverhead = 0;
+  /// Calibrated fixed seconds per op of each class beyond `opOverhead`: the
+  /// intercept of the class's time against its FLOPs (an op of class c with
+  /// F FLOPs takes classOpSeconds[c] + F / classFlops[c], what a kernel
+  /// pays whatever its size: packing and unpacking, thread fork and join,
+  /// partial register tiles). 0: none.
+  std::array<double, kNumOpClasses> classOpSeconds{};
   /// Fixed seconds per step of a program, whatever its ops (the runtime's
   /// entry into the program and its return).
   double stepOverhead = 0;
@@ -122,6 +129,15 @@ struct ClusterSpec {
       if (std::optional<OpClass> parent = getParentClass(c))
         f = classFlops[static_cast<unsigned>(*parent)];
     return f;
+  }
+  /// The calibrated fixed seconds of an op of class `c`: its own, or its
+  /// parent's when `c` has no calibrated rate of its own (the two come from
+  /// one fit).
+  double getClassOpSeconds(OpClass c) const {
+    if (classFlops[static_cast<unsigned>(c)] <= 0)
+      if (std::optional<OpClass> parent = getParentClass(c))
+        return classOpSeconds[static_cast<unsigned>(*parent)];
+    return classOpSeconds[static_cast<unsigned>(c)];
   }
   double getFlops(OpClass c) const {
     double f = getClassFlops(c);

@@ -69,12 +69,36 @@ OpWork getOpWork(Operation *op, const ShardingRule &rule, const LoopAxes &loops,
                  const ElementwiseFusion *fusion = nullptr);
 
 /// Roofline time of `work` in class `c`, max(flops / class FLOP rate,
-/// bytes / class bandwidth), plus the per-op overhead; 0 for no work (views).
+/// bytes / class bandwidth), plus the per-op overhead and the class's fixed
+/// seconds per op (`op_seconds_by_class`); 0 for no work (views).
 double getComputeTime(const OpWork &work, OpClass c,
                       const ClusterSpec &cluster);
 /// The same, computing in `dtype` (its rate from `flops_by_dtype`).
 double getComputeTime(const OpWork &work, OpClass c, const ClusterSpec &cluster,
                       StringRef dtype);
+
+/// One op measured by calibration: `flops` FLOPs in `seconds`.
+struct OpTimeSample {
+  double flops = 0;
+  double seconds = 0;
+};
+
+/// An op class's time as the cost model prices it: seconds = fixedSeconds +
+/// FLOPs / rate.
+struct OpTimeFit {
+  double rate = 0;
+  double fixedSeconds = 0;
+};
+
+/// Fits seconds = fixed + FLOPs / rate to `samples` (the shapes calibration
+/// measured for one class) by least squares on relative errors (each sample
+/// weighted by 1 / its seconds: the sizes differ by an order of magnitude),
+/// the fixed part clamped at 0 (the rate then refitted alone). Nullopt when
+/// a sample is not positive, when the samples' FLOPs span less than
+/// `minSpread` times (the two terms cannot be told apart), or when no
+/// positive rate fits.
+std::optional<OpTimeFit> fitOpTime(ArrayRef<OpTimeSample> samples,
+                                   double minSpread = 4);
 
 /// Bytes of the local shard of a value of `type` under `sharding`.
 int64_t getLocalBytes(RankedTensorType type, ShardingAttr sharding,

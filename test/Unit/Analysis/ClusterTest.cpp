@@ -435,10 +435,31 @@ TEST_CASE("cluster json: per-class bandwidth and per-op overhead",
   REQUIRE(succeeded(copy));
   CHECK(copy->classBandwidth == cluster->classBandwidth);
   CHECK(copy->opOverhead == cluster->opOverhead);
+  // Fixed seconds per op of a class: read, printed and read back; a class
+  // without them has none.
+  FailureOr<ClusterSpec> fixed = parseClusterJson(parse(R"json({
+    "device": {"flops": 1e12, "memory_bytes": 1000, "memory_bandwidth": 2e11,
+               "flops_by_class": {"matmul": 8e11},
+               "op_seconds_by_class": {"matmul": 4e-6, "conv": 0}},
+    "axes": []})json"),
+                                                  0, error);
+  REQUIRE(succeeded(fixed));
+  CHECK(fixed->getClassOpSeconds(OpClass::MatMul) == 4e-6);
+  CHECK(fixed->getClassOpSeconds(OpClass::Conv) == 0);
+  CHECK(fixed->getClassOpSeconds(OpClass::Elementwise) == 0);
+  FailureOr<ClusterSpec> fixedCopy =
+      parseClusterJson(clusterToJson(*fixed), 0, again);
+  REQUIRE(succeeded(fixedCopy));
+  CHECK(fixedCopy->classOpSeconds == fixed->classOpSeconds);
   // Errors name the field.
   CHECK(errorOf(R"json({"device": {"flops": 1, "memory_bytes": 1,
       "memory_bandwidth": 1, "op_overhead_s": -1}, "axes": []})json", 0) ==
         "device.op_overhead_s must be a non-negative number, got -1");
+  CHECK(errorOf(R"json({"device": {"flops": 1, "memory_bytes": 1,
+      "memory_bandwidth": 1, "op_seconds_by_class": {"matmul": -1}},
+      "axes": []})json",
+                0) == "device.op_seconds_by_class.matmul must be a "
+                      "non-negative number, got -1");
   CHECK(errorOf(R"json({"device": {"flops": 1, "memory_bytes": 1,
       "memory_bandwidth": 1, "bandwidth_by_class": {"gpu": 1}},
       "axes": []})json", 0)

@@ -262,6 +262,51 @@ TEST_CASE("an op whose bytes fit in the cache streams at its bandwidth",
         Approx(1e-6));
 }
 
+TEST_CASE("a class's fixed seconds per op add to every op of the class",
+          "[cost]") {
+  ClusterSpec c = cluster(1e9, 1e9, {{1e9, 0}});
+  c.opOverhead = 1e-6;
+  c.classFlops[static_cast<unsigned>(OpClass::Conv)] = 1e9;
+  c.classOpSeconds[static_cast<unsigned>(OpClass::MatMul)] = 2e-5;
+  c.classOpSeconds[static_cast<unsigned>(OpClass::Conv)] = 3e-5;
+  OpWork w{1e6, 0};
+  CHECK(getComputeTime(w, OpClass::MatMul, c) == Approx(1e-3 + 1e-6 + 2e-5));
+  CHECK(getComputeTime(w, OpClass::Conv, c) == Approx(1e-3 + 1e-6 + 3e-5));
+  CHECK(getComputeTime(w, OpClass::Elementwise, c) == Approx(1e-3 + 1e-6));
+  // A depthwise convolution without a rate of its own is priced as a
+  // convolution, fixed seconds included; with its own rate, it has its own
+  // (none here).
+  CHECK(getComputeTime(w, OpClass::DepthwiseConv, c) ==
+        Approx(1e-3 + 1e-6 + 3e-5));
+  c.classFlops[static_cast<unsigned>(OpClass::DepthwiseConv)] = 1e9;
+  CHECK(getComputeTime(w, OpClass::DepthwiseConv, c) == Approx(1e-3 + 1e-6));
+  // Views are still free.
+  CHECK(getComputeTime(OpWork{}, OpClass::MatMul, c) == 0);
+}
+
+TEST_CASE("fitOpTime: the fixed seconds and the rate of a class", "[cost]") {
+  // Exact samples of 5 us + FLOPs / 200 GFLOP/s are fitted exactly.
+  SmallVector<OpTimeSample> exact;
+  for (double flops : {3e7, 2.7e8, 5.4e8})
+    exact.push_back({flops, 5e-6 + flops / 2e11});
+  std::optional<OpTimeFit> fit = fitOpTime(exact);
+  REQUIRE(fit);
+  CHECK(fit->rate == Approx(2e11));
+  CHECK(fit->fixedSeconds == Approx(5e-6));
+  // A negative intercept is clamped to 0 and the rate refitted: samples
+  // faster than proportional at small sizes.
+  fit = fitOpTime({{1e6, 1e-6}, {1e7, 2e-5}});
+  REQUIRE(fit);
+  CHECK(fit->fixedSeconds == 0);
+  CHECK(fit->rate > 0);
+  // Sizes within 4x cannot separate the two terms; non-positive samples and
+  // a single sample are no fit.
+  CHECK_FALSE(fitOpTime({{1e6, 1e-5}, {3e6, 2e-5}}));
+  CHECK(fitOpTime({{1e6, 1e-5}, {3e6, 2e-5}}, /*minSpread=*/2));
+  CHECK_FALSE(fitOpTime({{1e6, 0}, {1e8, 1e-3}}));
+  CHECK_FALSE(fitOpTime({{1e6, 1e-5}}));
+}
+
 TEST_CASE("per-op overhead and per-class bandwidth; views are free", "[cost]") {
   ClusterSpec c = cluster(1e9, 1e9, {{1e9, 0}});
   c.opOverhead = 1e-6;
