@@ -48,6 +48,8 @@ StringRef mlir::autopar::stringifyOpClass(OpClass c) {
     return "data_movement";
   case OpClass::DepthwiseConv:
     return "depthwise_conv";
+  case OpClass::BatchedMatMul:
+    return "batched_matmul";
   }
   llvm_unreachable("unknown op class");
 }
@@ -60,6 +62,7 @@ std::optional<OpClass> mlir::autopar::symbolizeOpClass(StringRef name) {
       .Case("reduction", OpClass::Reduction)
       .Case("data_movement", OpClass::DataMovement)
       .Case("depthwise_conv", OpClass::DepthwiseConv)
+      .Case("batched_matmul", OpClass::BatchedMatMul)
       .Default(std::nullopt);
 }
 
@@ -212,8 +215,8 @@ static LogicalResult parseDeviceFields(const llvm::json::Object &device,
       std::optional<OpClass> c = symbolizeOpClass(key);
       if (!c) {
         error = ("unknown op class '" + key + "' in " + fieldName +
-                 " (expected matmul, conv, depthwise_conv, elementwise, "
-                 "reduction or data_movement)")
+                 " (expected matmul, batched_matmul, conv, depthwise_conv, "
+                 "elementwise, reduction or data_movement)")
                     .str();
         return failure();
       }

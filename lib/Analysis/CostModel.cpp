@@ -198,7 +198,7 @@ double mlir::autopar::getComputeTime(const OpWork &work, OpClass c,
   if (work.flops == 0 && work.bytes == 0)
     return 0;
   double flops = dtype.empty() ? cluster.getFlops(c) : cluster.getFlops(c, dtype);
-  if (c == OpClass::MatMul)
+  if (c == OpClass::MatMul || c == OpClass::BatchedMatMul)
     flops *= cluster.getGemmEfficiency(work.gemmMinDim);
   double compute = flops > 0 ? work.getExecutedFlops() / flops : 0;
   double bandwidth = cluster.getBandwidth(c, work.bytes);

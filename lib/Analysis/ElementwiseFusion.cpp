@@ -35,8 +35,7 @@ bool mlir::autopar::isElementwiseFusionBarrier(Operation *op) {
   if (isa<SendOp, RecvOp, AssignOp>(op))
     return true;
   OpClass c = classifyOp(op);
-  return c == OpClass::MatMul || c == OpClass::Conv ||
-         c == OpClass::DepthwiseConv || c == OpClass::Reduction;
+  return isContractionClass(c) || c == OpClass::Reduction;
 }
 
 /// Bytes of a statically shaped tensor (0 otherwise).

@@ -143,6 +143,7 @@ std::string chain(StringRef args, StringRef type, unsigned count,
 unsigned getBaseCount(OpClass c, bool quick) {
   switch (c) {
   case OpClass::MatMul:
+  case OpClass::BatchedMatMul:
     return quick ? 1 : 2;
   case OpClass::Conv:
   case OpClass::DepthwiseConv:
@@ -165,6 +166,8 @@ unsigned getNumVariants(OpClass c) {
   switch (c) {
   case OpClass::MatMul:
     return 4;
+  case OpClass::BatchedMatMul:
+    return 2;
   case OpClass::Conv:
     return 4;
   case OpClass::DepthwiseConv:
@@ -206,11 +209,12 @@ MicroModel buildUnfusedAdds(int64_t n, unsigned count) {
 MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
                            unsigned variant) {
   switch (c) {
-  case OpClass::MatMul: {
-    // x @ b @ b ...: [m, k] x [k, k] (square, a skinny projection, a wide
-    // one as a transformer's MLP has) and a batched product as attention
-    // has. Their sizes span 16x, so that the class's fixed time per op and
-    // its rate can be told apart (fitClassTime).
+  case OpClass::MatMul:
+  case OpClass::BatchedMatMul: {
+    // x @ b @ b ...: [m, k] x [k, k], a weight: square, a skinny
+    // projection, a small one (a ViT's at batch 1) and a wide one (a
+    // transformer's MLP). Their sizes span 14x, so that the class's fixed
+    // time per op and its rate can be told apart (fitClassTime).
     SmallVector<int64_t> x, b;
     if (variant == 0) {
       int64_t n = quick ? 128 : 512;
@@ -219,24 +223,34 @@ MicroModel buildMicroModel(OpClass c, bool quick, unsigned count,
     } else if (variant == 1) {
       x = {quick ? 256 : 2048, quick ? 64 : 256};
       b = {x[1], x[1]};
-    } else if (variant == 3) {
-      x = {quick ? 64 : 256, quick ? 256 : 1024};
+    } else if (variant == 2) {
+      x = {quick ? 32 : 128, quick ? 96 : 384};
       b = {x[1], x[1]};
     } else {
-      int64_t batch = quick ? 4 : 32, rows = quick ? 32 : 128,
-              d = quick ? 16 : 64;
-      x = {batch, rows, d};
-      b = {batch, d, d};
+      x = {quick ? 64 : 256, quick ? 256 : 1024};
+      b = {x[1], x[1]};
     }
     std::string t = tensorType(x), tb = tensorType(b);
     auto op = [&](StringRef in, unsigned) {
       return ("autopar.matmul " + in + ", %b : (" + t + ", " + tb + ") -> " + t)
           .str();
     };
-    // The batched product multiplies two activations (attention's); the
-    // others a weight.
-    if (variant == 2)
-      return {c, chain("%x: " + t + ", %b: " + tb, t, count, op), {x, b}};
+    if (c == OpClass::BatchedMatMul) {
+      // Attention's products: two activations, one matrix per batch (heads
+      // of 64 and of 128 over rows of 128 and 256); sizes 4x apart.
+      int64_t batch = quick ? 4 : (variant == 0 ? 32 : 16);
+      int64_t rows = quick ? 32 : (variant == 0 ? 128 : 256);
+      int64_t d = quick ? (variant == 0 ? 16 : 32) : (variant == 0 ? 64 : 128);
+      SmallVector<int64_t> xb = {batch, rows, d}, bb = {batch, d, d};
+      std::string tx = tensorType(xb), tbb = tensorType(bb);
+      auto batched = [&](StringRef in, unsigned) {
+        return ("autopar.matmul " + in + ", %b : (" + tx + ", " + tbb +
+                ") -> " + tx)
+            .str();
+      };
+      return {
+          c, chain("%x: " + tx + ", %b: " + tbb, tx, count, batched), {xb, bb}};
+    }
     return {c,
             chain("%x: " + t, t, count, op,
                   "  %b = autopar.weight \"b\" : " + tb + "\n"),

@@ -30,7 +30,8 @@
 // bandwidth) over device's. Links stay per axis (`axes`).
 //
 // A class without a rate of its own takes its parent's (`depthwise_conv`:
-// `conv`'s), then the device's `flops` (`memory_bandwidth`).
+// `conv`'s; `batched_matmul`: `matmul`'s), then the device's `flops`
+// (`memory_bandwidth`).
 //
 // Units: FLOP/s, bytes, bytes/s, seconds. Unknown fields are ignored. The
 // calibrated description of the local machine lives at
@@ -60,7 +61,7 @@ namespace mlir::autopar {
 // its class in ODS.
 
 /// `matmul`, `conv`, `elementwise`, `reduction`, `data_movement`,
-/// `depthwise_conv`.
+/// `depthwise_conv`, `batched_matmul`.
 StringRef stringifyOpClass(OpClass c);
 std::optional<OpClass> symbolizeOpClass(StringRef name);
 /// The class an autopar op is priced in.
@@ -119,6 +120,8 @@ struct ClusterSpec {
   static std::optional<OpClass> getParentClass(OpClass c) {
     if (c == OpClass::DepthwiseConv)
       return OpClass::Conv;
+    if (c == OpClass::BatchedMatMul)
+      return OpClass::MatMul;
     return std::nullopt;
   }
   /// The calibrated FLOP/s of class `c` (or of its parent); 0 when neither

@@ -158,8 +158,7 @@ double mlir::autopar::countModelFlops(ModuleOp module,
   double flops = 0;
   func.walk([&](Operation *op) {
     OpClass c = classifyOp(op);
-    if (c != OpClass::MatMul && c != OpClass::Conv &&
-        c != OpClass::DepthwiseConv)
+    if (!isContractionClass(c))
       return;
     FailureOr<ShardingRule> rule = ShardingRule::get(op);
     if (failed(rule))

@@ -90,7 +90,9 @@ mlir::autopar::planning::findAttentionCores(const StrategyGraph &graph) {
   }
   auto isActivationContraction = [&](unsigned n) {
     const Node &node = nodes[n];
-    if (node.kind != NodeKind::Compute || node.opClass != OpClass::MatMul)
+    if (node.kind != NodeKind::Compute ||
+        (node.opClass != OpClass::MatMul &&
+         node.opClass != OpClass::BatchedMatMul))
       return false;
     unsigned dataOperands = 0;
     for (auto [p, r] : node.operands)

@@ -365,6 +365,13 @@ TEST_CASE("op classes", "[cluster]") {
       %depthwise = autopar.conv %x, %d {dilations = array<i64: 1, 1>, group = 8 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x6x6xf32>
       %multiplier = autopar.conv %x, %m {dilations = array<i64: 1, 1>, group = 8 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x6x6xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x6x6xf32>
       return
+    }
+    func.func @products(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x16x8xf32>,
+                        %w: tensor<16x8xf32>, %one: tensor<1x1x16x8xf32>) {
+      %scores = autopar.matmul %q, %k : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+      %projection = autopar.matmul %q, %w : (tensor<2x4x8x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8x8xf32>
+      %shared = autopar.matmul %q, %one : (tensor<2x4x8x16xf32>, tensor<1x1x16x8xf32>) -> tensor<2x4x8x8xf32>
+      return
     })mlir",
                                                              &ctx);
   REQUIRE(module);
@@ -375,12 +382,17 @@ TEST_CASE("op classes", "[cluster]") {
   });
   // A convolution is depthwise when each group reads one input channel,
   // whatever its channel multiplier; a grouped one with more channels per
-  // group is a convolution.
-  CHECK(classes == SmallVector<OpClass>{
-                       OpClass::MatMul, OpClass::Elementwise,
-                       OpClass::Elementwise, OpClass::Reduction,
-                       OpClass::DataMovement, OpClass::Conv, OpClass::Conv,
-                       OpClass::DepthwiseConv, OpClass::DepthwiseConv});
+  // group is a convolution. A product of two batched operands is batched
+  // (attention's); one whose right-hand side every batch shares (a weight,
+  // or batch dimensions of 1) is a matmul.
+  CHECK(classes ==
+        SmallVector<OpClass>{
+            OpClass::MatMul, OpClass::Elementwise, OpClass::Elementwise,
+            OpClass::Reduction, OpClass::DataMovement, OpClass::Conv,
+            OpClass::Conv, OpClass::DepthwiseConv, OpClass::DepthwiseConv,
+            OpClass::BatchedMatMul, OpClass::MatMul, OpClass::MatMul});
+  CHECK(isContractionClass(OpClass::BatchedMatMul));
+  CHECK(!isContractionClass(OpClass::Reduction));
   for (Operation &op : module->lookupSymbol<func::FuncOp>("convs").getOps())
     if (auto cost = dyn_cast<CostInterface>(&op))
       CHECK(cost.getFlopsPerIteration() == 2);
@@ -397,6 +409,8 @@ TEST_CASE("cluster json: a class without a rate takes its parent's",
                                                  0, error);
   REQUIRE(succeeded(conv));
   CHECK(conv->getFlops(OpClass::DepthwiseConv) == 4e11);
+  // batched_matmul's parent is matmul (here: no rate, so the device's).
+  CHECK(conv->getFlops(OpClass::BatchedMatMul) == 1e12);
   CHECK(conv->getBandwidth(OpClass::DepthwiseConv) == 5e10);
   CHECK(conv->getFlops(OpClass::DepthwiseConv, "bf16") ==
         conv->getFlops(OpClass::Conv, "bf16"));

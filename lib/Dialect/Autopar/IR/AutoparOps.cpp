@@ -930,6 +930,19 @@ static LogicalResult checkWindowAttrs(std::optional<Location> loc,
   return success();
 }
 
+OpClass MatMulOp::getCostClass() {
+  auto a = dyn_cast<RankedTensorType>(getA().getType());
+  auto b = dyn_cast<RankedTensorType>(getB().getType());
+  if (!a || !b || a.getRank() < 3 || b.getRank() < 3)
+    return OpClass::MatMul;
+  int64_t matrices = 1;
+  for (int64_t size : b.getShape().drop_back(2))
+    matrices = ShapedType::isDynamic(size) || matrices == ShapedType::kDynamic
+                   ? ShapedType::kDynamic
+                   : matrices * size;
+  return matrices == 1 ? OpClass::MatMul : OpClass::BatchedMatMul;
+}
+
 OpClass ConvOp::getCostClass() {
   auto weight = dyn_cast<RankedTensorType>(getWeight().getType());
   if (getGroup() > 1 && weight && weight.getRank() >= 2 &&

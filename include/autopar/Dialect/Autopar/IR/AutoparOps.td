@@ -102,16 +102,28 @@ class Autopar_ComputeOp<string mnemonic, list<Trait> traits = []>
     "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def Autopar_MatMulOp : Autopar_ComputeOp<"matmul",
-    [Autopar_OwnRule, Autopar_MatMulCost]> {
+def Autopar_MatMulOp : Autopar_ComputeOp<"matmul", [Autopar_OwnRule]> {
   let summary = "ONNX MatMul (numpy matmul semantics)";
   let description = [{
     `Y = A @ B` with numpy semantics: 1-D operands are promoted (a leading 1
     for `A`, a trailing 1 for `B`) and removed from the result; leading batch
     dimensions broadcast.
+
+    Cost class: `BatchedMatMul` when both operands carry batch dimensions
+    and `B`'s hold more than one matrix (attention's products: each batch
+    multiplies its own right-hand matrix, packed when the op runs, in
+    small per-batch GEMMs), `MatMul` otherwise (a right-hand side shared by
+    every batch, such as a weight); 2 FLOPs per loop point.
   }];
   let arguments = (ins AnyRankedTensor:$a, AnyRankedTensor:$b);
   let results = (outs AnyRankedTensor:$result);
+  let extraClassDeclaration = [{
+    /// CostInterface: `BatchedMatMul` for two batched operands, `MatMul`
+    /// otherwise.
+    ::mlir::autopar::OpClass getCostClass();
+    /// CostInterface: a multiply and an add per loop point.
+    static double getFlopsPerIteration() { return 2; }
+  }];
 }
 
 def Autopar_GemmOp : Autopar_ComputeOp<"gemm",

@@ -34,8 +34,19 @@ enum class OpClass {
   DataMovement,  ///< transpose, reshape, concat, split, slice, gather, expand
   DepthwiseConv, ///< conv with one input channel per group: its reduction is
                  ///< the window alone, too short for a register-tiled GEMM
+  BatchedMatMul, ///< matmul of two batched operands (attention's products):
+                 ///< each batch has its own right-hand matrix, packed at run
+                 ///< time, and small per-batch GEMMs
 };
-constexpr unsigned kNumOpClasses = 6;
+constexpr unsigned kNumOpClasses = 7;
+
+/// Whether ops of class `c` are contractions (register-tiled products and
+/// convolutions): they end elementwise fusion, and their FLOPs are what a
+/// model's work is counted in.
+inline bool isContractionClass(OpClass c) {
+  return c == OpClass::MatMul || c == OpClass::BatchedMatMul ||
+         c == OpClass::Conv || c == OpClass::DepthwiseConv;
+}
 
 /// The loop-based sharding rule of one op: iterator types and one indexing
 /// map per operand then per result (a broadcast dimension, or one the op
