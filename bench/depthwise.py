@@ -19,7 +19,9 @@ programs are run side by side with --autopar's, round after round.
 --ort-modules: a folder whose node_modules holds onnxruntime-node@1.30.0
 (bench/ort_step.js); without it the ONNX Runtime column is skipped.
 Each round runs every program once (`autopar run --profile --threads 1`, the
-median of its 7 warm repeats; ONNX Runtime: ort_step.js, the median of 50);
+median of its 7 warm repeats; ONNX Runtime: ort_step.js, the median of 50),
+timing the process CPU time of a step (`--metric cpu`, the default: a busy
+shared machine inflates it less than the wall clock) or its wall-clock time;
 the table gives the median over the rounds of the per-layer time, and
 GFLOP/s = 2 x 9 x C x Ho x Wo / time. Prints the CPU and the load average
 before and after. Exit code 1 when a measurement fails.
@@ -130,19 +132,21 @@ def write_input(folder, shape):
         f.write(tensor.SerializeToString())
 
 
-def autopar_step(autopar, program, inputs, outputs):
+def autopar_step(autopar, program, inputs, outputs, metric):
     text = run([autopar, "run", program, "--inputs", inputs, "--outputs", outputs,
                 "--profile", "--threads", "1"])
-    match = re.search(r"step_time_s=([0-9.eE+-]+)", text)
+    key = "cpu_time_s" if metric == "cpu" else "step_time_s"
+    match = re.search(key + r"=([0-9.eE+-]+)", text)
     if not match or float(match.group(1)) <= 0:
-        raise RuntimeError("no step_time_s for " + program)
+        raise RuntimeError("no %s for %s" % (key, program))
     return float(match.group(1))
 
 
-def ort_step(ort_modules, model):
+def ort_step(ort_modules, model, metric):
     text = run(["node", os.path.join(HERE, "ort_step.js"), model, "1", "50"],
                env={"NODE_PATH": os.path.join(ort_modules, "node_modules")})
-    match = re.search(r"ort_step_s=([0-9.eE+-]+)", text)
+    key = "ort_cpu_s" if metric == "cpu" else "ort_step_s"
+    match = re.search(key + r"=([0-9.eE+-]+)", text)
     if not match or float(match.group(1)) <= 0:
         raise RuntimeError("no ONNX Runtime step time for " + model)
     return float(match.group(1))
@@ -159,6 +163,9 @@ def main():
                         help="K: the models have K and 2K layers")
     parser.add_argument("--shapes", default="",
                         help="comma-separated CxHxW[sS] (default: mobilenet_v2's)")
+    parser.add_argument("--metric", choices=["cpu", "wall"], default="cpu",
+                        help="process CPU time of a step (default; a busy machine "
+                        "inflates it less) or its wall-clock time")
     parser.add_argument("--work", default="",
                         help="keep the models and programs here")
     args = parser.parse_args()
@@ -198,14 +205,15 @@ def main():
                     for layers in (args.layers, 2 * args.layers):
                         if col == "ort":
                             times[layers] = ort_step(args.ort_modules,
-                                                     case["models"][layers])
+                                                     case["models"][layers],
+                                                     args.metric)
                         else:
                             binary = dict(tools)[col]
                             program = os.path.join(
                                 work, "%s-%d-%s" % (case["name"], layers, col))
                             times[layers] = autopar_step(
                                 binary, program, case["inputs"],
-                                os.path.join(work, "out"))
+                                os.path.join(work, "out"), args.metric)
                     samples[(case["name"], col)].append(
                         (times[2 * args.layers] - times[args.layers]) / args.layers)
                 except (RuntimeError, subprocess.TimeoutExpired) as error:
@@ -214,8 +222,8 @@ def main():
         print("round %d done, load %s" % (round_index + 1, load()), flush=True)
 
     print()
-    print("Per-layer time in us (median over %d rounds of (t(%d layers) - t(%d)) / %d),"
-          " GFLOP/s in brackets, 1 thread" % (args.rounds, 2 * args.layers,
+    print("Per-layer %s time in us (median over %d rounds of (t(%d layers) - t(%d)) / %d),"
+          " GFLOP/s in brackets, 1 thread" % (args.metric, args.rounds, 2 * args.layers,
                                               args.layers, args.layers))
     header = "| shape | " + " | ".join(columns) + " |"
     if "ort" in columns:

@@ -259,12 +259,14 @@ struct FlatPlaneViews {
 };
 
 /// Matches FlatPlaneViews on `value`, each view and the wide generic used
-/// once (by the next view, and `value` by the consumer).
-std::optional<FlatPlaneViews> matchFlatPlaneViews(Value value) {
+/// once (by the next view, and `value` by the consumer, unless
+/// `anyUses`).
+std::optional<FlatPlaneViews> matchFlatPlaneViews(Value value,
+                                                  bool anyUses = false) {
   FlatPlaneViews views;
   views.columns = value.getDefiningOp<tensor::ExtractSliceOp>();
   if (!views.columns || !isLeadingSlice(views.columns) ||
-      !views.columns->hasOneUse())
+      (!anyUses && !views.columns->hasOneUse()))
     return std::nullopt;
   views.expand =
       views.columns.getSource().getDefiningOp<tensor::ExpandShapeOp>();
@@ -396,6 +398,46 @@ bool sinkFlatPlaneViews(RewriterBase &rewriter, linalg::GenericOp consumer) {
   return true;
 }
 
+/// The output of a flattened depthwise plane (FlatPlaneViews) is a view
+/// whose rows are apart in its buffer: an op other than a linalg op that
+/// reads it (the `tensor.pad` of the next convolution, the
+/// `tensor.collapse_shape` of a pointwise convolution's input, a returned
+/// result) would make bufferization copy it with a scalar loop nest. Those
+/// uses read an elementwise copy instead (one `linalg.generic`, which
+/// autopar-vectorize-elementwise vectorizes and a pad fuses with). Returns
+/// whether `columns` got a copy.
+bool copyFlatPlaneOutput(RewriterBase &rewriter,
+                         tensor::ExtractSliceOp columns) {
+  Value view = columns.getResult();
+  if (!matchFlatPlaneViews(view, /*anyUses=*/true))
+    return false;
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : view.getUses())
+    if (!isa<linalg::LinalgOp>(use.getOwner()))
+      uses.push_back(&use);
+  if (uses.empty())
+    return false;
+  rewriter.setInsertionPointAfter(columns);
+  auto type = cast<RankedTensorType>(view.getType());
+  Location loc = columns.getLoc();
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                       type.getElementType());
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(type.getRank(), rewriter.getContext());
+  auto copy = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, ValueRange{view}, ValueRange{init},
+      ArrayRef<AffineMap>{identity, identity},
+      SmallVector<utils::IteratorType>(type.getRank(),
+                                       utils::IteratorType::parallel),
+      [](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(b, l, args[0]);
+      });
+  for (OpOperand *use : uses)
+    rewriter.modifyOpInPlace(use->getOwner(),
+                             [&] { use->set(copy.getResult(0)); });
+  return true;
+}
+
 struct FuseElementwisePass
     : public autopar::impl::FuseElementwisePassBase<FuseElementwisePass> {
   using Base::Base;
@@ -410,6 +452,11 @@ struct FuseElementwisePass
       IRRewriter rewriter(&getContext());
       for (linalg::GenericOp generic : generics)
         (void)sinkFlatPlaneViews(rewriter, generic);
+      SmallVector<tensor::ExtractSliceOp> slices;
+      getOperation().walk(
+          [&](tensor::ExtractSliceOp slice) { slices.push_back(slice); });
+      for (tensor::ExtractSliceOp slice : slices)
+        (void)copyFlatPlaneOutput(rewriter, slice);
     }
 
     RewritePatternSet patterns(&getContext());
