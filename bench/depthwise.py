@@ -18,8 +18,9 @@ branches from the same input, each an output.
 programs are run side by side with --autopar's, round after round.
 --ort-modules: a folder whose node_modules holds onnxruntime-node@1.30.0
 (bench/ort_step.js); without it the ONNX Runtime column is skipped.
-Each round runs every program once (`autopar run --profile --threads 1`, the
-median of its 7 warm repeats; ONNX Runtime: ort_step.js, the median of 50),
+Each round runs every program once (autopar-runner --profile --threads 1
+--repeats 51 on the compiled program: the median of 51 warm steps; ONNX
+Runtime: ort_step.js, the median of 50),
 timing the process CPU time of a step (`--metric cpu`, the default: a busy
 shared machine inflates it less than the wall clock) or its wall-clock time;
 the table gives the median over the rounds of the per-layer time, and
@@ -27,6 +28,7 @@ GFLOP/s = 2 x 9 x C x Ho x Wo / time. Prints the CPU and the load average
 before and after. Exit code 1 when a measurement fails.
 """
 import argparse
+import json
 import os
 import re
 import statistics
@@ -132,9 +134,26 @@ def write_input(folder, shape):
         f.write(tensor.SerializeToString())
 
 
-def autopar_step(autopar, program, inputs, outputs, metric):
-    text = run([autopar, "run", program, "--inputs", inputs, "--outputs", outputs,
-                "--profile", "--threads", "1"])
+def autopar_step(autopar, program, inputs, outputs, metric, repeats):
+    """The runner next to `autopar`, on the compiled `program`, with the
+    input's raw bytes read in place from its TensorProto file (raw_data is
+    its last field) and --repeats warm steps: the median step's time."""
+    runner = os.path.join(os.path.dirname(autopar), "autopar-runner")
+    with open(os.path.join(program, "manifest.json")) as f:
+        manifest = json.load(f)
+    path = os.path.join(inputs, "input_0.pb")
+    in_shape = manifest["inputs"][0]["shape"]
+    offset = os.path.getsize(path) - 4 * int(np.prod(in_shape))
+    cmd = [runner, "--program", os.path.join(program, "program.so"), "--grid", "1",
+           "--weights", os.path.join(program, "weights"),
+           "--input", "%d:%s" % (offset, path)]
+    os.makedirs(outputs, exist_ok=True)
+    for i, output in enumerate(manifest["outputs"]):
+        out = os.path.join(outputs, "out%d.raw" % i)
+        with open(out, "wb") as f:
+            f.truncate(4 * int(np.prod(output["shape"])))
+        cmd += ["--output", "0:" + out]
+    text = run(cmd + ["--profile", "--repeats", str(repeats), "--threads", "1"])
     key = "cpu_time_s" if metric == "cpu" else "step_time_s"
     match = re.search(key + r"=([0-9.eE+-]+)", text)
     if not match or float(match.group(1)) <= 0:
@@ -163,6 +182,8 @@ def main():
                         help="K: the models have K and 2K layers")
     parser.add_argument("--shapes", default="",
                         help="comma-separated CxHxW[sS] (default: mobilenet_v2's)")
+    parser.add_argument("--repeats", type=int, default=51,
+                        help="warm steps per autopar-runner run (median)")
     parser.add_argument("--metric", choices=["cpu", "wall"], default="cpu",
                         help="process CPU time of a step (default; a busy machine "
                         "inflates it less) or its wall-clock time")
@@ -213,7 +234,8 @@ def main():
                                 work, "%s-%d-%s" % (case["name"], layers, col))
                             times[layers] = autopar_step(
                                 binary, program, case["inputs"],
-                                os.path.join(work, "out"), args.metric)
+                                os.path.join(work, "out"), args.metric,
+                                args.repeats)
                     samples[(case["name"], col)].append(
                         (times[2 * args.layers] - times[args.layers]) / args.layers)
                 except (RuntimeError, subprocess.TimeoutExpired) as error:

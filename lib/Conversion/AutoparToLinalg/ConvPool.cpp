@@ -111,11 +111,15 @@ static SmallVector<Value> buildTapViews(OpBuilder &b, Location loc, Value input,
 }
 
 /// Depthwise output rows narrower than this many elements, that whole
-/// vectors of 16 lanes do not tile (planes of 7, 14 or 28 columns), are
+/// vectors of 16 lanes do not tile (mobilenet_v2's 7x7 planes), are
 /// computed over the flattened padded plane (buildFlatTapViews): a row of
 /// its own would be one short vector of an odd width, which LLVM splits into
-/// several narrower operations (a row of 7 into 4 + 2 + 1 lanes).
-static constexpr int64_t kFlatRowMaxWidth = 32;
+/// several narrower operations (a row of 7 into 4 + 2 + 1 lanes). Wider
+/// rows (14, 28) measured faster as whole rows in tiles of several rows
+/// (autopar-vectorize-elementwise), which need no copy of the output view
+/// (2026-12-07, bench/depthwise.py: 192x28x28 36 us against 75 flattened,
+/// 576x14x14 43 us against 48, loaded machine).
+static constexpr int64_t kFlatRowMaxWidth = 8;
 
 /// The flattened domain of a depthwise convolution is rounded up to a
 /// multiple of this many elements: whole f32 vectors of AVX-512 (16 lanes)

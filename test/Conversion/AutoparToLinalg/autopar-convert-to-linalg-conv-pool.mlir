@@ -73,7 +73,7 @@ func.func @max_pool(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
 // A depthwise convolution (one group per channel, one output channel each):
 // bias plus one product per window position, with the weight's column of
 // that position, in one elementwise generic over the views (f32: one fused
-// multiply-add per position). Rows of 32 columns (whole vectors of 16 lanes)
+// multiply-add per position). Rows of 8 columns or more (here 32)
 // keep the output's shape.
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
@@ -100,7 +100,7 @@ func.func @depthwise_wide(%x: tensor<1x4x33x33xf32>, %w: tensor<4x1x2x2xf32>, %b
 // -----
 
 // A depthwise convolution whose output rows are narrow (5 columns: fewer
-// than 32, not a multiple of 16) is computed over its flattened padded
+// than 8) is computed over its flattened padded
 // plane: output position j = 6 y + x of the padded width 6, 30 positions
 // rounded up to 32, each window position's view one contiguous run per
 // channel at offset 6 dy + dx. The padding gains a row so that the last
