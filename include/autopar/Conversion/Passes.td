@@ -169,7 +169,12 @@ def ConvertAutoparToLinalgPass
       at most 64 positions is instead one elementwise generic over one
       strided `tensor.extract_slice` view of the padded input per window
       position and the weight's column for it, so that it vectorizes along
-      the output's last dimension; `autopar.max_pool`: padding with the
+      the output's last dimension (2-D, unit strides, output rows narrower
+      than 8: over the flattened padded plane instead, position
+      `y * paddedWidth + x` rounded up to a multiple of 16, each view one
+      contiguous run per channel, the padding a row or two taller so that
+      the last view stays inside, the output a view of the result's first
+      H rows and W columns); `autopar.max_pool`: padding with the
       lowest value (padding never wins) and a window reduction (the same
       per-position views for windows of at most 64 positions, else a
       generic with reduction loops);

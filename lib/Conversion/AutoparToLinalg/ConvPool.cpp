@@ -10,7 +10,10 @@
 // wins), then one `linalg.generic` slides the window: input index
 // `o * stride + k * dilation` per spatial dimension. Loops are ordered with
 // the output's spatial loops innermost, so that the innermost loop walks the
-// output contiguously.
+// output contiguously. Depthwise convolutions with small windows are one
+// elementwise generic over the window's views of the padded input; those
+// with narrow output rows run over the flattened padded plane (FlatPlane),
+// whose views are contiguous runs that whole vectors tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,6 +110,94 @@ static SmallVector<Value> buildTapViews(OpBuilder &b, Location loc, Value input,
   return views;
 }
 
+/// Depthwise output rows narrower than this many elements, that whole
+/// vectors of 16 lanes do not tile (mobilenet_v2's 7x7 planes), are
+/// computed over the flattened padded plane (buildFlatTapViews): a row of
+/// its own would be one short vector of an odd width, which LLVM splits into
+/// several narrower operations (a row of 7 into 4 + 2 + 1 lanes). Wider
+/// rows (14, 28) measured faster as whole rows in tiles of several rows
+/// (autopar-vectorize-elementwise), which need no copy of the output view
+/// (2026-12-07, bench/depthwise.py: 192x28x28 36 us against 75 flattened,
+/// 576x14x14 43 us against 48, loaded machine).
+static constexpr int64_t kFlatRowMaxWidth = 8;
+
+/// The flattened domain of a depthwise convolution is rounded up to a
+/// multiple of this many elements: whole f32 vectors of AVX-512 (16 lanes)
+/// and of AVX2 (8), so that autopar-vectorize-elementwise tiles it without
+/// a remainder on either.
+static constexpr int64_t kFlatDomainMultiple = 16;
+
+/// A depthwise convolution computed over its flattened padded plane: the
+/// output `[N, C, H, W]` is computed as `[N, C, length]`, position
+/// `j = y * paddedWidth + x` of row `y`, column `x` (the columns from W to
+/// the padded width are computed from the padding and dropped), so that
+/// each window position's view of the padded input is one contiguous run
+/// per channel, at offset `dy * paddedWidth + dx`.
+struct FlatPlane {
+  /// The padded input's width (columns per flattened row).
+  int64_t paddedWidth;
+  /// The flattened domain: H * paddedWidth rounded up to
+  /// kFlatDomainMultiple.
+  int64_t length;
+  /// The output rows the padding must hold (padSpatial's output height):
+  /// every view of `length` elements stays inside the padded input.
+  int64_t paddedRows;
+};
+
+/// The flattened plane of a depthwise convolution of `input` ([N, C, H, W])
+/// into `outType`, when it applies: two spatial dimensions, unit strides,
+/// rows of the output narrower than kFlatRowMaxWidth that 16 lanes do not
+/// divide.
+static std::optional<FlatPlane>
+getFlatPlane(RankedTensorType inType, RankedTensorType outType,
+             ArrayRef<int64_t> pads, ArrayRef<int64_t> kernel,
+             ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
+  if (outType.getRank() != 4 || !inType.hasStaticShape() ||
+      !outType.hasStaticShape() ||
+      !llvm::all_of(strides, [](int64_t s) { return s == 1; }))
+    return std::nullopt;
+  int64_t height = outType.getDimSize(2), width = outType.getDimSize(3);
+  if (width % kFlatDomainMultiple == 0 || width >= kFlatRowMaxWidth)
+    return std::nullopt;
+  // The padded width as padSpatial makes it.
+  int64_t in = inType.getDimSize(3);
+  int64_t needed = width + (kernel[1] - 1) * dilations[1];
+  int64_t end = std::max<int64_t>(std::max(pads[3], needed - in - pads[1]), 0);
+  FlatPlane plane;
+  plane.paddedWidth = pads[1] + in + end;
+  plane.length = llvm::alignTo(height * plane.paddedWidth, kFlatDomainMultiple);
+  // The last view (window position kernel - 1) reads `length` elements from
+  // offset (kh - 1) * dh rows + (kw - 1) * dw columns.
+  int64_t lastOffset = (kernel[0] - 1) * dilations[0] * plane.paddedWidth +
+                       (kernel[1] - 1) * dilations[1];
+  int64_t rows = llvm::divideCeil(plane.length + lastOffset, plane.paddedWidth);
+  plane.paddedRows = rows - (kernel[0] - 1) * dilations[0];
+  return plane;
+}
+
+/// One view of the flattened padded input `flat` ([N, C, rows * width]) per
+/// window position: `plane.length` contiguous elements per channel from
+/// offset `dy * paddedWidth + dx` (FlatPlane).
+static SmallVector<Value> buildFlatTapViews(OpBuilder &b, Location loc,
+                                            Value flat, const FlatPlane &plane,
+                                            ArrayRef<int64_t> kernel,
+                                            ArrayRef<int64_t> dilations) {
+  auto flatType = cast<RankedTensorType>(flat.getType());
+  SmallVector<int64_t> viewShape = {flatType.getDimSize(0),
+                                    flatType.getDimSize(1), plane.length};
+  auto viewType = RankedTensorType::get(viewShape, flatType.getElementType());
+  SmallVector<Value> views;
+  for (const SmallVector<int64_t> &tap : getWindowTaps(kernel)) {
+    int64_t offset =
+        tap[0] * dilations[0] * plane.paddedWidth + tap[1] * dilations[1];
+    views.push_back(tensor::ExtractSliceOp::create(
+        b, loc, viewType, flat, ValueRange{}, ValueRange{}, ValueRange{},
+        b.getDenseI64ArrayAttr({0, 0, offset}),
+        b.getDenseI64ArrayAttr(viewShape), b.getDenseI64ArrayAttr({1, 1, 1})));
+  }
+  return views;
+}
+
 /// Slides a window of `kernel` over the padded `input` ([N, C, spatial...])
 /// into `outType` ([N, C, out spatial...]), accumulating from `init` with
 /// `combine({element, accumulator})`, window positions in row-major order.
@@ -195,9 +286,7 @@ struct ConvLowering : public OpConversionPattern<ConvOp> {
     ArrayRef<int64_t> kernel = wType.getShape().drop_front(2);
     ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
 
-    Value padded = padSpatial(rewriter, loc, adaptor.getInput(), op.getPads(),
-                              kernel, strides, dilations, type.getShape(),
-                              createConstant(rewriter, loc, element, 0.0));
+    Value zero = createConstant(rewriter, loc, element, 0.0);
     int64_t taps = 1;
     for (int64_t size : kernel)
       taps *= size;
@@ -205,13 +294,39 @@ struct ConvLowering : public OpConversionPattern<ConvOp> {
       // Depthwise: y[n, c, o] = bias[c] + sum over window positions t of
       // x[n, c, o * s + t] * w[c, t], one elementwise generic over the views
       // of the positions and the weight's column per position (positions
-      // in row-major order, as the loop nest below sums them).
-      SmallVector<Value> operands = buildTapViews(rewriter, loc, padded, type,
-                                                  kernel, strides, dilations);
-      SmallVector<AffineMap> maps(
-          operands.size(), rewriter.getMultiDimIdentityMap(type.getRank()));
+      // in row-major order, as the loop nest below sums them). Narrow
+      // planes are computed over their flattened padded rows (FlatPlane).
+      std::optional<FlatPlane> plane =
+          getFlatPlane(xType, type, op.getPads(), kernel, strides, dilations);
+      RankedTensorType domainType = type;
+      SmallVector<Value> operands;
+      if (plane) {
+        SmallVector<int64_t> paddedOutShape(type.getShape());
+        paddedOutShape[2] = plane->paddedRows;
+        Value padded =
+            padSpatial(rewriter, loc, adaptor.getInput(), op.getPads(), kernel,
+                       strides, dilations, paddedOutShape, zero);
+        assert(cast<RankedTensorType>(padded.getType()).getDimSize(3) ==
+                   plane->paddedWidth &&
+               "the flattened plane's width is the padded input's");
+        Value flat = tensor::CollapseShapeOp::create(
+            rewriter, loc, padded,
+            ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+        operands =
+            buildFlatTapViews(rewriter, loc, flat, *plane, kernel, dilations);
+        domainType = RankedTensorType::get({n, c, plane->length}, element);
+      } else {
+        Value padded =
+            padSpatial(rewriter, loc, adaptor.getInput(), op.getPads(), kernel,
+                       strides, dilations, type.getShape(), zero);
+        operands = buildTapViews(rewriter, loc, padded, type, kernel, strides,
+                                 dilations);
+      }
+      unsigned rank = domainType.getRank();
+      SmallVector<AffineMap> maps(operands.size(),
+                                  rewriter.getMultiDimIdentityMap(rank));
       AffineMap channelMap =
-          AffineMap::get(type.getRank(), 0, {getAffineDimExpr(1, ctx)}, ctx);
+          AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
       // W [C, 1, K...] as [C, taps]: one column per window position.
       SmallVector<ReassociationIndices> wFlat = {{0}, {}};
       for (int64_t i = 1; i < wType.getRank(); ++i)
@@ -233,7 +348,7 @@ struct ConvLowering : public OpConversionPattern<ConvOp> {
         maps.push_back(channelMap);
       }
       Value result = buildGeneric(
-          rewriter, loc, type, operands, maps,
+          rewriter, loc, domainType, operands, maps,
           [&](OpBuilder &b, Location l, ValueRange args) {
             Value acc =
                 hasBias ? args.back() : createConstant(b, l, element, 0.0);
@@ -250,9 +365,34 @@ struct ConvLowering : public OpConversionPattern<ConvOp> {
                                       createMul(b, l, args[t], args[taps + t]));
             return acc;
           });
+      if (plane) {
+        // [N, C, length] -> its first H rows [N, C, H, paddedWidth] -> the
+        // columns of the output.
+        int64_t height = type.getDimSize(2), width = type.getDimSize(3);
+        int64_t rows = height * plane->paddedWidth;
+        if (rows != plane->length)
+          result = tensor::ExtractSliceOp::create(
+              rewriter, loc, RankedTensorType::get({n, c, rows}, element),
+              result, ValueRange{}, ValueRange{}, ValueRange{},
+              rewriter.getDenseI64ArrayAttr({0, 0, 0}),
+              rewriter.getDenseI64ArrayAttr({n, c, rows}),
+              rewriter.getDenseI64ArrayAttr({1, 1, 1}));
+        result = tensor::ExpandShapeOp::create(
+            rewriter, loc,
+            RankedTensorType::get({n, c, height, plane->paddedWidth}, element),
+            result, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+        result = tensor::ExtractSliceOp::create(
+            rewriter, loc, type, result, ValueRange{}, ValueRange{},
+            ValueRange{}, rewriter.getDenseI64ArrayAttr({0, 0, 0, 0}),
+            rewriter.getDenseI64ArrayAttr({n, c, height, width}),
+            rewriter.getDenseI64ArrayAttr({1, 1, 1, 1}));
+      }
       rewriter.replaceOp(op, result);
       return success();
     }
+    Value padded =
+        padSpatial(rewriter, loc, adaptor.getInput(), op.getPads(), kernel,
+                   strides, dilations, type.getShape(), zero);
     auto paddedType = cast<RankedTensorType>(padded.getType());
     SmallVector<int64_t> xShape = {n, groups, c / groups};
     llvm::append_range(xShape, paddedType.getShape().drop_front(2));

@@ -7,7 +7,9 @@
 // This file implements autopar-fuse-elementwise: an elementwise
 // `linalg.generic` whose only use is an operand of another `linalg.generic`
 // read without broadcast is computed inside that consumer, so that the
-// intermediate tensor is never written to memory.
+// intermediate tensor is never written to memory. An elementwise consumer of
+// a depthwise convolution computed over its flattened padded plane is first
+// moved onto that wide domain (sinkFlatPlaneViews), so that the two fuse.
 //
 //===----------------------------------------------------------------------===//
 
@@ -231,11 +233,232 @@ bool fillBorderOnly(RewriterBase &rewriter, linalg::FillOp fill) {
   return true;
 }
 
+/// Whether `slice` takes the leading part of its source: same rank, static
+/// sizes, offsets 0 and unit strides (a view that starts where its source
+/// does).
+bool isLeadingSlice(tensor::ExtractSliceOp slice) {
+  return slice.getSourceType().getRank() == slice.getResultType().getRank() &&
+         slice.getResultType().hasStaticShape() &&
+         llvm::all_of(slice.getStaticOffsets(),
+                      [](int64_t offset) { return offset == 0; }) &&
+         llvm::all_of(slice.getStaticStrides(),
+                      [](int64_t stride) { return stride == 1; });
+}
+
+/// The views through which a depthwise convolution computed over its
+/// flattened padded plane (autopar-convert-to-linalg) yields its output
+/// `[N, C, H, W]` from the wide result `[N, C, length]`: an optional leading
+/// `tensor.extract_slice` (the first H x paddedWidth positions), a
+/// `tensor.expand_shape` of the last dimension into rows of the padded
+/// width, and a leading `tensor.extract_slice` of the output's columns.
+struct FlatPlaneViews {
+  linalg::GenericOp wide;
+  tensor::ExtractSliceOp rows; // null when the domain is not rounded up
+  tensor::ExpandShapeOp expand;
+  tensor::ExtractSliceOp columns;
+};
+
+/// Matches FlatPlaneViews on `value`, each view and the wide generic used
+/// once (by the next view, and `value` by the consumer, unless
+/// `anyUses`).
+std::optional<FlatPlaneViews> matchFlatPlaneViews(Value value,
+                                                  bool anyUses = false) {
+  FlatPlaneViews views;
+  views.columns = value.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!views.columns || !isLeadingSlice(views.columns) ||
+      (!anyUses && !views.columns->hasOneUse()))
+    return std::nullopt;
+  views.expand =
+      views.columns.getSource().getDefiningOp<tensor::ExpandShapeOp>();
+  if (!views.expand || !views.expand->hasOneUse() ||
+      !views.expand.getResultType().hasStaticShape())
+    return std::nullopt;
+  int64_t rank = views.expand.getSrcType().getRank();
+  SmallVector<ReassociationIndices> groups =
+      views.expand.getReassociationIndices();
+  if (views.expand.getResultType().getRank() != rank + 1 ||
+      groups.back() != ReassociationIndices{rank - 1, rank})
+    return std::nullopt;
+  Value wide = views.expand.getSrc();
+  views.rows = wide.getDefiningOp<tensor::ExtractSliceOp>();
+  if (views.rows) {
+    if (!isLeadingSlice(views.rows) || !views.rows->hasOneUse())
+      return std::nullopt;
+    wide = views.rows.getSource();
+  }
+  views.wide = wide.getDefiningOp<linalg::GenericOp>();
+  if (!views.wide || views.wide->getNumResults() != 1 || !wide.hasOneUse())
+    return std::nullopt;
+  return views;
+}
+
+/// Whether the payload of `op` computes on floats (and their comparisons)
+/// without memory effects: evaluating it on values that are then dropped
+/// (the padding columns of a flattened plane) cannot trap.
+bool hasSafeFloatPayload(linalg::GenericOp op) {
+  for (Operation &inner : op.getBlock()->without_terminator()) {
+    if (!isMemoryEffectFree(&inner) || isa<linalg::IndexOp>(inner))
+      return false;
+    for (Type type : inner.getResultTypes())
+      if (!isa<FloatType>(type) && !type.isInteger(1))
+        return false;
+  }
+  return true;
+}
+
+/// An elementwise `linalg.generic` that reads a depthwise convolution's
+/// output through the views of its flattened padded plane
+/// (FlatPlaneViews), and whose other inputs do not index the viewed rows
+/// and columns (per-channel parameters, scalars), is computed over the wide
+/// domain instead and the same views are taken of its result: the
+/// convolution's generic then fuses into it (one pass over memory, as for
+/// a convolution over whole rows), and a chain of such consumers (Clip,
+/// then another elementwise op) follows. The padding columns compute
+/// values that are dropped (hasSafeFloatPayload). Returns whether
+/// `consumer` was rewritten.
+bool sinkFlatPlaneViews(RewriterBase &rewriter, linalg::GenericOp consumer) {
+  if (!consumer.hasPureTensorSemantics() || consumer.getNumDpsInits() != 1 ||
+      consumer.getNumLoops() != consumer.getNumParallelLoops() ||
+      consumer.payloadUsesValueFromOperand(consumer.getDpsInitOperand(0)) ||
+      !consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0))
+           .isIdentity() ||
+      !hasSafeFloatPayload(consumer))
+    return false;
+  std::optional<FlatPlaneViews> views;
+  OpOperand *viewed = nullptr;
+  for (OpOperand *input : consumer.getDpsInputOperands()) {
+    if (!consumer.getMatchingIndexingMap(input).isIdentity())
+      continue;
+    views = matchFlatPlaneViews(input->get());
+    if (views) {
+      viewed = input;
+      break;
+    }
+  }
+  if (!views)
+    return false;
+  auto wideType = cast<RankedTensorType>(views->wide->getResult(0).getType());
+  int64_t rank = wideType.getRank();
+  // The consumer's loops: the wide domain's, its last split into rows and
+  // columns (loops rank - 1 and rank), which no other input may read.
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<AffineExpr> replacements;
+  for (int64_t d = 0; d < rank; ++d)
+    replacements.push_back(getAffineDimExpr(d, ctx));
+  replacements.push_back(getAffineDimExpr(rank - 1, ctx));
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : consumer.getDpsInputOperands()) {
+    AffineMap map = consumer.getMatchingIndexingMap(input);
+    if (input == viewed) {
+      maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+      continue;
+    }
+    if (map.isFunctionOfDim(rank - 1) || map.isFunctionOfDim(rank))
+      return false;
+    maps.push_back(
+        map.replaceDimsAndSymbols(replacements, {}, rank, map.getNumSymbols()));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+
+  Location loc = consumer.getLoc();
+  rewriter.setInsertionPoint(consumer);
+  auto resultType = cast<RankedTensorType>(consumer->getResult(0).getType());
+  auto wideResultType = wideType.clone(resultType.getElementType());
+  SmallVector<Value> inputs;
+  for (OpOperand *input : consumer.getDpsInputOperands())
+    inputs.push_back(input == viewed ? views->wide->getResult(0)
+                                     : input->get());
+  Value init = tensor::EmptyOp::create(rewriter, loc, wideResultType.getShape(),
+                                       wideResultType.getElementType());
+  auto wideConsumer = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{wideResultType}, inputs, ValueRange{init}, maps,
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel));
+  rewriter.inlineRegionBefore(consumer.getRegion(), wideConsumer.getRegion(),
+                              wideConsumer.getRegion().begin());
+  Value result = wideConsumer.getResult(0);
+  auto retype = [&](RankedTensorType type) {
+    return type.clone(resultType.getElementType());
+  };
+  if (views->rows)
+    result = tensor::ExtractSliceOp::create(
+        rewriter, loc, retype(views->rows.getResultType()), result,
+        views->rows.getMixedOffsets(), views->rows.getMixedSizes(),
+        views->rows.getMixedStrides());
+  result = tensor::ExpandShapeOp::create(
+      rewriter, loc, retype(views->expand.getResultType()), result,
+      views->expand.getReassociationIndices());
+  result = tensor::ExtractSliceOp::create(
+      rewriter, loc, resultType, result, views->columns.getMixedOffsets(),
+      views->columns.getMixedSizes(), views->columns.getMixedStrides());
+  rewriter.replaceOp(consumer, result);
+  rewriter.eraseOp(views->columns);
+  rewriter.eraseOp(views->expand);
+  if (views->rows)
+    rewriter.eraseOp(views->rows);
+  return true;
+}
+
+/// The output of a flattened depthwise plane (FlatPlaneViews) is a view
+/// whose rows are apart in its buffer: an op other than a linalg op that
+/// reads it (the `tensor.pad` of the next convolution, the
+/// `tensor.collapse_shape` of a pointwise convolution's input, a returned
+/// result) would make bufferization copy it with a scalar loop nest. Those
+/// uses read an elementwise copy instead (one `linalg.generic`, which
+/// autopar-vectorize-elementwise vectorizes and a pad fuses with). Returns
+/// whether `columns` got a copy.
+bool copyFlatPlaneOutput(RewriterBase &rewriter,
+                         tensor::ExtractSliceOp columns) {
+  Value view = columns.getResult();
+  if (!matchFlatPlaneViews(view, /*anyUses=*/true))
+    return false;
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : view.getUses())
+    if (!isa<linalg::LinalgOp>(use.getOwner()))
+      uses.push_back(&use);
+  if (uses.empty())
+    return false;
+  rewriter.setInsertionPointAfter(columns);
+  auto type = cast<RankedTensorType>(view.getType());
+  Location loc = columns.getLoc();
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                       type.getElementType());
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(type.getRank(), rewriter.getContext());
+  auto copy = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, ValueRange{view}, ValueRange{init},
+      ArrayRef<AffineMap>{identity, identity},
+      SmallVector<utils::IteratorType>(type.getRank(),
+                                       utils::IteratorType::parallel),
+      [](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(b, l, args[0]);
+      });
+  for (OpOperand *use : uses)
+    rewriter.modifyOpInPlace(use->getOwner(),
+                             [&] { use->set(copy.getResult(0)); });
+  return true;
+}
+
 struct FuseElementwisePass
     : public autopar::impl::FuseElementwisePassBase<FuseElementwisePass> {
   using Base::Base;
 
   void runOnOperation() override {
+    // Elementwise consumers of flattened depthwise planes first, in program
+    // order, so that a chain of them moves onto the wide domain link by link.
+    {
+      SmallVector<linalg::GenericOp> generics;
+      getOperation().walk(
+          [&](linalg::GenericOp generic) { generics.push_back(generic); });
+      IRRewriter rewriter(&getContext());
+      for (linalg::GenericOp generic : generics)
+        (void)sinkFlatPlaneViews(rewriter, generic);
+      SmallVector<tensor::ExtractSliceOp> slices;
+      getOperation().walk(
+          [&](tensor::ExtractSliceOp slice) { slices.push_back(slice); });
+      for (tensor::ExtractSliceOp slice : slices)
+        (void)copyFlatPlaneOutput(rewriter, slice);
+    }
+
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
     // A long chain can take a sweep of the greedy driver per link (a chain

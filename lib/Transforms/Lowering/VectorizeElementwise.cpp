@@ -26,7 +26,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -450,6 +452,81 @@ bool readStrideTwoAsShuffle(RewriterBase &rewriter,
   return true;
 }
 
+/// Output rows a window tile holds in vector registers at most, counted in
+/// vectors of the ISA's width (getWindowRowTile): AVX2's 16 registers keep
+/// 8 accumulators, the weight broadcast and the input rows.
+constexpr int64_t kMaxWindowTileVectors = 8;
+
+/// The number of output rows each tile of `op` computes: more than one when
+/// `op` reads at least two views of one tensor (`tensor.extract_slice`s at
+/// unit strides, as a depthwise convolution or a pooling reads its padded
+/// input) that start on different rows (dimension rank - 2 of its loops and
+/// of the views, which identity maps read): the tile's rows then share the
+/// input rows their windows overlap on, each loaded once for up to
+/// kernel-height products, and each weight broadcast serves every row. The
+/// largest of 4, 3, 2 that divides the rows and keeps `rows x
+/// ceil(width / lanes)` vectors within kMaxWindowTileVectors; 1 otherwise.
+int64_t getWindowRowTile(linalg::LinalgOp op, int64_t width, int64_t lanes) {
+  int64_t numLoops = op.getNumLoops();
+  if (numLoops < 2)
+    return 1;
+  llvm::DenseMap<Value, llvm::SmallDenseSet<int64_t>> rowOffsets;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto slice = input->get().getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || !op.getMatchingIndexingMap(input).isIdentity() ||
+        slice.getSourceType().getRank() != numLoops ||
+        slice.getResultType().getRank() != numLoops ||
+        !llvm::all_of(slice.getStaticStrides(),
+                      [](int64_t stride) { return stride == 1; }))
+      continue;
+    int64_t offset = slice.getStaticOffsets()[numLoops - 2];
+    if (!ShapedType::isDynamic(offset))
+      rowOffsets[slice.getSource()].insert(offset);
+  }
+  if (llvm::none_of(rowOffsets,
+                    [](const auto &entry) { return entry.second.size() > 1; }))
+    return 1;
+  int64_t rows = op.getStaticLoopRanges()[numLoops - 2];
+  int64_t vectorsPerRow = llvm::divideCeil(width, lanes);
+  for (int64_t tile : {4, 3, 2})
+    if (rows % tile == 0 && tile * vectorsPerRow <= kMaxWindowTileVectors)
+      return tile;
+  return 1;
+}
+
+/// Unrolls the 2-D vector operations inside `loops` (the tiles of
+/// getWindowRowTile) into one operation per row, as 1-D vectors of a row's
+/// width, so that the rows' reads of the same input row are the same
+/// operation (CSE).
+LogicalResult
+unrollWindowRows(func::FuncOp func,
+                 const llvm::SmallPtrSetImpl<Operation *> &loops) {
+  if (loops.empty())
+    return success();
+  vector::UnrollVectorOptions options;
+  options.setNativeShapeFn(
+      [](Operation *op) -> std::optional<SmallVector<int64_t>> {
+        VectorType type;
+        if (auto write = dyn_cast<vector::TransferWriteOp>(op))
+          type = write.getVectorType();
+        else if (op->getNumResults() == 1)
+          type = dyn_cast<VectorType>(op->getResult(0).getType());
+        if (!type || type.getRank() != 2 || type.getDimSize(0) == 1)
+          return std::nullopt;
+        return SmallVector<int64_t>{1, type.getDimSize(1)};
+      });
+  options.setFilterConstraint([&](Operation *op) {
+    for (Operation *parent = op->getParentOp(); parent;
+         parent = parent->getParentOp())
+      if (loops.contains(parent))
+        return success();
+    return failure();
+  });
+  RewritePatternSet patterns(func.getContext());
+  vector::populateVectorUnrollPatterns(patterns, options);
+  return applyPatternsGreedily(func, std::move(patterns));
+}
+
 struct VectorizeElementwisePass
     : public autopar::impl::VectorizeElementwisePassBase<
           VectorizeElementwisePass> {
@@ -492,6 +569,8 @@ struct VectorizeElementwisePass
           }
     });
     bool vectorizedAny = false;
+    // The loops of the window tiles of several rows (getWindowRowTile).
+    llvm::SmallPtrSet<Operation *, 8> windowLoops;
     for (linalg::GenericOp op : reductions)
       if (succeeded(vectorizeInnerReduction(rewriter, op, lanes))) {
         vectorizedAny = true;
@@ -550,9 +629,14 @@ struct VectorizeElementwisePass
         width /= 2;
       if (ranges.back() % width != 0)
         continue;
+      // Window views at unit stride: several output rows per tile.
+      int64_t rows =
+          hasStridedInnermost(op) ? 1 : getWindowRowTile(op, width, lanes);
 
       SmallVector<int64_t> tileSizes(ranges.size(), 1);
       tileSizes.back() = width;
+      if (rows > 1)
+        tileSizes[ranges.size() - 2] = rows;
       scf::SCFTilingOptions options;
       options.setTileSizes(getAsIndexOpFoldResult(ctx, tileSizes));
       rewriter.setInsertionPoint(op);
@@ -585,19 +669,28 @@ struct VectorizeElementwisePass
           continue;
         rewriter.replaceOp(generic, dropped->replacements);
         tile = dropped->resultOp.getOperation();
-        if (cast<linalg::LinalgOp>(tile).getNumLoops() != 1)
+        if (cast<linalg::LinalgOp>(tile).getNumLoops() != (rows > 1 ? 2 : 1))
           continue;
       }
+      SmallVector<int64_t> vectorSizes = {width};
+      if (rows > 1)
+        vectorSizes.insert(vectorSizes.begin(), rows);
       rewriter.setInsertionPoint(tile);
       FailureOr<linalg::VectorizationResult> vectorized =
-          linalg::vectorize(rewriter, tile, {width});
+          linalg::vectorize(rewriter, tile, vectorSizes);
       if (failed(vectorized))
         continue;
       rewriter.replaceOp(tile, vectorized->replacements);
+      if (rows > 1)
+        for (LoopLikeOpInterface loop : tiled->loops)
+          windowLoops.insert(loop.getOperation());
       vectorizedAny = true;
       ++numVectorized;
     }
-    // 1-D transfers (the vector lowering unrolls n-D ones only partially).
+    // The rows of window tiles as 1-D vectors, then 1-D transfers (the
+    // vector lowering unrolls n-D ones only partially).
+    if (failed(unrollWindowRows(getOperation(), windowLoops)))
+      return signalPassFailure();
     if (vectorizedAny && failed(simplifyVectors(getOperation())))
       return signalPassFailure();
     // Reads of stride-2 views (in bounds once simplified): contiguous reads

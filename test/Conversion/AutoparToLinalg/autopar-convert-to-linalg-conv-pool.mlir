@@ -73,13 +73,14 @@ func.func @max_pool(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
 // A depthwise convolution (one group per channel, one output channel each):
 // bias plus one product per window position, with the weight's column of
 // that position, in one elementwise generic over the views (f32: one fused
-// multiply-add per position).
+// multiply-add per position). Rows of 8 columns or more (here 32)
+// keep the output's shape.
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
-// CHECK-LABEL: func.func @depthwise
-// CHECK-SAME: (%[[X:.*]]: tensor<1x4x6x6xf32>, %[[W:.*]]: tensor<4x1x2x2xf32>, %[[B:.*]]: tensor<4xf32>)
-// CHECK: %[[V0:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 4, 5, 5] [1, 1, 1, 1]
-// CHECK: %[[V3:.*]] = tensor.extract_slice %[[X]][0, 0, 1, 1] [1, 4, 5, 5] [1, 1, 1, 1]
+// CHECK-LABEL: func.func @depthwise_wide
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x33x33xf32>, %[[W:.*]]: tensor<4x1x2x2xf32>, %[[B:.*]]: tensor<4xf32>)
+// CHECK: %[[V0:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 4, 32, 32] [1, 1, 1, 1]
+// CHECK: %[[V3:.*]] = tensor.extract_slice %[[X]][0, 0, 1, 1] [1, 4, 32, 32] [1, 1, 1, 1]
 // CHECK: %[[WC:.*]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2, 3]] : tensor<4x1x2x2xf32> into tensor<4x4xf32>
 // CHECK: %[[W0:.*]] = tensor.extract_slice %[[WC]][0, 0] [4, 1] [1, 1] : tensor<4x4xf32> to tensor<4xf32>
 // CHECK: %[[W3:.*]] = tensor.extract_slice %[[WC]][0, 3] [4, 1] [1, 1] : tensor<4x4xf32> to tensor<4xf32>
@@ -91,7 +92,39 @@ func.func @max_pool(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
 // CHECK-COUNT-2: math.fma
 // CHECK-NOT: arith.mulf
 // CHECK-NOT: linalg.generic
-func.func @depthwise(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x2x2xf32>, %b: tensor<4xf32>) -> tensor<1x4x5x5xf32> {
+func.func @depthwise_wide(%x: tensor<1x4x33x33xf32>, %w: tensor<4x1x2x2xf32>, %b: tensor<4xf32>) -> tensor<1x4x32x32xf32> {
+  %0 = autopar.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 4 : i64} : (tensor<1x4x33x33xf32>, tensor<4x1x2x2xf32>, tensor<4xf32>) -> tensor<1x4x32x32xf32>
+  return %0 : tensor<1x4x32x32xf32>
+}
+
+// -----
+
+// A depthwise convolution whose output rows are narrow (5 columns: fewer
+// than 8) is computed over its flattened padded
+// plane: output position j = 6 y + x of the padded width 6, 30 positions
+// rounded up to 32, each window position's view one contiguous run per
+// channel at offset 6 dy + dx. The padding gains a row so that the last
+// view (offset 7) stays inside; the columns past 5 are dropped.
+// CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[CH3:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @depthwise_narrow
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x6x6xf32>, %[[W:.*]]: tensor<4x1x2x2xf32>, %[[B:.*]]: tensor<4xf32>)
+// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 0, 0] high[0, 0, 1, 0]
+// CHECK: } : tensor<1x4x6x6xf32> to tensor<1x4x7x6xf32>
+// CHECK: %[[F:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0], [1], [2, 3]] : tensor<1x4x7x6xf32> into tensor<1x4x42xf32>
+// CHECK: %[[V0:.*]] = tensor.extract_slice %[[F]][0, 0, 0] [1, 4, 32] [1, 1, 1] : tensor<1x4x42xf32> to tensor<1x4x32xf32>
+// CHECK: %[[V1:.*]] = tensor.extract_slice %[[F]][0, 0, 1] [1, 4, 32] [1, 1, 1]
+// CHECK: %[[V2:.*]] = tensor.extract_slice %[[F]][0, 0, 6] [1, 4, 32] [1, 1, 1]
+// CHECK: %[[V3:.*]] = tensor.extract_slice %[[F]][0, 0, 7] [1, 4, 32] [1, 1, 1]
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ID3]], #[[ID3]], #[[ID3]], #[[CH3]], #[[CH3]], #[[CH3]], #[[CH3]], #[[CH3]], #[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[V0]], %[[V1]], %[[V2]], %[[V3]], {{.*}}, %[[B]] :
+// CHECK-COUNT-4: math.fma
+// CHECK: } -> tensor<1x4x32xf32>
+// CHECK: %[[R:.*]] = tensor.extract_slice %[[G]][0, 0, 0] [1, 4, 30] [1, 1, 1] : tensor<1x4x32xf32> to tensor<1x4x30xf32>
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[R]] {{\[\[}}0], [1], [2, 3]] output_shape [1, 4, 5, 6] : tensor<1x4x30xf32> into tensor<1x4x5x6xf32>
+// CHECK: %[[Y:.*]] = tensor.extract_slice %[[E]][0, 0, 0, 0] [1, 4, 5, 5] [1, 1, 1, 1] : tensor<1x4x5x6xf32> to tensor<1x4x5x5xf32>
+// CHECK: return %[[Y]]
+func.func @depthwise_narrow(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x2x2xf32>, %b: tensor<4xf32>) -> tensor<1x4x5x5xf32> {
   %0 = autopar.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 4 : i64} : (tensor<1x4x6x6xf32>, tensor<4x1x2x2xf32>, tensor<4xf32>) -> tensor<1x4x5x5xf32>
   return %0 : tensor<1x4x5x5xf32>
 }

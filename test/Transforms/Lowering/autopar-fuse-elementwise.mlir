@@ -57,20 +57,22 @@ func.func @broadcast_read(%x: tensor<64x8xf32>, %s: tensor<8xf32>) -> tensor<64x
 // The zero padding of a convolution's input whose producer is an
 // elementwise generic with no other use: the producer writes into the
 // interior of the padded tensor, and the pad (a copy of the whole tensor)
-// goes. Only the border is zero-filled: the rows above and below, then the
-// columns left and right of the interior rows, a cache line (16 f32) wide
-// into the interior (overwritten later); rows of 8 are filled whole.
+// goes. Only the border is zero-filled: the rows above and below (two below:
+// the depthwise convolution's flattened plane, 6 rows of 8, reads one row
+// past the window's), then the columns left and right of the interior rows,
+// a cache line (16 f32) wide into the interior (overwritten later); rows of
+// 8 are filled whole.
 
 // CHECK-LABEL: func.func @relu_into_padding
 // CHECK-NOT: tensor.pad
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x8x8x8xf32>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x8x9x8xf32>
 // CHECK: %[[S0:.*]] = tensor.extract_slice %[[E]][0, 0, 0, 0] [1, 8, 1, 8] [1, 1, 1, 1]
 // CHECK: %[[F0:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[S0]] : tensor<1x8x1x8xf32>)
 // CHECK: %[[B0:.*]] = tensor.insert_slice %[[F0]] into %[[E]][0, 0, 0, 0] [1, 8, 1, 8] [1, 1, 1, 1]
-// CHECK: %[[S1:.*]] = tensor.extract_slice %[[B0]][0, 0, 7, 0] [1, 8, 1, 8] [1, 1, 1, 1]
-// CHECK: %[[F1:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[S1]] : tensor<1x8x1x8xf32>)
-// CHECK: %[[B1:.*]] = tensor.insert_slice %[[F1]] into %[[B0]][0, 0, 7, 0] [1, 8, 1, 8] [1, 1, 1, 1]
+// CHECK: %[[S1:.*]] = tensor.extract_slice %[[B0]][0, 0, 7, 0] [1, 8, 2, 8] [1, 1, 1, 1]
+// CHECK: %[[F1:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[S1]] : tensor<1x8x2x8xf32>)
+// CHECK: %[[B1:.*]] = tensor.insert_slice %[[F1]] into %[[B0]][0, 0, 7, 0] [1, 8, 2, 8] [1, 1, 1, 1]
 // CHECK: %[[S2:.*]] = tensor.extract_slice %[[B1]][0, 0, 1, 0] [1, 8, 6, 8] [1, 1, 1, 1]
 // CHECK: %[[F2:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[S2]] : tensor<1x8x6x8xf32>)
 // CHECK: %[[B2:.*]] = tensor.insert_slice %[[F2]] into %[[B1]][0, 0, 1, 0] [1, 8, 6, 8] [1, 1, 1, 1]
@@ -79,7 +81,7 @@ func.func @broadcast_read(%x: tensor<64x8xf32>, %s: tensor<8xf32>) -> tensor<64x
 // CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x6x6xf32>) outs(%[[I]] : tensor<1x8x6x6xf32>)
 // CHECK: arith.select
 // CHECK: %[[P:.*]] = tensor.insert_slice %[[R]] into %[[B2]][0, 0, 1, 1] [1, 8, 6, 6] [1, 1, 1, 1]
-// CHECK: tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 8, 6, 6] [1, 1, 1, 1]
+// CHECK: tensor.collapse_shape %[[P]] {{\[\[}}0], [1], [2, 3]] : tensor<1x8x9x8xf32> into tensor<1x8x72xf32>
 // CHECK-NOT: tensor.pad
 func.func @relu_into_padding(%x: tensor<1x8x6x6xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x6x6xf32> {
   %r = autopar.relu %x : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
@@ -236,4 +238,51 @@ func.func @scale_mask_softmax(%s: tensor<2x8x8xf32>, %mask: tensor<8x8xf32>) -> 
   %u = autopar.add %t, %mask : (tensor<2x8x8xf32>, tensor<8x8xf32>) -> tensor<2x8x8xf32>
   %p = autopar.softmax %u {axis = 2 : i64} : (tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
   return %p : tensor<2x8x8xf32>
+}
+
+// -----
+
+// A depthwise convolution over its flattened padded plane (rows of 7 padded
+// to 9: 63 positions, rounded up to 64), then Clip and a per-channel scale:
+// both are moved onto the 64 positions, the convolution fuses into them
+// (one generic, one memory pass), and the output's views (the first 63
+// positions as 7 rows of 9, their first 7 columns) are taken of the result.
+// Returned (as a pad or a pointwise convolution's reshape would read it), the
+// view is copied by an elementwise generic, which is vectorized, rather than
+// by bufferization's scalar copy.
+
+// CHECK-LABEL: func.func @flat_depthwise_clip
+// CHECK: %[[G:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<1x8x64xf32>)
+// CHECK-COUNT-9: math.fma
+// CHECK: arith.select
+// CHECK: arith.mulf
+// CHECK: } -> tensor<1x8x64xf32>
+// CHECK: %[[R:.*]] = tensor.extract_slice %[[G]][0, 0, 0] [1, 8, 63] [1, 1, 1]
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[R]] {{\[\[}}0], [1], [2, 3]] output_shape [1, 8, 7, 9]
+// CHECK: %[[Y:.*]] = tensor.extract_slice %[[E]][0, 0, 0, 0] [1, 8, 7, 7] [1, 1, 1, 1]
+// CHECK: %[[C:.*]] = linalg.generic {{.*}} ins(%[[Y]] : tensor<1x8x7x7xf32>) outs(%{{.*}} : tensor<1x8x7x7xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:[^:]*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: linalg.yield %[[IN]] : f32
+// CHECK: return %[[C]]
+func.func @flat_depthwise_clip(%x: tensor<1x8x7x7xf32>, %w: tensor<8x1x3x3xf32>, %b: tensor<8xf32>, %s: tensor<8x1x1xf32>) -> tensor<1x8x7x7xf32> {
+  %y = autopar.conv %x, %w, %b {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x7x7xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<1x8x7x7xf32>
+  %c = autopar.clip %y {min = 0.0 : f64, max = 6.0 : f64} : (tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  %z = autopar.mul %c, %s : (tensor<1x8x7x7xf32>, tensor<8x1x1xf32>) -> tensor<1x8x7x7xf32>
+  return %z : tensor<1x8x7x7xf32>
+}
+
+// -----
+
+// An elementwise op whose other input indexes the rows and columns (a
+// residual add) is not moved onto the wide domain: the convolution's
+// generic and the add stay apart.
+
+// CHECK-LABEL: func.func @flat_depthwise_residual
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x8x64xf32>)
+// CHECK: tensor.expand_shape
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x8x7x7xf32>)
+func.func @flat_depthwise_residual(%x: tensor<1x8x7x7xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x7x7xf32> {
+  %y = autopar.conv %x, %w {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x7x7xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x7x7xf32>
+  %z = autopar.add %y, %x : (tensor<1x8x7x7xf32>, tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  return %z : tensor<1x8x7x7xf32>
 }

@@ -231,19 +231,56 @@ func.func @short_or_outer(%x: tensor<4x24xf32>, %i: tensor<4xf32>, %z: tensor<64
 // padded input: the rows of one view are not contiguous, so the loops over
 // rows and columns are not collapsed (that would copy each view into a new
 // buffer); a row of 56 columns (which AVX-512's 16 lanes do not divide) is
-// one vector of 56, as a row of 7 is one vector of 7.
+// one vector of 56. Each tile computes two output rows (4 vectors of 16
+// lanes each): its 18 reads of the padded input cover 4 rows, each read for
+// up to three window rows, and each weight broadcast serves both rows.
 
 // AVX512-LABEL: func.func @depthwise_views
 // AVX512-NOT: tensor.collapse_shape {{.*}}tensor<1x8x56x56xf32>
-// AVX512-COUNT-9: vector.transfer_read {{.*}} : tensor<1x8x58x58xf32>, vector<56xf32>
-// AVX512: vector.transfer_write {{.*}} : vector<56xf32>, tensor<1x8x56x56xf32>
+// AVX512: scf.for %{{.*}} = %c0 to %c56 step %c2
+// AVX512-COUNT-18: vector.transfer_read {{.*}} : tensor<1x8x58x58xf32>, vector<56xf32>
+// AVX512: vector.transfer_write {{.*}}[%c0, %c0] {{.*}} : vector<56xf32>, tensor<2x56xf32>
+// AVX512: vector.transfer_write {{.*}}[%c1, %c0] {{.*}} : vector<56xf32>, tensor<2x56xf32>
+// AVX512: tensor.insert_slice {{.*}} [1, 1, 2, 56] [1, 1, 1, 1] : tensor<2x56xf32> into tensor<1x8x56x56xf32>
+// AVX2 (rows in 7 vectors of 8): tiles of four rows, one vector wide.
+// AVX2-LABEL: func.func @depthwise_views
+// AVX2: scf.for %{{.*}} = %c0 to %c56 step %c4
+// AVX2: scf.for %{{.*}} = %c0 to %c56 step %c8
+// AVX2-COUNT-36: vector.transfer_read {{.*}} : tensor<1x8x58x58xf32>, vector<8xf32>
 func.func @depthwise_views(%x: tensor<1x8x56x56xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x56x56xf32> {
   %y = autopar.conv %x, %w {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x56x56xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x56x56xf32>
   return %y : tensor<1x8x56x56xf32>
 }
 
+// Rows of 112 in vectors of 16 (AVX-512) or 8 (AVX2): four output rows per
+// tile, 4 x 9 products from 6 x 3 reads.
+
+// AVX512-LABEL: func.func @depthwise_wide_rows
+// AVX512: scf.for %{{.*}} = %c0 to %c112 step %c4
+// AVX512: scf.for %{{.*}} = %c0 to %c112 step %c16
+// AVX512-COUNT-36: vector.transfer_read {{.*}} : tensor<1x8x114x114xf32>, vector<16xf32>
+// AVX512-COUNT-4: vector.transfer_write {{.*}} : vector<16xf32>, tensor<4x16xf32>
+// AVX2-LABEL: func.func @depthwise_wide_rows
+// AVX2: scf.for %{{.*}} = %c0 to %c112 step %c4
+// AVX2: scf.for %{{.*}} = %c0 to %c112 step %c8
+// AVX2-COUNT-36: vector.transfer_read {{.*}} : tensor<1x8x114x114xf32>, vector<8xf32>
+func.func @depthwise_wide_rows(%x: tensor<1x8x112x112xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x112x112xf32> {
+  %y = autopar.conv %x, %w {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x112x112xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x112x112xf32>
+  return %y : tensor<1x8x112x112xf32>
+}
+
+// Rows of 7 are computed over the flattened padded plane (rows of 9, 63
+// positions rounded up to 64): whole vectors of 16 or 8 lanes, each view a
+// contiguous run of the flattened padded input.
 // AVX512-LABEL: func.func @depthwise_short_rows
-// AVX512-COUNT-9: vector.transfer_read {{.*}} : tensor<1x8x9x9xf32>, vector<7xf32>
+// AVX512: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<1x8x10x9xf32> into tensor<1x8x90xf32>
+// AVX512: scf.for %{{.*}} = %c0 to %c64 step %c16
+// AVX512-COUNT-9: vector.transfer_read {{.*}} : tensor<1x8x90xf32>, vector<16xf32>
+// AVX512: vector.transfer_write {{.*}} : vector<16xf32>, tensor<1x8x64xf32>
+// AVX512: tensor.expand_shape {{.*}} output_shape [1, 8, 7, 9]
+// AVX2-LABEL: func.func @depthwise_short_rows
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c8
+// AVX2-COUNT-9: vector.transfer_read {{.*}} : tensor<1x8x90xf32>, vector<8xf32>
 func.func @depthwise_short_rows(%x: tensor<1x8x7x7xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x7x7xf32> {
   %y = autopar.conv %x, %w {group = 8 : i64, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x8x7x7xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x7x7xf32>
   return %y : tensor<1x8x7x7xf32>

@@ -277,6 +277,19 @@ def FuseElementwisePass
     ```
     After: one `linalg.generic` over `%x` whose body adds, then takes the
     maximum.
+
+    A depthwise convolution over its flattened padded plane
+    (`autopar-convert-to-linalg`: a generic over `[N, C, length]` whose
+    output `[N, C, H, W]` is a leading slice, an expand of the last
+    dimension into rows of the padded width, and a leading slice of the
+    columns) is handled first: an elementwise consumer of that output
+    whose other inputs do not index rows and columns (Clip, a per-channel
+    scale) and whose body computes on floats without side effects is
+    rebuilt over `[N, C, length]` and the views are taken of its result, so
+    that the convolution fuses into it; a use of the output by an op that
+    is not a linalg op (a pad, a reshape, a return) reads an elementwise
+    copy generic instead, which is vectorized and which a pad fuses with
+    (bufferization would copy the view with a scalar loop nest).
   }];
   let dependentDialects = [
     "mlir::affine::AffineDialect",
@@ -395,6 +408,12 @@ def VectorizeElementwisePass
       loop (rows of 56), or, for an f32 loop of 5 to 4 x lanes that neither
       divides (rows of 28, 14 or 7), by the whole loop (one vector of its
       length, which LLVM splits into registers);
+    - when it reads views of one tensor at unit strides that start on
+      different rows (a depthwise convolution's or a pooling's window
+      views of its padded input), takes 4, 3 or 2 rows per tile (the
+      largest that divides the rows, at most 8 vectors of the ISA's width
+      in all), so that the rows share their input row loads and weight
+      broadcasts; the tile's 2-D vectors are unrolled into 1-D rows;
     - is vectorized (`linalg::vectorize`) with that vector size.
 
     A copy generic that gathers its input through affine expressions (the

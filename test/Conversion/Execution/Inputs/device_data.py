@@ -287,6 +287,7 @@ def conv_pool():
         np.array(np.einsum("bij->", a.astype(np.float64))),
         _pool(a, "max", [3], [1], [1, 1], [1]),
         _pool(a, "avg", [2], [2], [1, 0], [1], ceil=True),
+        _conv(img, wd, None, [1, 1], [2, 1, 1, 2], [2, 2], group=4),
     ]
     return {"grid": 1,
             "inputs": [img, w, bias, w1, wd, seq, ws, a, b, sq, v, q, k],
