@@ -640,7 +640,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     // Under a finite cutoff, the bounds with the bubble in them: no step
     // is below the busiest device's fill, work and drain with every chunk
     // at its floor, and each chunk is searched under the cutoff less its
-    // lead (the least over the chunks that share its plan).
+    // lead (the least over the chunks of its kind, first or last: see
+    // below for the non-interleaved stages).
     std::vector<double> lead(n, 0.0);
     if (bounded) {
       PipelineProblem pb = floorProblem(
@@ -665,7 +666,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       for (unsigned i = 0; i < n; ++i)
         for (unsigned j = 0; j < n; ++j)
           if ((i == 0) == (j == 0) && (i + 1 == n) == (j + 1 == n) &&
-              copiesOf(i) == copiesOf(j) && kindOf[i % p] == kindOf[j % p])
+              kindOf[i % p] == kindOf[j % p])
             lead[i] = std::min(lead[i], getMakespanLead(pb, j));
     }
     std::vector<StageEval *> chunk(n);
@@ -902,8 +903,11 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     return least;
   };
   // The lead each candidate is searched with: the least over the stage
-  // positions that share its plan (same block count, first or last, in
-  // flight and kind of slab).
+  // positions of the same block count, first or last, and kind of slab,
+  // whatever their microbatches in flight. Sharing it with the positions
+  // that hold more keeps the plan searched for the fewest in flight there
+  // to be priced again for the others (evaluateWith): a tighter cutoff
+  // there would leave each of them to a search of its own.
   std::vector<std::vector<double>> leadAt(p,
                                           std::vector<double>(kMax + 1, 0.0));
   if (bounded) {
@@ -928,7 +932,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     for (unsigned s = 0; s < p; ++s)
       for (unsigned t = 0; t < p; ++t)
         if ((s == 0) == (t == 0) && (s + 1 == p) == (t + 1 == p) &&
-            inFlight[s] == inFlight[t] && kindOf[s] == kindOf[t])
+            kindOf[s] == kindOf[t])
           for (unsigned k = kMin; k <= kMax; ++k)
             keyed[s][k] = std::min(keyed[s][k], leadAt[t][k]);
     leadAt = std::move(keyed);
