@@ -281,6 +281,8 @@ struct PlanSearchOptions {
   double timeLimitSeconds = 600;
   PlanPrecision precision = PlanPrecision::Model;
   bool shardOptimizer = false;
+  /// Training: the weights not trained (AutoPlanOptions::frozenWeights).
+  std::vector<std::string> frozenWeights;
   int64_t microbatches = 1;
   /// Training: the recomputation priced, or searched.
   RecomputeSpec recompute;

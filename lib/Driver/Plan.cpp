@@ -15,6 +15,7 @@
 
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Pipelines/Pipelines.h"
+#include "autopar/Transforms/Autodiff/Trainable.h"
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/AutoPlan.h"
 #include "autopar/Transforms/Planning/PipelinePlan.h"
@@ -28,6 +29,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -300,6 +303,7 @@ makePlanOptions(ArrayRef<int64_t> grid,
   options.timeLimitSeconds = search.timeLimitSeconds;
   options.precision = search.precision;
   options.shardOptimizerState = search.shardOptimizer;
+  options.frozenWeights = search.frozenWeights;
   options.microbatches = search.microbatches;
   options.recompute = search.recompute;
   options.searchRecompute = search.searchRecompute;
@@ -580,6 +584,10 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
     emitDriverError(ctx) << "--distributed-optimizer needs --mode training";
     return failure();
   }
+  if (!request.freeze.empty() && *planMode != PlanMode::Training) {
+    emitDriverError(ctx) << "--freeze needs --mode training";
+    return failure();
+  }
   std::string plan = request.plan.empty() ? std::string("auto") : request.plan;
   PlanSearchOptions search;
   search.searchRecompute = *planMode == PlanMode::Training && plan == "auto";
@@ -771,8 +779,114 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
   search.timeLimitSeconds = double(request.timeLimitSeconds);
   search.precision = *planPrecision;
   search.shardOptimizer = distributedOptimizer;
+  search.frozenWeights = request.freeze;
+  if (std::string missing =
+          findMissingFrozenWeight(*model->module, request.freeze);
+      !missing.empty()) {
+    emitDriverError(ctx) << "--freeze: the model has no weight named '"
+                         << missing << "'";
+    return failure();
+  }
+  if (!request.freeze.empty())
+    meta.extra["frozen"] = json::Array(request.freeze);
   json::Array microbatchesTried;
-  if (searchMicrobatches) {
+  // `--microbatches auto --stages auto`: the microbatch count and the stage
+  // count searched together. Every divisor m of the batch (the microbatch
+  // b x d = B / m), fewest microbatches first, each with the stage-count
+  // search of its own microbatch module under the best step found so far as
+  // its cutoff; the chosen count's stage search is kept.
+  std::optional<StageCountChoice> jointChoice;
+  json::Array jointTried;
+  double jointSeconds = 0;
+  if (searchMicrobatches && searchStages) {
+    int64_t global = globalBatch();
+    if (global <= 0) {
+      emitDriverError(ctx)
+          << "--microbatches needs a runtime input with a batch "
+             "dimension";
+      return failure();
+    }
+    auto jointStart = std::chrono::steady_clock::now();
+    double bestStep = std::numeric_limits<double>::infinity();
+    int64_t best = -1;
+    std::string lastError;
+    for (int64_t candidate = 1; candidate <= global; ++candidate) {
+      if (global % candidate != 0)
+        continue;
+      if (!quiet)
+        llvm::errs() << llvm::formatv(
+            "autopar: planning {0} microbatches of {1}, the stage count "
+            "searched{2}\n",
+            candidate, global / candidate,
+            std::isinf(bestStep)
+                ? std::string()
+                : llvm::formatv(" (plans under {0:e3} s)", bestStep).str());
+      auto start = std::chrono::steady_clock::now();
+      InputShapes microShapes = *inputShapes;
+      microShapes.batch = global / candidate;
+      FailureOr<ImportedModel> micro = importModel(
+          ctx, request.modelPath, microShapes, /*requireWeightData=*/false);
+      if (failed(micro))
+        return failure();
+      if (lossKind && failed(appendTrainingLoss(*micro->module, *lossKind)))
+        return failure();
+      PlanSearchOptions candidateSearch = search;
+      candidateSearch.microbatches = candidate;
+      AutoPlanOptions options =
+          makePlanOptions(*grid, *spec, *planMode, candidateSearch);
+      PipelineConfig base = pipeline;
+      base.stepCutoff = std::isinf(bestStep) ? -1.0 : bestStep;
+      json::Array tried;
+      std::string error;
+      FailureOr<StageCountChoice> chosen = failure();
+      {
+        ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+          if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
+            error = diag.str();
+          return success();
+        });
+        chosen = chooseStageCount(*micro->module, options, base, tried);
+      }
+      json::Object entry{
+          {"microbatches", candidate},
+          {"per_microbatch", global / candidate},
+          {"search_time_s", std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - start)
+                                .count()}};
+      if (!std::isinf(bestStep))
+        entry["cutoff_s"] = bestStep;
+      if (failed(chosen)) {
+        if (!std::isinf(bestStep) &&
+            StringRef(error).contains(kNoPlanUnderCutoff)) {
+          entry["pruned"] = error;
+        } else {
+          entry["error"] = error;
+          lastError = error;
+        }
+      } else {
+        entry["stages"] = chosen->stages;
+        entry["step_time_s"] = chosen->stepTime;
+        if (chosen->stepTime < bestStep) {
+          bestStep = chosen->stepTime;
+          best = candidate;
+          jointChoice = std::move(*chosen);
+          jointTried = std::move(tried);
+        }
+      }
+      microbatchesTried.push_back(std::move(entry));
+    }
+    jointSeconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - jointStart)
+                       .count();
+    if (best < 0) {
+      emitDriverError(ctx)
+          << "no microbatch count (the divisors of the batch " << global
+          << ") gives a plan that fits with any stage count; with the most: "
+          << lastError;
+      return failure();
+    }
+    m = best;
+  } else if (searchMicrobatches) {
     // Every power of two m dividing the batch, each planned in full; the
     // fastest plan that fits wins.
     int64_t global = globalBatch();
@@ -887,9 +1001,14 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
     AutoPlanOptions options = makePlanOptions(*grid, *spec, *planMode, search);
     options.progress = quiet ? nullptr : &llvm::errs();
     FailureOr<StageCountChoice> chosen =
-        chooseStageCount(*module, options, pipeline, tried);
+        jointChoice ? FailureOr<StageCountChoice>(std::move(*jointChoice))
+                    : chooseStageCount(*module, options, pipeline, tried);
     if (failed(chosen))
       return failure();
+    if (jointChoice) {
+      tried = std::move(jointTried);
+      chosen->searchTimeSeconds = jointSeconds;
+    }
     pipeline.stages = chosen->stages;
     searchedPipeline = std::move(chosen->pipeline);
     stageSearchSeconds = chosen->searchTimeSeconds;
@@ -898,10 +1017,13 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
         {"tried", std::move(tried)},
         {"search_time_s", chosen->searchTimeSeconds},
         {"rule",
-         "1 and every divisor of grid axis 0 up to the repeated blocks, most "
-         "stages first, each searched with the best step found so far as a "
-         "cutoff: a stage plan at least that slow is not searched, since a "
-         "stage's own step bounds the step of any pipeline holding it"}};
+         "1 and every divisor of grid axis 0 up to the repeated blocks, no "
+         "pipeline first, then the most stages first, each searched with the "
+         "best step found so far as a "
+         "cutoff: a count whose step with every stage at its compute floor "
+         "(a device's fill, work and drain) reaches it is not planned, and "
+         "a stage plan is searched under the cutoff less the fill and drain "
+         "the other stages' floors add to any pipeline holding it"}};
   }
   if (pipeline.stages > 1) {
     if (failed(planPipelineModule(ctx, *module, *grid, *spec, *planMode, quiet,
@@ -1129,6 +1251,13 @@ int driver::planCommand(int argc, char **argv) {
                      "over each weight's replicas (Megatron's distributed "
                      "optimizer, ZeRO-1)"),
       llvm::cl::cat(category));
+  static llvm::cl::list<std::string> freeze(
+      "freeze",
+      llvm::cl::desc("training: float initializers not to train "
+                     "(comma-separated), as compile --freeze: priced as "
+                     "buffers, without gradients or optimizer state"),
+      llvm::cl::value_desc("name,..."), llvm::cl::CommaSeparated,
+      llvm::cl::ZeroOrMore, llvm::cl::cat(category));
 
   if (std::optional<int> exit = parseCommandLine(
           argc, argv, "plan",
@@ -1174,6 +1303,7 @@ int driver::planCommand(int argc, char **argv) {
     request.stages = stages;
   request.schedule = schedule;
   request.distributedOptimizer = distributedOptimizer;
+  request.freeze.assign(freeze.begin(), freeze.end());
   request.fold = !noFold;
   request.timeLimitSeconds = *seconds;
   request.quiet = quiet;

@@ -238,6 +238,8 @@ struct PlanRequest {
   /// Pipeline schedule with stages: 1f1b, zb or gpipe; empty: the mode's.
   std::string schedule;
   bool distributedOptimizer = false;
+  /// Training: weights not trained (`--freeze`), priced as buffers.
+  std::vector<std::string> freeze;
   /// Share one strategy among repeated blocks.
   bool fold = true;
   /// Seconds the solver may take.

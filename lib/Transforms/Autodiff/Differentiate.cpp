@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "autopar/Transforms/Autodiff/Markers.h"
+#include "autopar/Transforms/Autodiff/Trainable.h"
 #include "autopar/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -212,12 +213,9 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp func) {
   llvm::MapVector<StringRef, SmallVector<WeightOp>> byName;
   SmallVector<WeightOp> trainable;
   func.walk([&](WeightOp w) {
-    auto type = cast<RankedTensorType>(w.getType());
-    if (frozen.contains(w.getName())) {
+    if (frozen.contains(w.getName()))
       seenFrozen.insert(w.getName());
-      return;
-    }
-    if (!isa<FloatType>(type.getElementType()) || type.getRank() < 1)
+    if (!isTrainableWeight(w, frozen))
       return;
     byName[w.getName()].push_back(w);
     trainable.push_back(w);

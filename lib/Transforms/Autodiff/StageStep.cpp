@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "autopar/Transforms/Autodiff/Markers.h"
+#include "autopar/Transforms/Autodiff/Trainable.h"
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/StageSplit.h"
 
@@ -279,9 +280,7 @@ void BuildStageStepPass::runOnOperation() {
           boundaries = std::max(boundaries, getPortInt(port, "boundary") + 1);
     }
     stage.walk([&](WeightOp w) {
-      auto type = cast<RankedTensorType>(w.getType());
-      if (frozen.contains(w.getName()) ||
-          !isa<FloatType>(type.getElementType()) || type.getRank() < 1)
+      if (!isTrainableWeight(w, frozen))
         return;
       SmallVector<int64_t> &list = readers[w.getName()];
       if (list.empty() || list.back() != index)

@@ -244,6 +244,64 @@ mlir::autopar::planning::simulatePipeline(const PipelineProblem &pb) {
   return result;
 }
 
+/// The device's work per microbatch on its chunks: forward, backward (input
+/// gradient with ZB-H1) and weight gradient, all chunks but `skip`.
+static void sumDeviceWork(const PipelineProblem &pb, unsigned device,
+                          unsigned skip, double &f, double &b, double &w) {
+  f = b = w = 0;
+  for (unsigned c = 0; c < pb.chunks; ++c) {
+    unsigned vs = c * pb.stages + device;
+    if (vs == skip)
+      continue;
+    f += pb.forward[vs];
+    if (!pb.forwardOnly)
+      b += pb.backward[vs];
+    if (pb.schedule == PipelineSchedule::ZeroBubbleH1)
+      w += pb.weightGrad[vs];
+  }
+}
+
+/// Sums of the forward and backward times of the virtual stages before
+/// `device` (fill and drain), and of the forwards after it (forward only).
+static void sumAround(const PipelineProblem &pb, unsigned device, double &fill,
+                      double &drain, double &after) {
+  fill = drain = after = 0;
+  for (unsigned i = 0; i < device; ++i) {
+    fill += pb.forward[i];
+    if (!pb.forwardOnly)
+      drain += pb.backward[i];
+  }
+  if (pb.forwardOnly)
+    for (unsigned i = device + 1; i < pb.forward.size(); ++i)
+      after += pb.forward[i];
+}
+
+double mlir::autopar::planning::getMakespanLowerBound(const PipelineProblem &pb,
+                                                      unsigned device) {
+  assert(checkPipelineProblem(pb).empty() && "unchecked pipeline problem");
+  double m = double(pb.microbatches), f, b, w, fill, drain, after;
+  sumDeviceWork(pb, device, ~0u, f, b, w);
+  sumAround(pb, device, fill, drain, after);
+  if (pb.forwardOnly)
+    return fill + m * f + after;
+  return fill + std::max(m * (f + b + w), m * (f + b) + drain);
+}
+
+double mlir::autopar::planning::getMakespanLead(const PipelineProblem &pb,
+                                                unsigned vstage) {
+  assert(checkPipelineProblem(pb).empty() && "unchecked pipeline problem");
+  unsigned device = vstage % pb.stages;
+  double m = double(pb.microbatches), f, b, w, fill, drain, after;
+  sumDeviceWork(pb, device, vstage, f, b, w);
+  sumAround(pb, device, fill, drain, after);
+  if (pb.forwardOnly)
+    return fill + m * f + after;
+  // makespan >= fill + busy (+ drain after the last B, but with ZB-H1, whose
+  // device may end on a W): busy is the other chunks' work plus vstage's.
+  bool zb = pb.schedule == PipelineSchedule::ZeroBubbleH1;
+  return fill + m * (f + b + w) + (zb ? 0 : drain);
+}
+
 llvm::json::Object
 mlir::autopar::planning::pipelineScheduleJson(const PipelineProblem &problem,
                                               const PipelineResult &result) {

@@ -82,6 +82,31 @@ std::string checkPipelineProblem(const PipelineProblem &problem);
 /// Simulates a checked problem.
 PipelineResult simulatePipeline(const PipelineProblem &problem);
 
+/// A lower bound on the makespan of `problem` from its device `d`, whatever
+/// the times (the simulator's order and dependencies only): the device's
+/// first op is a forward, which waits for that microbatch's forwards on
+/// every virtual stage before d (the fill, sum of f_i for i < d); the device
+/// then runs its own work one op at a time (busy: m (f + b + w) over its
+/// chunks); its last backward B comes after all its forwards and backwards
+/// (m (f + b) over its chunks), and its gradient then passes back through
+/// the virtual stages before d (the drain, sum of b_i for i < d). So
+///   makespan >= fill + max(busy, m (f + b) + drain),
+/// which is fill + busy + drain but with ZB-H1 (a device may end on a
+/// weight gradient W after its last B). Forward only (GPipe inference):
+/// fill + m f_d + the forwards after d (sum of f_i for i > d). Transfers
+/// only delay ops and are left out. With uniform stages, the last device's
+/// bound is the schedule's whole makespan for GPipe and 1F1B, (m + p - 1)
+/// (f + b), and for Megatron's interleaving, (m v + p - 1)(f + b) with f
+/// and b per chunk: the bubble formulas.
+double getMakespanLowerBound(const PipelineProblem &problem, unsigned device);
+
+/// The part of getMakespanLowerBound's bound on device d = vstage mod p that
+/// does not depend on virtual stage `vstage`'s own times: makespan >= lead +
+/// m (f + b + w) of `vstage` (forward only: m f), whatever its f, b and w.
+/// The lead is the fill, the device's other chunks' work and (but with ZB-H1
+/// and forward only) the drain; forward only, the forwards after d.
+double getMakespanLead(const PipelineProblem &problem, unsigned vstage);
+
 /// The `pipeline` section of plan.json for a simulated step: `stages`,
 /// `microbatches`, `schedule`, `makespan_s`, `bubble_fraction` and
 /// `events` (`device`, `kind`, `microbatch`, `chunk`, `start_s`, `end_s`),

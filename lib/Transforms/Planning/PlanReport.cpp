@@ -451,10 +451,16 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
         const json::Object *t = v.getAsObject();
         os << (&v == &tried->front() ? " " : ", ")
            << t->getInteger("microbatches").value_or(0) << " -> ";
-        if (std::optional<double> step = t->getNumber("step_time_s"))
+        if (std::optional<double> step = t->getNumber("step_time_s")) {
           os << formatSeconds(*step);
-        else
+          if (std::optional<int64_t> stages = t->getInteger("stages"))
+            os << " with " << *stages << " stage" << (*stages == 1 ? "" : "s");
+        } else if (t->get("pruned")) {
+          os << "none under "
+             << formatSeconds(t->getNumber("cutoff_s").value_or(0));
+        } else {
           os << "no plan";
+        }
       }
       os << ")";
     }
@@ -462,6 +468,12 @@ std::string mlir::autopar::renderPlanText(const json::Value &plan) {
   }
   if (std::optional<StringRef> loss = root->getString("loss"))
     os << "  loss:      " << *loss << "\n";
+  if (const json::Array *frozen = root->getArray("frozen")) {
+    os << "  frozen:   ";
+    for (const json::Value &name : *frozen)
+      os << " " << name.getAsString().value_or("");
+    os << " (buffers: no gradient, no optimizer state)\n";
+  }
   if (std::optional<StringRef> optimizer = root->getString("optimizer"))
     os << "  optimizer: " << *optimizer << "\n";
   if (const json::Object *recompute = root->getObject("recompute")) {

@@ -92,9 +92,9 @@ double PlanPricer::valueBytes(unsigned n, unsigned r,
                               ShardingAttr layout) const {
   RankedTensorType type = graph.storedTypeOf(n, r);
   double bytes = getLocalBytes(type, layout, graph.gridShape);
-  if (options.mode != PlanMode::Training ||
-      graph.nodes[n].kind != NodeKind::Weight ||
-      !isa<FloatType>(type.getElementType()))
+  // Only a trained weight holds a gradient and optimizer state (a frozen
+  // one is a buffer).
+  if (options.mode != PlanMode::Training || !graph.nodes[n].trainable)
     return bytes;
   // Megatron's count: the weight in the plan's precision, its fp32
   // accumulated gradient, Adam's fp32 states and, below 32 bits, an fp32
@@ -214,8 +214,12 @@ bool PlanPricer::hasReshard(ReshardKind kind, const Edge &e) const {
   case ReshardKind::Recompute:
     return training && graph.isRecomputed(e.consumer);
   case ReshardKind::Gradient: {
-    NodeKind p = graph.nodes[e.producer].kind;
-    return training && p != NodeKind::Input && p != NodeKind::Constant &&
+    // Runtime inputs, constants and weights that are not trained (frozen
+    // buffers) get no gradient.
+    const Node &p = graph.nodes[e.producer];
+    return training && p.kind != NodeKind::Input &&
+           p.kind != NodeKind::Constant &&
+           (p.kind != NodeKind::Weight || p.trainable) &&
            graph.nodes[e.consumer].kind != NodeKind::Output;
   }
   }

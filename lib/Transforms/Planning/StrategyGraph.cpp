@@ -19,10 +19,12 @@
 #include "StrategyGraph.h"
 
 #include "autopar/Transforms/Autodiff/MixedPrecision.h"
+#include "autopar/Transforms/Autodiff/Trainable.h"
 
 #include "autopar/Analysis/CostModel.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 
+#include <algorithm>
 #include <map>
 
 using namespace mlir;
@@ -156,7 +158,21 @@ Strategy StrategyGraph::makeComputeStrategy(Node &node,
     dtype = getDtypeName(priced);
   }
   s.compute = getComputeTime(work, node.opClass, options.cluster, dtype);
+  OpWork flopsOnly = work;
+  flopsOnly.bytes = 0;
+  s.computeFloor =
+      getComputeTime(flopsOnly, node.opClass, options.cluster, dtype);
   return s;
+}
+
+double StrategyGraph::getComputeFloor(unsigned n) const {
+  const Node &node = nodes[n];
+  if (node.kind != NodeKind::Compute || node.strategies.empty())
+    return 0;
+  double floor = node.strategies.front().computeFloor;
+  for (const Strategy &s : node.strategies)
+    floor = std::min(floor, s.computeFloor);
+  return floor;
 }
 
 LogicalResult StrategyGraph::enumerate(Node &node) {
@@ -286,6 +302,9 @@ LogicalResult StrategyGraph::build() {
     assigned = getAssignedWeights(func.getBody().front());
     master = getMasterRegion(func.getBody().front(), assigned);
   }
+  llvm::StringSet<> frozen;
+  for (const std::string &name : options.frozenWeights)
+    frozen.insert(name);
   for (Operation &op : func.getBody().front()) {
     Node n;
     n.op = &op;
@@ -295,9 +314,11 @@ LogicalResult StrategyGraph::build() {
       n.keepsF32 = master.contains(&op);
     if (isa<func::ReturnOp>(op))
       n.kind = NodeKind::Output;
-    else if (isa<WeightOp>(op))
+    else if (auto weight = dyn_cast<WeightOp>(op)) {
       n.kind = NodeKind::Weight;
-    else if (isa<ConstantOp>(op))
+      n.trainable = options.mode == PlanMode::Training &&
+                    isTrainableWeight(weight, frozen);
+    } else if (isa<ConstantOp>(op))
       n.kind = NodeKind::Constant;
     else
       n.kind = NodeKind::Compute;

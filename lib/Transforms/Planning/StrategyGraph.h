@@ -38,6 +38,10 @@ struct Strategy {
   SmallVector<ShardingAttr> grads;    ///< training: operand gradient layouts
   SmallVector<ShardingAttr> results;
   double compute = 0; ///< forward seconds
+  /// A lower bound on `compute` that holds in any program the op is cut
+  /// into (a pipeline stage): the FLOP term and the op's overhead, without
+  /// the memory traffic, which the fusion of the op's neighbours changes.
+  double computeFloor = 0;
 };
 
 struct Node {
@@ -55,6 +59,10 @@ struct Node {
   /// a mixed-precision training step's master weights, optimizer state,
   /// accumulated gradients and update (getMasterRegion).
   bool keepsF32 = false;
+  /// A weight a training step trains (isTrainableWeight with the options'
+  /// frozen weights): it has a gradient, reduced once per step, and holds
+  /// its optimizer state. Other weights are buffers, read only.
+  bool trainable = false;
 };
 
 struct Edge {
@@ -106,6 +114,10 @@ public:
     return nodes[node].keepsF32 ? typeOf(node, result)
                                 : pricedTypeOf(node, result);
   }
+  /// The least computeFloor of node `n`'s strategies (0 for a node that
+  /// computes nothing): whatever its strategy, the node's forward pass takes
+  /// at least this long, in this program or in any stage cut from it.
+  double getComputeFloor(unsigned n) const;
   size_t getNumNodes() const { return nodes.size(); }
   size_t getNumReps() const;
   size_t getNumComputeOps() const { return sequence.size(); }

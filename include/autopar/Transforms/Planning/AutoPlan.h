@@ -101,6 +101,11 @@ struct AutoPlanOptions {
   /// gradient all-reduce becomes a reduce-scatter plus an all-gather of the
   /// same volume.
   bool shardOptimizerState = false;
+  /// Training: the weights not trained (`--freeze`; isTrainableWeight in
+  /// autopar/Transforms/Autodiff/Trainable.h, the definition compile uses):
+  /// buffers without a gradient or optimizer state, as Megatron keeps its
+  /// causal mask.
+  std::vector<std::string> frozenWeights;
   /// Training: microbatches accumulated per step. The module's batch is one
   /// microbatch over all data-parallel devices; compute and activation
   /// traffic repeat per microbatch, a weight's gradient reduction and the

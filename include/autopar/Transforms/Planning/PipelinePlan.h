@@ -50,12 +50,17 @@ struct PipelineConfig {
   /// d + P, ...); 1 otherwise.
   unsigned chunks = 1;
   /// Only pipelines whose step is below this many seconds are wanted (< 0:
-  /// no bound). A stage's own step (its work over every microbatch plus its
-  /// once-per-step reductions) is a lower bound on the step of any pipeline
-  /// holding it, so stage plans at least this slow are not searched
-  /// (AutoPlanOptions::stepCutoff); when no split is left, or the best one
-  /// is not below the bound, planPipeline fails with a diagnostic starting
-  /// with kNoPlanUnderCutoff.
+  /// no bound). A pipeline's step is at least a stage's own step (its work
+  /// over every microbatch plus its once-per-step reductions) plus its lead:
+  /// the fill and drain of its device (the other stages' forwards before
+  /// it, and their backwards after it, getMakespanLead), which the other
+  /// stages' compute floors bound from below. So a stage plan is searched
+  /// under the cutoff less its lead (AutoPlanOptions::stepCutoff), one
+  /// whose lead alone reaches the cutoff is not searched, and a pipeline
+  /// whose bound with every stage at its floor (getMakespanLowerBound)
+  /// reaches it is not planned at all; when no split is left, or the best
+  /// one is not below the bound, planPipeline fails with a diagnostic
+  /// starting with kNoPlanUnderCutoff.
   double stepCutoff = -1;
 };
 
@@ -121,6 +126,8 @@ struct StageCountChoice {
   /// The chosen pipeline when `stages` > 1 (planPipeline's result, which the
   /// caller need not search again).
   std::optional<PipelinePlanResult> pipeline;
+  /// The chosen plan's predicted step.
+  double stepTime = 0;
   /// Seconds the whole stage-count search took.
   double searchTimeSeconds = 0;
 };
@@ -128,13 +135,17 @@ struct StageCountChoice {
 /// The stage count for `--stages auto`: 1 (no pipeline, planAutomatically)
 /// and every count dividing grid axis 0 up to the model's repeated blocks,
 /// each planned with `base`'s schedule (its stage count is ignored); the
-/// fastest fitting one wins. The counts are searched from the most to the
-/// fewest stages, each with the best step found so far as its cutoff
+/// fastest fitting one wins. No pipeline is searched first, then the counts
+/// from the most to the fewest stages, each with the best step found so far
+/// as its cutoff
 /// (PipelineConfig::stepCutoff): a count cut short has no plan faster than
 /// one already found, so the choice is the one a search of every count in
 /// full makes. `tried` gets one entry per count, in increasing order (its
-/// step, peak, why it failed, or the cutoff it did not beat). Fails with a
-/// diagnostic when no count gives a fitting plan.
+/// step, peak, why it failed, or the cutoff it did not beat). With
+/// `base.stepCutoff` >= 0 only plans faster than it are wanted (the first
+/// count's cutoff; a search over the microbatch count passes its best step
+/// so far). Fails with a diagnostic when no count gives a fitting plan
+/// (starting with kNoPlanUnderCutoff when none is under `base.stepCutoff`).
 FailureOr<StageCountChoice> chooseStageCount(ModuleOp module,
                                              const AutoPlanOptions &options,
                                              const PipelineConfig &base,

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <random>
 
 using namespace mlir::autopar::planning;
 
@@ -121,4 +122,94 @@ TEST_CASE("invalid pipeline problems are named", "[pipeline]") {
   pb = uniform(PipelineSchedule::OneFOneB, 4, 8, 1, 1, 1);
   pb.forward.pop_back();
   CHECK(checkPipelineProblem(pb) == "one time per virtual stage is needed");
+}
+
+TEST_CASE("the makespan bound of the last device is the bubble formula",
+          "[pipeline]") {
+  for (auto [p, m] : {std::pair{1u, 1u}, {4u, 8u}, {4u, 3u}, {8u, 32u}}) {
+    for (PipelineSchedule s :
+         {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB}) {
+      PipelineProblem pb = uniform(s, p, m, 1, 1.0, 2.0);
+      CHECK(getMakespanLowerBound(pb, p - 1) == Approx((m + p - 1) * 3.0));
+      // The lead of the last stage: the other stages' fill and drain.
+      CHECK(getMakespanLead(pb, p - 1) == Approx((p - 1) * 3.0));
+      // The first stage has no fill: its own work only.
+      CHECK(getMakespanLowerBound(pb, 0) == Approx(m * 3.0));
+    }
+  }
+  for (auto [p, m, v] : {std::tuple{4u, 8u, 2u}, {2u, 4u, 3u}, {8u, 16u, 2u}}) {
+    PipelineProblem pb =
+        uniform(PipelineSchedule::Interleaved, p, m, v, 1.0 / v, 2.0 / v);
+    CHECK(getMakespanLowerBound(pb, p - 1) ==
+          Approx((m + double(p - 1) / v) * 3.0));
+    // The last device's first chunk: the fill and drain, and its other
+    // chunks' work.
+    CHECK(getMakespanLead(pb, p - 1) ==
+          Approx(double(p - 1) * 3.0 / v + m * (v - 1) * 3.0 / v));
+  }
+  // ZB-H1 with equal F, B and W and m >= p - 1: m (F + B + W) + (p - 1) F,
+  // the simulated makespan.
+  for (auto [p, m] : {std::pair{4u, 8u}, {8u, 16u}, {2u, 2u}}) {
+    PipelineProblem pb =
+        uniform(PipelineSchedule::ZeroBubbleH1, p, m, 1, 1.0, 1.0, 1.0);
+    CHECK(getMakespanLowerBound(pb, p - 1) ==
+          Approx(simulatePipeline(pb).makespan));
+  }
+  // Forward only: the forward chain and m forwards of the device.
+  PipelineProblem inference = uniform(PipelineSchedule::GPipe, 4, 5, 1, 1, 0);
+  inference.forwardOnly = true;
+  inference.backward.clear();
+  CHECK(getMakespanLowerBound(inference, 1) == Approx(5 + 3));
+  CHECK(simulatePipeline(inference).makespan == Approx(5 + 3));
+}
+
+TEST_CASE("the makespan bounds hold for uneven stages and transfers",
+          "[pipeline]") {
+  // Random problems of every schedule: no device's bound, and no virtual
+  // stage's lead plus its own work, exceeds the simulated makespan.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> time(0.0, 1.0);
+  unsigned checked = 0;
+  for (unsigned trial = 0; trial < 400; ++trial) {
+    PipelineSchedule s = PipelineSchedule(trial % 4);
+    unsigned p = 1 + rng() % 6;
+    unsigned v = s == PipelineSchedule::Interleaved ? 2 + rng() % 2 : 1;
+    unsigned m = 1 + rng() % 9;
+    if (s == PipelineSchedule::Interleaved)
+      m = p * (1 + rng() % 3);
+    PipelineProblem pb;
+    pb.schedule = s;
+    pb.stages = p;
+    pb.microbatches = m;
+    pb.chunks = v;
+    pb.forwardOnly = s == PipelineSchedule::GPipe && trial % 8 == 0;
+    for (unsigned i = 0; i < p * v; ++i) {
+      // Some stages far heavier than the others.
+      double scale = rng() % 4 == 0 ? 10.0 : 1.0;
+      pb.forward.push_back(scale * time(rng));
+      if (!pb.forwardOnly)
+        pb.backward.push_back(scale * time(rng));
+      pb.weightGrad.push_back(
+          s == PipelineSchedule::ZeroBubbleH1 ? scale * time(rng) : 0.0);
+      pb.transfer.push_back(rng() % 2 ? 0.1 * time(rng) : 0.0);
+    }
+    REQUIRE(checkPipelineProblem(pb).empty());
+    double makespan = simulatePipeline(pb).makespan;
+    for (unsigned d = 0; d < p; ++d)
+      CHECK(getMakespanLowerBound(pb, d) <= makespan * (1 + 1e-12));
+    for (unsigned i = 0; i < p * v; ++i) {
+      double own = pb.forward[i];
+      if (!pb.forwardOnly)
+        own += pb.backward[i] + pb.weightGrad[i];
+      CHECK(getMakespanLead(pb, i) + m * own <= makespan * (1 + 1e-12));
+      // The lead does not depend on the virtual stage's own times.
+      PipelineProblem zeroed = pb;
+      zeroed.forward[i] = 0;
+      if (!pb.forwardOnly)
+        zeroed.backward[i] = zeroed.weightGrad[i] = 0;
+      CHECK(getMakespanLead(zeroed, i) == getMakespanLead(pb, i));
+      ++checked;
+    }
+  }
+  CHECK(checked > 1000);
 }

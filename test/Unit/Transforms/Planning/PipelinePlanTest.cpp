@@ -1,0 +1,161 @@
+//===- PipelinePlanTest.cpp - the pruned stage search equals the full one -===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The stage-count search (chooseStageCount) cuts pipelines short with
+// bounds that have the bubble in them (getMakespanLead and
+// getMakespanLowerBound over the stages' compute floors). On small models,
+// for every schedule, microbatch count and link speed, its choice and step
+// equal those of every count planned in full without a cutoff; and a
+// pipeline searched under a cutoff just above its own step finds that step,
+// and under one just below it finds none.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanningFixture.h"
+
+#include "autopar/Transforms/Planning/PipelinePlan.h"
+#include "autopar/Transforms/Planning/TrainingLoss.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include <catch2/catch.hpp>
+
+#include <limits>
+#include <optional>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::autopar;
+
+namespace {
+/// Eight identical blocks (a projection, a ReLU and a residual), each with
+/// its own weight.
+std::string eightBlocks() {
+  std::string text = "func.func @main(%x: tensor<64x256xf32> loc(\"x\")) -> "
+                     "tensor<64x256xf32> {\n";
+  for (int i = 0; i < 8; ++i)
+    text += "  %w" + std::to_string(i) + " = autopar.weight \"w" +
+            std::to_string(i) + "\" : tensor<256x256xf32>\n";
+  std::string in = "%x";
+  for (int i = 0; i < 8; ++i) {
+    std::string s = std::to_string(i);
+    text += "  %p" + s + " = autopar.matmul " + in + ", %w" + s +
+            " : (tensor<64x256xf32>, tensor<256x256xf32>) -> "
+            "tensor<64x256xf32> loc(\"p" +
+            s + "\")\n";
+    text += "  %r" + s + " = autopar.relu %p" + s +
+            " : (tensor<64x256xf32>) -> tensor<64x256xf32> loc(\"r" + s +
+            "\")\n";
+    text += "  %h" + s + " = autopar.add %r" + s + ", " + in +
+            " : (tensor<64x256xf32>, tensor<64x256xf32>) -> "
+            "tensor<64x256xf32> loc(\"h" +
+            s + "\")\n";
+    in = "%h" + s;
+  }
+  text += "  return " + in + " : tensor<64x256xf32>\n}\n";
+  return text;
+}
+
+/// A step of `options` planned with `stages` stages (1: no pipeline) and no
+/// cutoff; nullopt when no plan fits.
+std::optional<double> planAlone(ModuleOp module, const AutoPlanOptions &options,
+                                PipelineConfig config, unsigned stages,
+                                double cutoff = -1) {
+  ScopedDiagnosticHandler quiet(module.getContext(),
+                                [](Diagnostic &) { return success(); });
+  OwningOpRef<ModuleOp> copy = module.clone();
+  if (stages == 1) {
+    AutoPlanOptions one = options;
+    one.stepCutoff = cutoff;
+    FailureOr<AutoPlanResult> r = planAutomatically(*copy, one);
+    if (failed(r) || !r->predicted.fits)
+      return std::nullopt;
+    return r->predicted.stepTime;
+  }
+  config.stages = stages;
+  config.stepCutoff = cutoff;
+  FailureOr<PipelinePlanResult> r =
+      planPipeline(*copy, options, config, planStageAutomatically);
+  if (failed(r) || !r->predicted.fits)
+    return std::nullopt;
+  return r->predicted.stepTime;
+}
+} // namespace
+
+TEST_CASE("the stage-count search with bubble bounds equals the full search",
+          "[pipeline-plan]") {
+  std::string source = eightBlocks();
+  testing::PlanningFixture fx(source.c_str(), 4, 1e12, 1e-6);
+  REQUIRE(
+      succeeded(appendTrainingLoss(*fx.module, LossKind::MeanSquaredError)));
+  fx.options.mode = PlanMode::Training;
+  fx.options.searchRecompute = true;
+  struct Schedule {
+    PipelineSchedule schedule;
+    unsigned chunks;
+  };
+  unsigned cases = 0, boundedCuts = 0;
+  for (double bandwidth : {1e8, 1e13})
+    for (int64_t m : {1, 4, 8})
+      for (Schedule s : {Schedule{PipelineSchedule::OneFOneB, 1},
+                         Schedule{PipelineSchedule::ZeroBubbleH1, 1},
+                         Schedule{PipelineSchedule::Interleaved, 2}}) {
+        AutoPlanOptions options = fx.options;
+        options.cluster.axes[0].bandwidth = bandwidth;
+        options.microbatches = m;
+        PipelineConfig base;
+        base.schedule = s.schedule;
+        base.chunks = s.chunks;
+        CAPTURE(bandwidth, m, int(s.schedule));
+        // Every count in full.
+        std::optional<unsigned> best;
+        double bestStep = std::numeric_limits<double>::infinity();
+        std::map<unsigned, std::optional<double>> alone;
+        for (unsigned count : {1u, 2u, 4u}) {
+          alone[count] = planAlone(*fx.module, options, base, count);
+          if (alone[count] && *alone[count] < bestStep) {
+            bestStep = *alone[count];
+            best = count;
+          }
+        }
+        REQUIRE(best);
+        // The search with its cutoffs and bounds.
+        llvm::json::Array tried;
+        FailureOr<StageCountChoice> choice = failure();
+        {
+          ScopedDiagnosticHandler quiet(&fx.ctx,
+                                        [](Diagnostic &) { return success(); });
+          choice = chooseStageCount(*fx.module, options, base, tried);
+        }
+        REQUIRE(succeeded(choice));
+        double step =
+            choice->pipeline ? choice->pipeline->predicted.stepTime : *alone[1];
+        CHECK(step == Approx(bestStep).epsilon(1e-9));
+        CHECK(*alone[choice->stages] == Approx(bestStep).epsilon(1e-9));
+        // Each pipeline under a cutoff just above its step finds it, and
+        // under one just below finds nothing.
+        for (unsigned count : {2u, 4u}) {
+          if (!alone[count])
+            continue;
+          double own = *alone[count];
+          std::optional<double> above =
+              planAlone(*fx.module, options, base, count, own * (1 + 1e-4));
+          REQUIRE(above);
+          CHECK(*above == Approx(own).epsilon(1e-9));
+          CHECK_FALSE(
+              planAlone(*fx.module, options, base, count, own * (1 - 1e-4)));
+        }
+        for (const llvm::json::Value &entry : tried)
+          if (const llvm::json::Object *o = entry.getAsObject())
+            if (std::optional<llvm::StringRef> why = o->getString("pruned"))
+              boundedCuts += why->contains("compute floor") ||
+                             why->contains("adds at least");
+        ++cases;
+      }
+  CHECK(cases == 18);
+  // The bounds with the bubble in them decided some counts.
+  CHECK(boundedCuts > 0);
+}
