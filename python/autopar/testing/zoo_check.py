@@ -23,6 +23,10 @@ with 1 when any run fails (2 on bad usage).
     /usr/bin/python3 python/autopar/testing/zoo_check.py \\
         --autopar build/bin/autopar --models tv_resnet50,unet --configs 1
 
+--json keeps every run's wall and CPU seconds and its phases' wall seconds
+(import, compile_single, compile_partitioned, run_single, run_partitioned,
+from verify's progress lines; also printed on stderr).
+
 The tolerances are the zoo's (atol 1e-4, rtol 1e-3, --atol/--rtol); the auto
 plans search with the compute-bound cluster descriptions of the tests
 (slow compute, fast links: the planner splits what it can).
@@ -69,6 +73,37 @@ DEFAULT_CONFIGS = "1,data:2,data:2x2,auto:2,auto:2x2"
 CI_CONFIGS = "1,data:2x2,auto:2x2"
 
 ERROR_RE = re.compile(r"max_abs_err=([0-9.eE+-]+|nan|inf)")
+# `autopar verify`'s progress lines: "autopar: verify: WHAT (SECONDS s)",
+# each printed when its step starts.
+STEP_RE = re.compile(r"^autopar: verify: (.*) \(([0-9.]+) s\)$")
+# The phase each progress line starts (its first words).
+PHASES = [("compiling the single-device program", "compile_single"),
+          ("compiling the program for grid", "compile_partitioned"),
+          ("running the single-device program", "run_single"),
+          ("running on", "run_partitioned")]
+
+
+def phase_seconds(text: str, total: float):
+    """Wall seconds of each phase of one `autopar verify` (import:
+    everything before the first compile) from its progress lines; a phase
+    ends where the next one starts, the last one at `total`. Phases that did
+    not start are left out."""
+    starts = []
+    for line in text.splitlines():
+        m = STEP_RE.match(line.strip())
+        if not m:
+            continue
+        for prefix, phase in PHASES:
+            if m.group(1).startswith(prefix):
+                starts.append((phase, float(m.group(2))))
+                break
+    phases = {}
+    if starts:
+        phases["import"] = round(starts[0][1], 1)
+    for i, (phase, start) in enumerate(starts):
+        end = starts[i + 1][1] if i + 1 < len(starts) else total
+        phases[phase] = round(max(0.0, end - start), 1)
+    return phases
 
 
 def parse_configs(text: str):
@@ -153,6 +188,7 @@ def run_verify(args, model_dir: str, plan, grid: str):
             part_err = value
     result = {"ok": rc == 0, "rc": rc, "seconds": round(seconds, 1),
               "cpu_seconds": round(cpu, 1),
+              "phases": phase_seconds(out, seconds),
               "ref_err": ref_err, "part_err": part_err}
     if rc != 0:
         result["error"] = first_error(out)
@@ -288,6 +324,12 @@ def main() -> int:
             r = row["configs"][title]
             if not r["ok"]:
                 print(f"  {title}: {r['error']}", flush=True)
+        for title in titles:
+            r = row["configs"][title]
+            print(f"zoo_check: {name} {title}: {r['seconds']} s wall, "
+                  f"{r['cpu_seconds']} s CPU; " + ", ".join(
+                      f"{k} {v} s" for k, v in r["phases"].items()),
+                  file=sys.stderr, flush=True)
         if args.json:
             # After every model, so that a long run's results survive it.
             with open(args.json, "w") as f:
