@@ -44,3 +44,12 @@ def test_phases_of_a_run_stopped_while_compiling():
 
 def test_no_progress_lines_no_phases():
     assert zoo_check.phase_seconds("error: cannot read model\n", 0.2) == {}
+
+
+def test_plan_summary():
+    text = VERIFY_2X2.replace(
+        "data plan\n",
+        "autopar plan (schema 1)\n  grid:     2x2\n  strategy: data\n"
+        "  mode:     inference\n  communication per device: 1.5 MB\n")
+    assert zoo_check.plan_summary(text) == ("data", "1.5 MB")
+    assert zoo_check.plan_summary(VERIFY_2X2) == (None, None)

@@ -23,9 +23,10 @@ with 1 when any run fails (2 on bad usage).
     /usr/bin/python3 python/autopar/testing/zoo_check.py \\
         --autopar build/bin/autopar --models tv_resnet50,unet --configs 1
 
---json keeps every run's wall and CPU seconds and its phases' wall seconds
+--json keeps every run's wall and CPU seconds, its phases' wall seconds
 (import, compile_single, compile_partitioned, run_single, run_partitioned,
-from verify's progress lines; also printed on stderr).
+from verify's progress lines) and the plan's strategy and communication per
+device (from the plan verify prints); stderr has them too.
 
 The tolerances are the zoo's (atol 1e-4, rtol 1e-3, --atol/--rtol); the auto
 plans search with the compute-bound cluster descriptions of the tests
@@ -148,6 +149,15 @@ def first_error(text: str) -> str:
     return lines[-1].strip()[:300] if lines else "(no output)"
 
 
+def plan_summary(text: str):
+    """(strategy, communication per device) of the plan that `autopar
+    verify` printed (None, None when it printed none)."""
+    strategy = re.search(r"^  strategy: *(.*)$", text, re.M)
+    comm = re.search(r"^  communication per device: *(.*)$", text, re.M)
+    return (strategy.group(1).strip() if strategy else None,
+            comm.group(1).strip() if comm else None)
+
+
 def run_verify(args, model_dir: str, plan, grid: str):
     """Runs one `autopar verify`; returns a result dict."""
     cmd = [args.autopar, "verify", os.path.join(model_dir, "model.onnx"),
@@ -163,9 +173,12 @@ def run_verify(args, model_dir: str, plan, grid: str):
     start = time.time()
     cpu_start = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
+        # The progress lines (phase_seconds) are printed to a terminal
+        # only, unless AUTOPAR_PROGRESS asks for them.
         proc = subprocess.run(cmd, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True,
-                              timeout=args.timeout * 2)
+                              timeout=args.timeout * 2,
+                              env=dict(os.environ, AUTOPAR_PROGRESS="1"))
         out, rc = proc.stdout, proc.returncode
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) \
@@ -186,7 +199,9 @@ def run_verify(args, model_dir: str, plan, grid: str):
             ref_err = value if ref_err is None else max(ref_err, value)
         elif line.startswith("max_abs_err="):
             part_err = value
+    strategy, communication = plan_summary(out)
     result = {"ok": rc == 0, "rc": rc, "seconds": round(seconds, 1),
+              "strategy": strategy, "communication": communication,
               "cpu_seconds": round(cpu, 1),
               "phases": phase_seconds(out, seconds),
               "ref_err": ref_err, "part_err": part_err}
@@ -326,7 +341,9 @@ def main() -> int:
                 print(f"  {title}: {r['error']}", flush=True)
         for title in titles:
             r = row["configs"][title]
-            print(f"zoo_check: {name} {title}: {r['seconds']} s wall, "
+            plan = f" ({r['strategy']}, {r['communication']} per " \
+                "device)" if r["strategy"] else ""
+            print(f"zoo_check: {name} {title}{plan}: {r['seconds']} s wall, "
                   f"{r['cpu_seconds']} s CPU; " + ", ".join(
                       f"{k} {v} s" for k, v in r["phases"].items()),
                   file=sys.stderr, flush=True)
