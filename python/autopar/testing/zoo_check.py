@@ -47,8 +47,10 @@ import json
 import os
 import re
 import resource
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,7 +77,7 @@ CI_CONFIGS = "1,data:2x2,auto:2x2"
 
 ERROR_RE = re.compile(r"max_abs_err=([0-9.eE+-]+|nan|inf)")
 # `autopar verify`'s progress lines: "autopar: verify: WHAT (SECONDS s)",
-# each printed when its step starts.
+# each printed when its step starts (SECONDS counts from after the import).
 STEP_RE = re.compile(r"^autopar: verify: (.*) \(([0-9.]+) s\)$")
 # The phase each progress line starts (its first words).
 PHASES = [("compiling the single-device program", "compile_single"),
@@ -84,19 +86,21 @@ PHASES = [("compiling the single-device program", "compile_single"),
           ("running on", "run_partitioned")]
 
 
-def phase_seconds(text: str, total: float):
-    """Wall seconds of each phase of one `autopar verify` (import:
-    everything before the first compile) from its progress lines; a phase
-    ends where the next one starts, the last one at `total`. Phases that did
-    not start are left out."""
+def phase_seconds(stamped, total: float):
+    """Wall seconds of each phase of one `autopar verify` from its output
+    lines, each with the second it arrived (`stamped`: (seconds since the
+    start, line)): `import` up to the first compile (starting the process
+    and importing the model), then each phase up to the next progress line,
+    the last one up to `total`, the end of the process. Phases that did not
+    start are left out."""
     starts = []
-    for line in text.splitlines():
+    for arrived, line in stamped:
         m = STEP_RE.match(line.strip())
         if not m:
             continue
         for prefix, phase in PHASES:
             if m.group(1).startswith(prefix):
-                starts.append((phase, float(m.group(2))))
+                starts.append((phase, arrived))
                 break
     phases = {}
     if starts:
@@ -105,6 +109,38 @@ def phase_seconds(text: str, total: float):
         end = starts[i + 1][1] if i + 1 < len(starts) else total
         phases[phase] = round(max(0.0, end - start), 1)
     return phases
+
+
+def run_command(cmd, timeout: float):
+    """Runs `cmd` with stdout and stderr merged; returns (exit code, output
+    lines each with the second it arrived). A command still running after
+    `timeout` seconds is killed with its children (exit code 124, 'timed out' appended)."""
+    start = time.time()
+    # The progress lines (phase_seconds) are printed to a terminal only,
+    # unless AUTOPAR_PROGRESS asks for them.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, AUTOPAR_PROGRESS="1"),
+                            start_new_session=True)
+    stamped = []
+
+    def read():
+        for line in proc.stdout:
+            stamped.append((time.time() - start, line))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        rc = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # Its whole process group: mpirun and the ranks hold the pipe too.
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        rc = 124
+    reader.join()
+    if rc == 124:
+        stamped.append((time.time() - start, "zoo_check: error: timed out\n"))
+    return rc, stamped
 
 
 def parse_configs(text: str):
@@ -172,19 +208,8 @@ def run_verify(args, model_dir: str, plan, grid: str):
             cmd += ["--cluster", cluster]
     start = time.time()
     cpu_start = resource.getrusage(resource.RUSAGE_CHILDREN)
-    try:
-        # The progress lines (phase_seconds) are printed to a terminal
-        # only, unless AUTOPAR_PROGRESS asks for them.
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True,
-                              timeout=args.timeout * 2,
-                              env=dict(os.environ, AUTOPAR_PROGRESS="1"))
-        out, rc = proc.stdout, proc.returncode
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) \
-            else (e.stdout or "")
-        out += "\nzoo_check: error: timed out"
-        rc = 124
+    rc, stamped = run_command(cmd, timeout=args.timeout * 2)
+    out = "".join(line for _, line in stamped)
     seconds = time.time() - start
     cpu_end = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (cpu_end.ru_utime - cpu_start.ru_utime) + (
@@ -203,7 +228,7 @@ def run_verify(args, model_dir: str, plan, grid: str):
     result = {"ok": rc == 0, "rc": rc, "seconds": round(seconds, 1),
               "strategy": strategy, "communication": communication,
               "cpu_seconds": round(cpu, 1),
-              "phases": phase_seconds(out, seconds),
+              "phases": phase_seconds(stamped, seconds),
               "ref_err": ref_err, "part_err": part_err}
     if rc != 0:
         result["error"] = first_error(out)
