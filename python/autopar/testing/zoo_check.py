@@ -23,6 +23,11 @@ with 1 when any run fails (2 on bad usage).
     /usr/bin/python3 python/autopar/testing/zoo_check.py \\
         --autopar build/bin/autopar --models tv_resnet50,unet --configs 1
 
+--json keeps every run's wall and CPU seconds, its phases' wall seconds
+(import, compile_single, compile_partitioned, run_single, run_partitioned,
+from verify's progress lines) and the plan's strategy and communication per
+device (from the plan verify prints); stderr has them too.
+
 The tolerances are the zoo's (atol 1e-4, rtol 1e-3, --atol/--rtol); the auto
 plans search with the compute-bound cluster descriptions of the tests
 (slow compute, fast links: the planner splits what it can).
@@ -42,8 +47,10 @@ import json
 import os
 import re
 import resource
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -69,6 +76,71 @@ DEFAULT_CONFIGS = "1,data:2,data:2x2,auto:2,auto:2x2"
 CI_CONFIGS = "1,data:2x2,auto:2x2"
 
 ERROR_RE = re.compile(r"max_abs_err=([0-9.eE+-]+|nan|inf)")
+# `autopar verify`'s progress lines: "autopar: verify: WHAT (SECONDS s)",
+# each printed when its step starts (SECONDS counts from after the import).
+STEP_RE = re.compile(r"^autopar: verify: (.*) \(([0-9.]+) s\)$")
+# The phase each progress line starts (its first words).
+PHASES = [("compiling the single-device program", "compile_single"),
+          ("compiling the program for grid", "compile_partitioned"),
+          ("running the single-device program", "run_single"),
+          ("running on", "run_partitioned")]
+
+
+def phase_seconds(stamped, total: float):
+    """Wall seconds of each phase of one `autopar verify` from its output
+    lines, each with the second it arrived (`stamped`: (seconds since the
+    start, line)): `import` up to the first compile (starting the process
+    and importing the model), then each phase up to the next progress line,
+    the last one up to `total`, the end of the process. Phases that did not
+    start are left out."""
+    starts = []
+    for arrived, line in stamped:
+        m = STEP_RE.match(line.strip())
+        if not m:
+            continue
+        for prefix, phase in PHASES:
+            if m.group(1).startswith(prefix):
+                starts.append((phase, arrived))
+                break
+    phases = {}
+    if starts:
+        phases["import"] = round(starts[0][1], 1)
+    for i, (phase, start) in enumerate(starts):
+        end = starts[i + 1][1] if i + 1 < len(starts) else total
+        phases[phase] = round(max(0.0, end - start), 1)
+    return phases
+
+
+def run_command(cmd, timeout: float):
+    """Runs `cmd` with stdout and stderr merged; returns (exit code, output
+    lines each with the second it arrived). A command still running after
+    `timeout` seconds is killed with its children (exit code 124, 'timed out' appended)."""
+    start = time.time()
+    # The progress lines (phase_seconds) are printed to a terminal only,
+    # unless AUTOPAR_PROGRESS asks for them.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, AUTOPAR_PROGRESS="1"),
+                            start_new_session=True)
+    stamped = []
+
+    def read():
+        for line in proc.stdout:
+            stamped.append((time.time() - start, line))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        rc = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # Its whole process group: mpirun and the ranks hold the pipe too.
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        rc = 124
+    reader.join()
+    if rc == 124:
+        stamped.append((time.time() - start, "zoo_check: error: timed out\n"))
+    return rc, stamped
 
 
 def parse_configs(text: str):
@@ -113,6 +185,15 @@ def first_error(text: str) -> str:
     return lines[-1].strip()[:300] if lines else "(no output)"
 
 
+def plan_summary(text: str):
+    """(strategy, communication per device) of the plan that `autopar
+    verify` printed (None, None when it printed none)."""
+    strategy = re.search(r"^  strategy: *(.*)$", text, re.M)
+    comm = re.search(r"^  communication per device: *(.*)$", text, re.M)
+    return (strategy.group(1).strip() if strategy else None,
+            comm.group(1).strip() if comm else None)
+
+
 def run_verify(args, model_dir: str, plan, grid: str):
     """Runs one `autopar verify`; returns a result dict."""
     cmd = [args.autopar, "verify", os.path.join(model_dir, "model.onnx"),
@@ -127,16 +208,8 @@ def run_verify(args, model_dir: str, plan, grid: str):
             cmd += ["--cluster", cluster]
     start = time.time()
     cpu_start = resource.getrusage(resource.RUSAGE_CHILDREN)
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True,
-                              timeout=args.timeout * 2)
-        out, rc = proc.stdout, proc.returncode
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) \
-            else (e.stdout or "")
-        out += "\nzoo_check: error: timed out"
-        rc = 124
+    rc, stamped = run_command(cmd, timeout=args.timeout * 2)
+    out = "".join(line for _, line in stamped)
     seconds = time.time() - start
     cpu_end = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (cpu_end.ru_utime - cpu_start.ru_utime) + (
@@ -151,8 +224,11 @@ def run_verify(args, model_dir: str, plan, grid: str):
             ref_err = value if ref_err is None else max(ref_err, value)
         elif line.startswith("max_abs_err="):
             part_err = value
+    strategy, communication = plan_summary(out)
     result = {"ok": rc == 0, "rc": rc, "seconds": round(seconds, 1),
+              "strategy": strategy, "communication": communication,
               "cpu_seconds": round(cpu, 1),
+              "phases": phase_seconds(stamped, seconds),
               "ref_err": ref_err, "part_err": part_err}
     if rc != 0:
         result["error"] = first_error(out)
@@ -288,6 +364,14 @@ def main() -> int:
             r = row["configs"][title]
             if not r["ok"]:
                 print(f"  {title}: {r['error']}", flush=True)
+        for title in titles:
+            r = row["configs"][title]
+            plan = f" ({r['strategy']}, {r['communication']} per " \
+                "device)" if r["strategy"] else ""
+            print(f"zoo_check: {name} {title}{plan}: {r['seconds']} s wall, "
+                  f"{r['cpu_seconds']} s CPU; " + ", ".join(
+                      f"{k} {v} s" for k, v in r["phases"].items()),
+                  file=sys.stderr, flush=True)
         if args.json:
             # After every model, so that a long run's results survive it.
             with open(args.json, "w") as f:

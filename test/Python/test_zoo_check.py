@@ -1,0 +1,78 @@
+"""python/autopar/testing/zoo_check.py's reading of `autopar verify`'s
+output: the phases' wall seconds from the progress lines (each printed when
+its step starts) and their arrival times, the plan's summary, and a run
+stopped at its timeout with its children."""
+
+import os
+import sys
+import time
+
+import pytest
+
+from conftest import SOURCE_DIR
+
+pytest.importorskip("torch")
+sys.path.insert(0, os.path.join(SOURCE_DIR, "python", "autopar", "testing"))
+import zoo_check  # noqa: E402
+
+# What a 2x2 verify prints, each line with the second it arrived (the
+# seconds in the progress lines count from after the import).
+VERIFY_2X2 = [
+    (1.5, "autopar: verify: compiling the single-device program (0.0 s)\n"),
+    (41.0, "autopar: verify: compiling the program for grid 2x2 (39.5 s)\n"),
+    (41.0, "autopar plan (schema 1)\n"),
+    (41.0, "  grid:     2x2\n"),
+    (41.0, "  strategy: data\n"),
+    (41.0, "  communication per device: 1.5 MB\n"),
+    (97.5, "autopar: verify: running the single-device program (96.0 s)\n"),
+    (99.0, "autopar: verify: running on 4 ranks (97.5 s)\n"),
+    (104.0, "output 'output_0': max_abs_err=2.0e-06 max_rel_err=1.0e-05\n"),
+    (104.0, "max_abs_err=2.0e-06 max_rel_err=1.0e-05\n"),
+]
+
+
+def test_phases_of_a_complete_run():
+    phases = zoo_check.phase_seconds(VERIFY_2X2, total=104.5)
+    assert phases == {"import": 1.5, "compile_single": 39.5,
+                      "compile_partitioned": 56.5, "run_single": 1.5,
+                      "run_partitioned": 5.5}
+
+
+def test_phases_of_a_run_stopped_while_compiling():
+    # A failed partitioned compile: the phases that started, the last one
+    # up to the end of the run.
+    stamped = VERIFY_2X2[:2] + [(49.0, "error: something went wrong\n")]
+    phases = zoo_check.phase_seconds(stamped, total=50.0)
+    assert phases == {"import": 1.5, "compile_single": 39.5,
+                      "compile_partitioned": 9.0}
+
+
+def test_no_progress_lines_no_phases():
+    stamped = [(0.2, "error: cannot read model\n")]
+    assert zoo_check.phase_seconds(stamped, 0.2) == {}
+
+
+def test_plan_summary():
+    text = "".join(line for _, line in VERIFY_2X2)
+    assert zoo_check.plan_summary(text) == ("data", "1.5 MB")
+    assert zoo_check.plan_summary("max_abs_err=0\n") == (None, None)
+
+
+def test_run_command_stamps_lines_as_they_arrive():
+    rc, stamped = zoo_check.run_command(
+        ["sh", "-c", "echo a; sleep 0.5; echo b >&2; exit 3"], timeout=30)
+    assert rc == 3
+    assert [line for _, line in stamped] == ["a\n", "b\n"]
+    assert stamped[1][0] - stamped[0][0] >= 0.4
+
+
+def test_run_command_timeout_stops_the_children():
+    # The child keeps the output pipe open: without stopping the whole
+    # process group the read would wait for it.
+    start = time.time()
+    rc, stamped = zoo_check.run_command(
+        ["sh", "-c", "echo started; sleep 30 & wait"], timeout=1)
+    assert rc == 124
+    assert time.time() - start < 10
+    assert [line for _, line in stamped] == [
+        "started\n", "zoo_check: error: timed out\n"]
