@@ -18,6 +18,7 @@
 #include "autopar/Pipelines/Pipelines.h"
 #include "autopar/Target/Target.h"
 #include "autopar/Transforms/Autodiff/Markers.h"
+#include "autopar/Transforms/Autodiff/MicrobatchDraws.h"
 #include "autopar/Transforms/Lowering/PackedWeights.h"
 #include "autopar/Transforms/Lowering/Precision.h"
 #include "autopar/Transforms/Passes.h"
@@ -761,11 +762,12 @@ readPipelinePlan(MLIRContext &ctx, StringRef path,
 /// Marks each random op of the microbatch program `micro` with the shape of
 /// its counterpart in the whole batch's program `whole` (the importer makes
 /// them in the same order), so that each of the `m` microbatches draws its
-/// own block of the single-device step's values
-/// (autopar-build-stage-step places the blocks). Only training steps run
-/// their microbatches as copies in one program; an inference pipeline runs
-/// the microbatch program once per microbatch, which would draw the first
-/// microbatch's values every time.
+/// own block of the single-device program's values. A training stage runs
+/// its microbatches as copies in one program, which autopar-build-stage-step
+/// places. An inference pipeline runs the microbatch program once per
+/// microbatch: its draws are marked with the dimension the microbatches
+/// split (kMicrobatchDrawAttrName), along which the runtime lowering places
+/// the block of the microbatch the runner streams through the program.
 static LogicalResult placeRandomDraws(MLIRContext &ctx, ModuleOp whole,
                                       ModuleOp micro, int64_t m,
                                       bool training) {
@@ -774,13 +776,6 @@ static LogicalResult placeRandomDraws(MLIRContext &ctx, ModuleOp whole,
   micro.walk([&](RandomUniformOp op) { microDraws.push_back(op); });
   if (microDraws.empty())
     return success();
-  if (!training) {
-    emitDriverError(ctx) << "random ops (RandomUniform, RandomNormal, "
-                            "Bernoulli) in an inference pipeline are not "
-                            "supported with "
-                         << m << " microbatches yet; use one microbatch";
-    return failure();
-  }
   if (wholeDraws.size() != microDraws.size()) {
     emitDriverError(ctx) << "internal error: the microbatch program has "
                          << microDraws.size() << " random ops, the whole "
@@ -794,8 +789,16 @@ static LogicalResult placeRandomDraws(MLIRContext &ctx, ModuleOp whole,
       return failure();
     }
     ArrayRef<int64_t> wholeShape = w.getResult().getType().getShape();
-    if (wholeShape != u.getResult().getType().getShape())
-      u.setWholeShapeAttr(DenseI64ArrayAttr::get(&ctx, wholeShape));
+    if (wholeShape == u.getResult().getType().getShape())
+      continue;
+    u.setWholeShapeAttr(DenseI64ArrayAttr::get(&ctx, wholeShape));
+    if (training)
+      continue;
+    FailureOr<std::optional<int64_t>> split = getMicrobatchDrawDim(u, m);
+    if (failed(split))
+      return failure();
+    u->setAttr(kMicrobatchDrawAttrName,
+               IntegerAttr::get(IntegerType::get(&ctx, 64), **split));
   }
   return success();
 }

@@ -292,8 +292,10 @@ struct PlanSearchOptions {
   bool singleBlockStage = false;
   /// The module is an executable training step (autopar-differentiate's
   /// output) whose optimizer updates are split over each weight's replicas
-  /// once the plan is chosen (autopar-shard-optimizer-state); the prediction
-  /// prices the split program.
+  /// once the plan is chosen (autopar-shard-optimizer-state). `--plan auto`
+  /// searches with that split priced (AutoPlanOptions::shardOptimizerState),
+  /// the baselines are priced with it, and the prediction prices the split
+  /// program.
   bool shardOptimizerUpdates = false;
 };
 

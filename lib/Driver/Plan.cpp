@@ -251,10 +251,12 @@ baselinesJson(const std::map<std::string, PlanPrediction> &priced) {
 /// Prices the replicated, data and tensor plans on copies of `module`
 /// (unannotated), each annotated by the plan pipeline users run. A baseline
 /// that cannot run on this grid (a batch that does not divide over the
-/// devices) is reported as such, not as an error.
+/// devices) is reported as such, not as an error. `splitOptimizer`: each is
+/// priced after the distributed optimizer's split, as a compiled step runs
+/// it.
 static FailureOr<std::map<std::string, PlanPrediction>>
 priceBaselines(MLIRContext &ctx, ModuleOp module,
-               const AutoPlanOptions &options) {
+               const AutoPlanOptions &options, bool splitOptimizer = false) {
   std::map<std::string, PlanPrediction> baselines;
   for (StringRef baseline : {"replicated", "data", "tensor"}) {
     OwningOpRef<ModuleOp> copy = module.clone();
@@ -263,6 +265,8 @@ priceBaselines(MLIRContext &ctx, ModuleOp module,
     pipeline.grid = formatGridShape(options.gridShape);
     pipeline.plan = baseline.str();
     buildPlanPipeline(pm, pipeline);
+    if (splitOptimizer)
+      pm.addPass(createShardOptimizerStatePass());
     std::string firstError;
     LogicalResult ran = success();
     {
@@ -302,7 +306,10 @@ makePlanOptions(ArrayRef<int64_t> grid,
   options.foldRepeatedBlocks = search.fold;
   options.timeLimitSeconds = search.timeLimitSeconds;
   options.precision = search.precision;
-  options.shardOptimizerState = search.shardOptimizer;
+  // `plan --mode training` counts the sharded state of a forward graph;
+  // a compiled step's search prices autopar-shard-optimizer-state's split.
+  options.shardOptimizerState =
+      search.shardOptimizer || search.shardOptimizerUpdates;
   options.frozenWeights = search.frozenWeights;
   options.microbatches = search.microbatches;
   options.recompute = search.recompute;
@@ -354,8 +361,8 @@ LogicalResult driver::planModule(MLIRContext &ctx, ModuleOp module,
     AutoPlanOptions baselineOptions = options;
     baselineOptions.searchRecompute = false;
     baselineOptions.recompute = result->predicted.recompute;
-    FailureOr<std::map<std::string, PlanPrediction>> priced =
-        priceBaselines(ctx, *pristine, baselineOptions);
+    FailureOr<std::map<std::string, PlanPrediction>> priced = priceBaselines(
+        ctx, *pristine, baselineOptions, search.shardOptimizerUpdates);
     if (failed(priced)) {
       if (!sawError)
         emitDriverError(ctx) << "pricing the baselines failed";

@@ -1627,6 +1627,10 @@ AUTOPAR_RT_EXPORT int64_t autopar_rt_group_index(int64_t axes) {
   return index;
 }
 
+AUTOPAR_RT_EXPORT int64_t autopar_rt_microbatch_index(void) {
+  return initializedState("microbatch_index").microbatch;
+}
+
 // Buffer allocation of device programs (finalize-memref-to-llvm with
 // use-generic-functions): counted, so that --profile reports the peak.
 AUTOPAR_RT_EXPORT void *_mlir_memref_to_llvm_alloc(size_t size) {

@@ -140,6 +140,14 @@ AUTOPAR_RT_DECLARE(i1)
  * above); 0 for an empty list. */
 int64_t autopar_rt_group_index(int64_t axes);
 
+/* The microbatch this call of `autopar_main` runs: k while autopar-runner
+ * streams microbatch k of an inference pipeline through the program
+ * (`--microbatches M`, k in [0, M)); 0 otherwise (a training stage's program
+ * runs all its microbatches in one call). A random op of a pipeline's
+ * microbatch program draws its microbatch's block of the whole batch's
+ * values from it. */
+int64_t autopar_rt_microbatch_index(void);
+
 /* Buffer allocation: the program allocates and frees every buffer through
  * these (MLIR's finalize-memref-to-llvm with use-generic-functions), so that
  * the runtime can count live bytes (`autopar-runner --profile` reports the

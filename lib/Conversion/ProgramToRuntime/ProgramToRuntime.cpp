@@ -205,6 +205,13 @@ public:
         .front();
   }
 
+  /// `autopar_rt_microbatch_index()` as an i64.
+  Value microbatchIndex(OpBuilder &b, Location loc) {
+    return call(b, loc, "autopar_rt_microbatch_index", Type(), {},
+                b.getI64Type())
+        .front();
+  }
+
   static Value i64Constant(OpBuilder &b, Location loc, int64_t value) {
     return arith::ConstantIntOp::create(b, loc, value, 64);
   }
@@ -443,29 +450,56 @@ LowerProgramToRuntimePass::lowerOp(Operation *op, RuntimeCallBuilder &rt,
       .Case([&](RandomUniformOp random) -> LogicalResult {
         // The device's block of the global result starts, along each
         // dimension, at (its index in the group of the dimension's axes) x
-        // (the block size).
+        // (the block size); in an inference pipeline, the microbatch's block
+        // of the whole batch's draw at (the runtime's microbatch index) x
+        // (the global extent) along the dimension the microbatches split.
         auto sharding = op->getAttrOfType<ShardingAttr>(kShardingAttrName);
-        if (!sharding)
+        auto microbatch =
+            op->getAttrOfType<IntegerAttr>(kMicrobatchDrawAttrName);
+        if (!sharding && !microbatch)
           return success();
         RankedTensorType type = random.getResult().getType();
-        if (sharding.getRank() != type.getRank() ||
-            !random.getOffsets().empty())
+        if (!random.getOffsets().empty())
+          return op->emitOpError() << "has its block offsets already";
+        if (sharding && sharding.getRank() != type.getRank())
           return op->emitOpError()
                  << "has sharding " << sharding
                  << " that does not match its result " << type;
+        SmallVector<int64_t> global(type.getShape());
+        if (std::optional<ArrayRef<int64_t>> shape = random.getGlobalShape())
+          global.assign(shape->begin(), shape->end());
+        int64_t split = -1;
+        if (microbatch) {
+          split = microbatch.getInt();
+          std::optional<ArrayRef<int64_t>> whole = random.getWholeShape();
+          if (split < 0 || split >= type.getRank() || !whole ||
+              random.getWholeOffsets() || (*whole)[split] % global[split] != 0)
+            return op->emitOpError()
+                   << "has " << kMicrobatchDrawAttrName << " = " << split
+                   << " without a whole_shape (and no whole_offsets) that "
+                      "holds whole blocks of the op's along that dimension";
+        }
         SmallVector<Value> offsets;
         for (int64_t d = 0; d < type.getRank(); ++d) {
-          ArrayRef<int64_t> axes = sharding.getDimAxes(d);
-          if (axes.empty()) {
-            offsets.push_back(RuntimeCallBuilder::i64Constant(b, loc, 0));
-            continue;
-          }
-          offsets.push_back(arith::MulIOp::create(
-              b, loc, rt.groupIndex(b, loc, axes),
-              RuntimeCallBuilder::i64Constant(b, loc, type.getDimSize(d))));
+          ArrayRef<int64_t> axes =
+              sharding ? sharding.getDimAxes(d) : ArrayRef<int64_t>();
+          Value offset = axes.empty()
+                             ? RuntimeCallBuilder::i64Constant(b, loc, 0)
+                             : Value(arith::MulIOp::create(
+                                   b, loc, rt.groupIndex(b, loc, axes),
+                                   RuntimeCallBuilder::i64Constant(
+                                       b, loc, type.getDimSize(d))));
+          if (d == split)
+            offset = arith::AddIOp::create(
+                b, loc, offset,
+                arith::MulIOp::create(
+                    b, loc, rt.microbatchIndex(b, loc),
+                    RuntimeCallBuilder::i64Constant(b, loc, global[d])));
+          offsets.push_back(offset);
         }
         random.getOffsetsMutable().assign(offsets);
         op->removeAttr(kShardingAttrName);
+        op->removeAttr(kMicrobatchDrawAttrName);
         return success();
       })
       .Case([&](ToPartialOp partial) -> LogicalResult {

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "autopar/Transforms/Autodiff/Markers.h"
+#include "autopar/Transforms/Autodiff/MicrobatchDraws.h"
 #include "autopar/Transforms/Autodiff/Trainable.h"
 #include "autopar/Transforms/Passes.h"
 #include "autopar/Transforms/Planning/StageSplit.h"
@@ -51,36 +52,20 @@ static int64_t getPortInt(DictionaryAttr port, StringRef key) {
   return value ? value.getInt() : -1;
 }
 
-/// Gives microbatch `j` of `m` its block of the whole batch's draw: a random
-/// op whose `whole_shape` differs from its shape in one dimension, by a
-/// factor of `m`, draws block `j` along that dimension (the microbatches
-/// split the batch in order); one of the whole shape draws the same values
-/// in every microbatch, as the single-device step broadcasts them.
+/// Gives microbatch `j` of `m` its block of the whole batch's draw
+/// (getMicrobatchDrawDim): the offsets of block `j` along the dimension the
+/// microbatches split, zeros for a draw of the whole shape.
 static LogicalResult placeMicrobatchDraw(RandomUniformOp random, int64_t j,
                                          int64_t m) {
-  std::optional<ArrayRef<int64_t>> whole = random.getWholeShape();
-  if (!whole)
+  if (!random.getWholeShape())
     return success();
+  FailureOr<std::optional<int64_t>> split = getMicrobatchDrawDim(random, m);
+  if (failed(split))
+    return failure();
   ArrayRef<int64_t> shape = random.getResult().getType().getShape();
   SmallVector<int64_t> offsets(shape.size(), 0);
-  int64_t split = -1;
-  for (auto [d, size] : llvm::enumerate(shape)) {
-    if ((*whole)[d] == size)
-      continue;
-    if (split >= 0 || (*whole)[d] != size * m) {
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      llvm::interleave(*whole, os, "x");
-      return random.emitOpError()
-             << "draws a microbatch's block of shape "
-             << random.getResult().getType() << " that is not one of " << m
-             << " blocks along one dimension of the whole batch's draw of "
-                "shape "
-             << text;
-    }
-    split = d;
-    offsets[d] = j * size;
-  }
+  if (*split)
+    offsets[**split] = j * shape[**split];
   random.setWholeOffsetsAttr(
       DenseI64ArrayAttr::get(random.getContext(), offsets));
   return success();

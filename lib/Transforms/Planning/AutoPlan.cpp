@@ -602,6 +602,12 @@ mlir::autopar::planAutomatically(ModuleOp module,
            << " s, the cost model at " << result.predicted.stepTime
            << " s (of which " << result.predicted.stepOverhead
            << " s are the step's fixed cost)";
+  // Self-check: with the distributed optimizer, the plan already has the
+  // layouts its split gives, so the program the split leaves is this plan.
+  if (!graph.satisfiesSplit(chosen.choice))
+    return emitError(func.getLoc())
+           << "internal error: the search chose a plan that the distributed "
+              "optimizer's split would change";
   graph.annotate(chosen.choice);
   describeDecisions(graph, pricer, chosen.choice, result.opDetails);
   // The grid the annotations refer to.

@@ -80,6 +80,33 @@ SolvedProgram mlir::autopar::planning::solvePlanProgram(
       expr.terms[x[n][s]] += c;
   };
 
+  // The distributed optimizer's split (StrategyGraph::splitTies): a node
+  // takes strategy t whenever its weight takes a strategy under which the
+  // split gives it t, x(node, t) >= sum of those x(weight, s). A weight the
+  // split leaves as planned constrains nothing. Folded nodes have the
+  // strategy lists of their representatives, whose variables they use.
+  for (const SplitTie &tie : graph.splitTies) {
+    std::map<int, Expr> rows;
+    for (unsigned s = 0; s < tie.strategies.size(); ++s)
+      if (int t = tie.strategies[s]; t >= 0)
+        addX(rows[t], nodes[tie.weight].rep, s, -1);
+    for (auto &entry : rows) {
+      Expr &row = entry.second;
+      addX(row, nodes[tie.node].rep, entry.first, 1);
+      if (row.terms.empty()) {
+        assert(row.constant >= 0 && "a fixed node contradicts its split");
+        continue;
+      }
+      std::vector<int> cols;
+      std::vector<double> coefs;
+      for (auto [col, c] : row.terms) {
+        cols.push_back(col);
+        coefs.push_back(c);
+      }
+      ilp.addRow(cols, coefs, 'G', -row.constant);
+    }
+  }
+
   // The edges whose value has several readers sharing its reshards
   // (PlanPricer::isReshardShared): priced once per value, kind and key on
   // the r variables below, not on their own edge. A value read once keeps

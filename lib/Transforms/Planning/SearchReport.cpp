@@ -80,6 +80,12 @@ void mlir::autopar::planning::describeDecisions(
     for (unsigned s = 0; s < node.strategies.size(); ++s) {
       if (s == chosen)
         continue;
+      // Only alternatives the distributed optimizer's split leaves.
+      varied[n] = s;
+      bool kept = graph.satisfiesSplit(varied);
+      varied[n] = chosen;
+      if (!kept)
+        continue;
       double c = localCost(s);
       if (!best || c < bestCost) {
         best = s;

@@ -20,6 +20,8 @@
 
 #include "autopar/Transforms/Autodiff/MixedPrecision.h"
 #include "autopar/Transforms/Autodiff/Trainable.h"
+#include "autopar/Transforms/Planning/OptimizerStateSplit.h"
+#include "autopar/Transforms/Planning/OptimizerUpdates.h"
 
 #include "autopar/Analysis/CostModel.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
@@ -60,6 +62,19 @@ static void enumerateLayouts(RankedTensorType type,
     if (i == choice.size())
       break;
   }
+}
+
+static bool sameLoops(const LoopAxes &a, const LoopAxes &b) {
+  if (a.size() != b.size())
+    return false;
+  for (unsigned l = 0; l < a.size(); ++l) {
+    SmallVector<int64_t> x(a[l]), y(b[l]);
+    llvm::sort(x);
+    llvm::sort(y);
+    if (x != y)
+      return false;
+  }
+  return true;
 }
 
 StrategyGraph::StrategyGraph(func::FuncOp func, const AutoPlanOptions &options)
@@ -361,8 +376,122 @@ LogicalResult StrategyGraph::build() {
     if (failed(enumerate(nodes[i])))
       return failure();
   }
+  // A compiled step's distributed optimizer (a training-mode graph has no
+  // explicit update; its optimizer state is counted by valueBytes).
+  if (options.shardOptimizerState && options.mode != PlanMode::Training &&
+      failed(tieOptimizerSplit(producer)))
+    return failure();
   computeLiveness();
   return success();
+}
+
+unsigned StrategyGraph::findOrAddComputeStrategy(
+    Node &node, const ShardingRule &rule, const LoopAxes &loops,
+    ArrayRef<ShardingAttr> results, ArrayRef<ShardingAttr> operands) {
+  auto it = llvm::find_if(node.strategies, [&](const Strategy &s) {
+    return sameLoops(s.loops, loops) && ArrayRef(s.results) == results &&
+           ArrayRef(s.operands) == operands;
+  });
+  if (it != node.strategies.end())
+    return it - node.strategies.begin();
+  Strategy added = makeComputeStrategy(node, rule, loops);
+  added.results.assign(results.begin(), results.end());
+  added.operands.assign(operands.begin(), operands.end());
+  node.strategies.push_back(std::move(added));
+  return node.strategies.size() - 1;
+}
+
+FailureOr<unsigned>
+StrategyGraph::getStrategyWithResults(unsigned n,
+                                      ArrayRef<ShardingAttr> results) {
+  Node &node = nodes[n];
+  if (node.kind == NodeKind::Input || node.kind == NodeKind::Weight) {
+    auto it = llvm::find_if(node.strategies, [&](const Strategy &s) {
+      return s.results[0] == results[0];
+    });
+    if (it != node.strategies.end())
+      return unsigned(it - node.strategies.begin());
+    Strategy s;
+    s.results.push_back(results[0]);
+    node.strategies.push_back(std::move(s));
+    return unsigned(node.strategies.size() - 1);
+  }
+  if (node.kind != NodeKind::Compute)
+    return emitError(node.results[0].getLoc())
+           << "value '" << node.name << "' cannot take a layout of its own";
+  Operation *op = node.op;
+  FailureOr<ShardingRule> rule = ShardingRule::get(op);
+  if (failed(rule))
+    return op->emitError() << "op '" << op->getName()
+                           << "' has no sharding rule; it cannot be planned";
+  // No result is a pending sum, so no operand layout is needed to place one.
+  SmallVector<ShardingAttr> unknown(op->getNumOperands());
+  FailureOr<LoopAxes> loops = rule->getLoopsFromResults(op, results, unknown);
+  if (failed(loops))
+    return failure();
+  SmallVector<ShardingAttr> operands;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    operands.push_back(rule->getOperandSharding(ctx, i, *loops));
+  return findOrAddComputeStrategy(node, *rule, *loops, results, operands);
+}
+
+LogicalResult StrategyGraph::tieOptimizerSplit(
+    const DenseMap<Value, std::pair<unsigned, unsigned>> &producer) {
+  OptimizerUpdates found = collectOptimizerUpdates(func);
+  // The split reads a value's layout before it only to stop the gradient's
+  // chain at a pending sum. No strategy of a transpose or a reshape leaves
+  // one (only a split reduction loop does), so in this search the chain is
+  // walked as far as its structure allows whatever the choice: any whole
+  // layout stands for the one the plan gives.
+  auto wholeLayout = [&](Value v) {
+    return ShardingAttr::getReplicated(
+        ctx, cast<RankedTensorType>(v.getType()).getRank());
+  };
+  for (auto &entry : found.updates) {
+    WeightOp weight = found.weights.lookup(entry.first);
+    // An update without its weight is autopar-shard-optimizer-state's error.
+    if (!weight)
+      continue;
+    unsigned w = producer.lookup(weight.getResult()).first;
+    size_t numLayouts = nodes[w].strategies.size();
+    // Per tied node, its strategy under each of the weight's.
+    std::map<unsigned, std::vector<int>> tied;
+    for (unsigned s = 0; s < numLayouts; ++s) {
+      ShardingAttr layout = nodes[w].strategies[s].results[0];
+      std::map<unsigned, SmallVector<ShardingAttr>> results;
+      for (const SplitValue &split : getOptimizerStateSplit(
+               weight, entry.second, layout, gridShape, wholeLayout)) {
+        auto [n, r] = producer.lookup(split.value);
+        SmallVector<ShardingAttr> &layouts = results[n];
+        layouts.resize(nodes[n].results.size());
+        layouts[r] = split.sharding;
+      }
+      for (auto &[n, layouts] : results) {
+        if (llvm::is_contained(layouts, ShardingAttr()))
+          return nodes[n].op->emitError()
+                 << "the distributed optimizer splits some results of this "
+                    "op and not others; the plan search cannot price it";
+        FailureOr<unsigned> t = getStrategyWithResults(n, layouts);
+        if (failed(t))
+          return failure();
+        std::vector<int> &strategies = tied[n];
+        strategies.resize(numLayouts, -1);
+        strategies[s] = int(*t);
+      }
+    }
+    for (auto &[n, strategies] : tied)
+      splitTies.push_back({w, n, std::move(strategies)});
+  }
+  return success();
+}
+
+bool StrategyGraph::satisfiesSplit(const Choice &choice) const {
+  for (const SplitTie &tie : splitTies) {
+    int t = tie.strategies[choice[tie.weight]];
+    if (t >= 0 && choice[tie.node] != unsigned(t))
+      return false;
+  }
+  return true;
 }
 
 static int64_t getGlobalBytes(Type type) {
@@ -504,19 +633,6 @@ void StrategyGraph::computeLiveness() {
   numProgramPoints = points.size();
 }
 
-static bool sameLoops(const LoopAxes &a, const LoopAxes &b) {
-  if (a.size() != b.size())
-    return false;
-  for (unsigned l = 0; l < a.size(); ++l) {
-    SmallVector<int64_t> x(a[l]), y(b[l]);
-    llvm::sort(x);
-    llvm::sort(y);
-    if (x != y)
-      return false;
-  }
-  return true;
-}
-
 FailureOr<std::vector<unsigned>> StrategyGraph::readAnnotated() {
   std::vector<unsigned> choice(nodes.size(), 0);
   for (unsigned n = 0; n < nodes.size(); ++n) {
@@ -564,21 +680,9 @@ FailureOr<std::vector<unsigned>> StrategyGraph::readAnnotated() {
       return failure();
     // The layouts too: an op that carries a pending sum of its operands
     // (getPendingSumRule) has the loops of the op without it.
-    auto it = llvm::find_if(node.strategies, [&](const Strategy &s) {
-      return sameLoops(s.loops, plan->loops) &&
-             ArrayRef(s.results) == ArrayRef(plan->results) &&
-             ArrayRef(s.operands) == ArrayRef(plan->requiredOperands);
-    });
-    if (it != node.strategies.end()) {
-      choice[n] = it - node.strategies.begin();
-      continue;
-    }
     FailureOr<ShardingRule> rule = ShardingRule::get(node.op);
-    Strategy annotated = makeComputeStrategy(node, *rule, plan->loops);
-    annotated.results = plan->results;
-    annotated.operands = plan->requiredOperands;
-    node.strategies.push_back(std::move(annotated));
-    choice[n] = node.strategies.size() - 1;
+    choice[n] = findOrAddComputeStrategy(node, *rule, plan->loops,
+                                         plan->results, plan->requiredOperands);
   }
   return choice;
 }

@@ -80,6 +80,15 @@ struct LivenessPoint {
 /// A choice: the strategy index of every node.
 using Choice = std::vector<unsigned>;
 
+/// A node whose strategy the distributed optimizer's split decides from a
+/// weight's (autopar-shard-optimizer-state, OptimizerStateSplit.h): under
+/// the weight's strategy s the node takes strategy `strategies[s]`, or any
+/// when that is -1 (the split leaves the update as planned).
+struct SplitTie {
+  unsigned weight, node;
+  std::vector<int> strategies;
+};
+
 /// The strategy graph of one function.
 class StrategyGraph {
 public:
@@ -93,6 +102,9 @@ public:
   FailureOr<Choice> readAnnotated();
   /// Writes the layouts of `choice` on the IR.
   void annotate(const Choice &choice);
+  /// Whether `choice` gives every node of `splitTies` the strategy its
+  /// weight's strategy decides.
+  bool satisfiesSplit(const Choice &choice) const;
   /// Expands a choice over representatives to every node.
   Choice expand(const Choice &repChoice) const;
 
@@ -149,6 +161,12 @@ public:
   /// Training: per node, whether its forward pass runs again before its
   /// backward pass (recomputation). Empty: none.
   std::vector<bool> recomputed;
+  /// The distributed optimizer's split (AutoPlanOptions::shardOptimizerState
+  /// on a step whose optimizer updates are explicit): the nodes of each
+  /// weight's update whose strategy the weight's decides. The plan the search
+  /// picks is then the program autopar-shard-optimizer-state leaves (it
+  /// sets the layouts the plan already has), and is priced as that program.
+  std::vector<SplitTie> splitTies;
   /// The elementwise chains of @main that run as one pass over memory: each
   /// op's bytes leave out the values its kernel never stores and the
   /// operands it reads already (decided from the graph, so that an op's
@@ -177,6 +195,21 @@ private:
   ShardingAttr gradLayout(const ShardingRule &rule, unsigned operand,
                           const LoopAxes &loops, ShardingAttr required) const;
   void computeLiveness();
+  /// Builds `splitTies`, adding the strategies the split gives; fails with a
+  /// diagnostic on an update the split leaves half set.
+  LogicalResult tieOptimizerSplit(
+      const DenseMap<Value, std::pair<unsigned, unsigned>> &producer);
+  /// The strategy of node `n` (an input, a weight or a compute op) whose
+  /// results have layouts `results` (its loops follow from them), added
+  /// when the enumeration does not have it.
+  FailureOr<unsigned> getStrategyWithResults(unsigned n,
+                                             ArrayRef<ShardingAttr> results);
+  /// The strategy of compute node `node` with these loops and layouts, added
+  /// (priced with the rule's loops) when the enumeration does not have it.
+  unsigned findOrAddComputeStrategy(Node &node, const ShardingRule &rule,
+                                    const LoopAxes &loops,
+                                    ArrayRef<ShardingAttr> results,
+                                    ArrayRef<ShardingAttr> operands);
   /// The node autopar-fuse-elementwise computes node `n`'s result inside
   /// (the rule of that pass, stated on autopar ops), given each buffer's
   /// last use; nullopt when the result is a buffer of its own.

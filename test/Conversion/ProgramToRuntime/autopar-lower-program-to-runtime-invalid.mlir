@@ -68,3 +68,12 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %s = autopar.swap_grid_axes %c on @grid grid_axes = [0, 1] : tensor<4xi16>
   return %x : tensor<4xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 1)
+func.func @main() -> tensor<4x3xf32> {
+  // expected-error @+1 {{'autopar.random_uniform' op has autopar.microbatch_draw = 0 without a whole_shape (and no whole_offsets) that holds whole blocks of the op's along that dimension}}
+  %u = autopar.random_uniform {seed = 7 : i64, whole_shape = array<i64: 6, 3>, autopar.microbatch_draw = 0 : i64} : () -> tensor<4x3xf32>
+  return %u : tensor<4x3xf32>
+}

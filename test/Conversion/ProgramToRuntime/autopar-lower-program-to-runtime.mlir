@@ -241,3 +241,43 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = autopar.assign %w, %n : tensor<4xf32>
   return %a : tensor<4xf32>
 }
+
+// -----
+
+// A random op of a partitioned inference pipeline's microbatch program: its
+// block starts at the device's index in the group of axis 0 times the local
+// rows, plus (autopar.microbatch_draw, the dimension the microbatches split)
+// the runtime's microbatch index times the microbatch's global rows; the
+// columns are whole.
+// CHECK-LABEL: func.func @autopar_main() {
+// CHECK: %[[ROWS:.*]] = arith.constant 2 : i64
+// CHECK: %[[G:.*]] = call @autopar_rt_group_index(%{{.*}}) : (i64) -> i64
+// CHECK: %[[D:.*]] = arith.muli %[[G]], %[[ROWS]] : i64
+// CHECK: %[[GROWS:.*]] = arith.constant 4 : i64
+// CHECK: %[[K:.*]] = call @autopar_rt_microbatch_index() : () -> i64
+// CHECK: %[[M:.*]] = arith.muli %[[K]], %[[GROWS]] : i64
+// CHECK: %[[O0:.*]] = arith.addi %[[D]], %[[M]] : i64
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK: autopar.random_uniform offsets(%[[O0]], %[[ZERO]]) {global_shape = array<i64: 4, 3>, seed = 7 : i64, whole_shape = array<i64: 16, 3>} : () -> tensor<2x3xf32>
+// CHECK-NOT: autopar.microbatch_draw
+shard.grid @grid(shape = 2)
+func.func @main() -> (tensor<2x3xf32> {autopar.sharding = #autopar.sharding<[[0], []]>, autopar.global_type = tensor<4x3xf32>}) {
+  %u = autopar.random_uniform {seed = 7 : i64, global_shape = array<i64: 4, 3>, whole_shape = array<i64: 16, 3>, autopar.microbatch_draw = 0 : i64, autopar.sharding = #autopar.sharding<[[0], []]>} : () -> tensor<2x3xf32>
+  return %u : tensor<2x3xf32>
+}
+
+// -----
+
+// On one device, only the microbatch's position.
+// CHECK-LABEL: func.func @autopar_main() {
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-DAG: %[[COLS:.*]] = arith.constant 3 : i64
+// CHECK: %[[K:.*]] = call @autopar_rt_microbatch_index() : () -> i64
+// CHECK: %[[M:.*]] = arith.muli %[[K]], %[[COLS]] : i64
+// CHECK: %[[O1:.*]] = arith.addi %{{.*}}, %[[M]] : i64
+// CHECK: autopar.random_uniform offsets(%[[ZERO]], %[[O1]]) {seed = 7 : i64, whole_shape = array<i64: 4, 12>} : () -> tensor<4x3xf32>
+shard.grid @grid(shape = 1)
+func.func @main() -> tensor<4x3xf32> {
+  %u = autopar.random_uniform {seed = 7 : i64, whole_shape = array<i64: 4, 12>, autopar.microbatch_draw = 1 : i64} : () -> tensor<4x3xf32>
+  return %u : tensor<4x3xf32>
+}

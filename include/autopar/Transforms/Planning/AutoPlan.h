@@ -99,7 +99,10 @@ struct AutoPlanOptions {
   /// sharded over the devices that hold identical replicas of it (ZeRO-1,
   /// Megatron's distributed optimizer: 6 + 12/d bytes per parameter); the
   /// gradient all-reduce becomes a reduce-scatter plus an all-gather of the
-  /// same volume.
+  /// same volume. On a compiled step, whose optimizer updates are explicit
+  /// ops (planned in mode Inference), every plan is priced with the split
+  /// autopar-shard-optimizer-state gives it (OptimizerStateSplit.h): the
+  /// search chooses among the programs that split leaves.
   bool shardOptimizerState = false;
   /// Training: the weights not trained (`--freeze`; isTrainableWeight in
   /// autopar/Transforms/Autodiff/Trainable.h, the definition compile uses):
