@@ -70,7 +70,9 @@ OpWork getOpWork(Operation *op, const ShardingRule &rule, const LoopAxes &loops,
 
 /// Roofline time of `work` in class `c`, max(flops / class FLOP rate,
 /// bytes / class bandwidth), plus the per-op overhead and the class's fixed
-/// seconds per op (`op_seconds_by_class`); 0 for no work (views).
+/// seconds per op (`op_seconds_by_class`), at most that roofline time again
+/// (an op shorter than the fixed part runs on one thread); 0 for no work
+/// (views).
 double getComputeTime(const OpWork &work, OpClass c,
                       const ClusterSpec &cluster);
 /// The same, computing in `dtype` (its rate from `flops_by_dtype`).

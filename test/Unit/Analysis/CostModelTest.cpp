@@ -280,6 +280,9 @@ TEST_CASE("a class's fixed seconds per op add to every op of the class",
         Approx(1e-3 + 1e-6 + 3e-5));
   c.classFlops[static_cast<unsigned>(OpClass::DepthwiseConv)] = 1e9;
   CHECK(getComputeTime(w, OpClass::DepthwiseConv, c) == Approx(1e-3 + 1e-6));
+  // An op shorter than the fixed part pays at most its own time again.
+  CHECK(getComputeTime(OpWork{1e3, 0}, OpClass::MatMul, c) ==
+        Approx(1e-6 + 1e-6 + 1e-6));
   // Views are still free.
   CHECK(getComputeTime(OpWork{}, OpClass::MatMul, c) == 0);
 }
