@@ -8,6 +8,7 @@
 
 #include "autopar/Analysis/DataTiling.h"
 #include "autopar/Analysis/ElementwiseFusion.h"
+#include "autopar/Analysis/RelativeFit.h"
 
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Runtime/CollectiveScratch.h"
@@ -218,37 +219,21 @@ mlir::autopar::fitOpTime(ArrayRef<OpTimeSample> samples, double minSpread) {
   if (samples.size() < 2)
     return std::nullopt;
   double smallest = samples.front().flops, largest = smallest;
-  // The relative residual (fixed + flops * inverseRate - seconds) / seconds
-  // is linear in (fixed, inverseRate), with coefficients a = 1 / seconds
-  // and b = flops / seconds, and target 1.
-  double saa = 0, sab = 0, sbb = 0, sa = 0, sb = 0;
+  SmallVector<TwoTermSample> terms;
   for (const OpTimeSample &sample : samples) {
     if (!(sample.flops > 0) || !(sample.seconds > 0))
       return std::nullopt;
     smallest = std::min(smallest, sample.flops);
     largest = std::max(largest, sample.flops);
-    double a = 1 / sample.seconds, b = sample.flops / sample.seconds;
-    saa += a * a;
-    sab += a * b;
-    sbb += b * b;
-    sa += a;
-    sb += b;
+    terms.push_back({/*first=*/1, sample.flops, sample.seconds});
   }
   if (largest < minSpread * smallest)
     return std::nullopt;
-  double fixed = 0, inverseRate = 0;
-  double det = saa * sbb - sab * sab;
-  if (det > 0) {
-    fixed = (sa * sbb - sb * sab) / det;
-    inverseRate = (saa * sb - sab * sa) / det;
-  }
-  if (fixed < 0 || inverseRate <= 0) {
-    fixed = 0;
-    inverseRate = sb / sbb;
-  }
+  TwoTermFit fit = fitTwoTermRelative(terms);
+  double inverseRate = fit.secondCoefficient;
   if (!(inverseRate > 0) || !std::isfinite(inverseRate))
     return std::nullopt;
-  return OpTimeFit{1 / inverseRate, fixed};
+  return OpTimeFit{1 / inverseRate, fit.firstCoefficient};
 }
 
 AxisLink mlir::autopar::getGroupLink(ArrayRef<int64_t> axes,

@@ -19,6 +19,7 @@
 
 #include "autopar/Analysis/Cluster.h"
 #include "autopar/Analysis/CostModel.h"
+#include "autopar/Analysis/RelativeFit.h"
 #include "autopar/Analysis/ShardingRule.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 
@@ -713,38 +714,19 @@ struct AxisFit {
 /// unweighted fit would ignore the small messages that fix the latency).
 /// The latency is clamped at 0.
 AxisFit fitAxis(ArrayRef<CollectiveSample> samples) {
-  double saa = 0, sab = 0, sbb = 0, sa = 0, sb = 0;
+  SmallVector<TwoTermSample> terms;
   for (const CollectiveSample &s : samples) {
     auto [messages, volume] = getRingVolume(s);
-    double a = messages / s.seconds, b = volume / s.seconds;
-    saa += a * a;
-    sab += a * b;
-    sbb += b * b;
-    sa += a;
-    sb += b;
+    terms.push_back({messages, volume, s.seconds});
   }
-  double latency = 0, inverseBandwidth = 0;
-  double det = saa * sbb - sab * sab;
-  if (det > 0) {
-    latency = (sa * sbb - sb * sab) / det;
-    inverseBandwidth = (saa * sb - sab * sa) / det;
-  }
-  if (latency < 0 || inverseBandwidth <= 0) {
-    latency = 0;
-    inverseBandwidth = sbb > 0 ? sb / sbb : 0;
-  }
-  AxisFit fit;
-  fit.numSamples = samples.size();
-  fit.link.latency = latency;
-  fit.link.bandwidth = inverseBandwidth > 0 ? 1 / inverseBandwidth : 0;
-  double sum = 0;
-  for (const CollectiveSample &s : samples) {
-    auto [messages, volume] = getRingVolume(s);
-    double predicted = latency * messages + volume * inverseBandwidth;
-    sum += std::pow((predicted - s.seconds) / s.seconds, 2);
-  }
-  fit.rmsRelativeError = samples.empty() ? 0 : std::sqrt(sum / samples.size());
-  return fit;
+  TwoTermFit fit = fitTwoTermRelative(terms);
+  AxisFit axis;
+  axis.numSamples = samples.size();
+  axis.link.latency = fit.firstCoefficient;
+  axis.link.bandwidth =
+      fit.secondCoefficient > 0 ? 1 / fit.secondCoefficient : 0;
+  axis.rmsRelativeError = fit.rmsRelativeError;
+  return axis;
 }
 
 /// Reads the bench's JSON: the samples of each axis (by axis number).
