@@ -121,6 +121,33 @@ static double getConvFlopScale(ConvOp conv, const ShardingRule &rule,
   return ratio * 3 <= 2 ? ratio : 1;
 }
 
+/// Whether `op`'s innermost loop walks contiguous memory in its result and
+/// in every operand it indexes (their last dimension), in local runs of at
+/// least kMinStreamedRunBytes (OpWork::streamsRows).
+static bool streamsRows(Operation *op, const ShardingRule &rule,
+                        ArrayRef<int64_t> extents, const LoopAxes &loops,
+                        ArrayRef<int64_t> gridShape) {
+  if (op->getNumResults() != 1)
+    return false;
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!result || result.getRank() == 0)
+    return false;
+  std::optional<unsigned> inner = rule.getResultLoop(0, result.getRank() - 1);
+  if (!inner || *inner >= extents.size())
+    return false;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    auto type = dyn_cast<RankedTensorType>(op->getOperand(i).getType());
+    for (int64_t d = 0, e = type ? type.getRank() : 0; d < e; ++d)
+      if (rule.getOperandLoop(i, d) == inner && d != e - 1)
+        return false;
+  }
+  int64_t parts =
+      *inner < loops.size() ? groupSize(loops[*inner], gridShape) : 1;
+  double run = std::max<double>(1.0, double(extents[*inner]) / double(parts)) *
+               getElementBytes(result.getElementType());
+  return run >= kMinStreamedRunBytes;
+}
+
 OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
                                 const LoopAxes &loops,
                                 ArrayRef<int64_t> gridShape,
@@ -137,6 +164,7 @@ OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
     iterations *= std::max<double>(1.0, double(extents[l]) / double(n));
   }
   work.flops = iterations * getFlopsPerIteration(op);
+  work.streamsRows = streamsRows(op, rule, extents, loops, gridShape);
   if (auto conv = dyn_cast<ConvOp>(op))
     work.flopScale = getConvFlopScale(conv, rule, loops, gridShape);
   // A contraction's GEMM shape: per-device M (loops only operand 0 walks),
@@ -170,13 +198,27 @@ OpWork mlir::autopar::getOpWork(Operation *op, const ShardingRule &rule,
   }
   // Memory traffic: every operand read and every result written, less what
   // a fused kernel keeps in registers (a fused value) or reads once.
+  // An operand read by index (a gather's table) moves one element per
+  // result element, at most the operand.
   MLIRContext *ctx = op->getContext();
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     if (fusion && !fusion->readsOperand(op, i))
       continue;
-    if (auto type = dyn_cast<RankedTensorType>(op->getOperand(i).getType()))
-      work.bytes += getLocalBytes(type, rule.getOperandSharding(ctx, i, loops),
-                                  gridShape);
+    auto type = dyn_cast<RankedTensorType>(op->getOperand(i).getType());
+    if (!type)
+      continue;
+    double bytes =
+        getLocalBytes(type, rule.getOperandSharding(ctx, i, loops), gridShape);
+    if (readsOperandByIndex(op, i) && op->getNumResults() == 1) {
+      auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+      double elements =
+          double(getLocalBytes(
+              resultType, rule.getResultSharding(ctx, 0, loops), gridShape)) /
+          getElementBytes(resultType.getElementType());
+      bytes =
+          std::min(bytes, elements * getElementBytes(type.getElementType()));
+    }
+    work.bytes += bytes;
   }
   for (unsigned r = 0; r < op->getNumResults(); ++r) {
     if (fusion && !fusion->writesResult(op, r))
@@ -202,7 +244,10 @@ double mlir::autopar::getComputeTime(const OpWork &work, OpClass c,
   if (c == OpClass::MatMul || c == OpClass::BatchedMatMul)
     flops *= cluster.getGemmEfficiency(work.gemmMinDim);
   double compute = flops > 0 ? work.getExecutedFlops() / flops : 0;
-  double bandwidth = cluster.getBandwidth(c, work.bytes);
+  // A data-movement op that moves whole rows streams like a copy.
+  OpClass streamClass =
+      c == OpClass::DataMovement && work.streamsRows ? OpClass::Elementwise : c;
+  double bandwidth = cluster.getBandwidth(streamClass, work.bytes);
   double memory = bandwidth > 0 ? work.bytes / bandwidth : 0;
   // The class's fixed part (thread team, packing) was fitted on ops of tens
   // to hundreds of MFLOP; an op whose own time is shorter runs on one thread

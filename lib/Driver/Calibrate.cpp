@@ -436,6 +436,10 @@ getModelWork(MLIRContext &ctx, ModuleOp module, OpClass expected) {
     // 4/9), as getComputeTime divides them.
     total.flops += work.getExecutedFlops();
     total.bytes += work.bytes;
+    // The model streams rows when every op that moves bytes does.
+    if (work.bytes > 0)
+      total.streamsRows =
+          (numOps == 0 || total.streamsRows) && work.streamsRows;
     ++numOps;
   });
   if (!ok || numOps == 0) {
@@ -591,6 +595,7 @@ FailureOr<ClassResult> measurePair(MLIRContext &ctx, OpClass c,
     result.numOps = large->numOps - small->numOps;
     result.work.flops = large->work.flops - small->work.flops;
     result.work.bytes = large->work.bytes - small->work.bytes;
+    result.work.streamsRows = large->work.streamsRows;
     result.seconds = delta;
   } else {
     result.numOps = large->numOps;
@@ -982,8 +987,20 @@ int driver::calibrateCommand(int argc, char **argv) {
       cluster.memoryBandwidth = stream.work.bytes / stream.seconds;
       cluster.classFlops[index] = math.work.flops / math.seconds;
     }
-    if (result.opClass == OpClass::DataMovement && result.work.bytes > 0)
-      cluster.classBandwidth[index] = result.work.bytes / result.seconds;
+    // Data movement's own bandwidth is that of the variants moving single
+    // elements (transposes of the innermost dimension): ops moving whole
+    // rows are priced at the elementwise bandwidth (OpWork::streamsRows).
+    if (result.opClass == OpClass::DataMovement) {
+      double bytes = 0, seconds = 0;
+      for (const ClassResult &variant : variants) {
+        if (variant.work.streamsRows)
+          continue;
+        bytes += variant.work.bytes;
+        seconds += variant.seconds;
+      }
+      if (bytes > 0 && seconds > 0)
+        cluster.classBandwidth[index] = bytes / seconds;
+    }
   }
   cluster.flops = cluster.classFlops[static_cast<unsigned>(OpClass::MatMul)];
 
@@ -1109,6 +1126,18 @@ int driver::calibrateCommand(int argc, char **argv) {
     else
       os << " harmonic mean " << formatRate(result.work.flops / result.seconds)
          << " GFLOP/s\n";
+  }
+  for (auto [result, variants] : llvm::zip(classes, classVariants)) {
+    if (result.opClass != OpClass::DataMovement)
+      continue;
+    os << "    data_movement:";
+    for (const ClassResult &v : variants)
+      if (v.seconds > 0)
+        os << llvm::formatv(" {0} at {1} GB/s,",
+                            v.work.streamsRows ? "rows" : "elements",
+                            formatRate(v.work.bytes / v.seconds));
+    os << " the class's bandwidth from the elements (rows are priced at the "
+          "elementwise bandwidth)\n";
   }
   os << llvm::formatv("  per-op overhead {0:e3} s, per-step {1:e3} s\n",
                       cluster.opOverhead, cluster.stepOverhead);

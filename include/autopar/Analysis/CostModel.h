@@ -48,10 +48,22 @@ struct OpWork {
   /// (as FLOP/s and MFU figures count it); compute time and calibrated
   /// rates use `flops * flopScale`.
   double flopScale = 1;
+  /// True when the op's innermost loop walks contiguous memory in its result
+  /// and in every operand it indexes, in local runs of at least
+  /// kMinStreamedRunBytes: the op moves whole rows (attention's head
+  /// transposes, a gather of embedding rows, a concat along an outer
+  /// dimension). A data-movement op that does is priced at the elementwise
+  /// bandwidth, a copy's; one that does not (a transpose of the innermost
+  /// dimension) at its class's.
+  bool streamsRows = false;
 
   /// The FLOPs the generated code executes.
   double getExecutedFlops() const { return flops * flopScale; }
 };
+
+/// The shortest contiguous run, in bytes, that getOpWork counts as moving
+/// whole rows: one cache line.
+constexpr double kMinStreamedRunBytes = 64;
 
 /// FLOPs per iteration of the loop nest: 2 for contractions (multiply-add),
 /// a per-op constant for the rest (documented in docs/cost-model.md).

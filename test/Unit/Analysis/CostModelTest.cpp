@@ -310,6 +310,76 @@ TEST_CASE("fitOpTime: the fixed seconds and the rate of a class", "[cost]") {
   CHECK_FALSE(fitOpTime({{1e6, 1e-5}}));
 }
 
+TEST_CASE("a gather moves the rows it selects, not its table", "[cost]") {
+  Fixture f(R"mlir(
+    func.func @f(%e: tensor<50000x64xf32>, %i: tensor<8xi64>,
+                 %t: tensor<4x6xf32>, %j: tensor<4x2xi64>)
+        -> (tensor<8x64xf32>, tensor<4x2xf32>) {
+      %g = autopar.gather %e, %i {axis = 0} : (tensor<50000x64xf32>, tensor<8xi64>) -> tensor<8x64xf32>
+      %h = autopar.gather_elements %t, %j {axis = 1} : (tensor<4x6xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+      return %g, %h : tensor<8x64xf32>, tensor<4x2xf32>
+    })mlir");
+  auto gather = f.first<GatherOp>();
+  FailureOr<ShardingRule> rule = ShardingRule::get(gather);
+  REQUIRE(succeeded(rule));
+  // 8 rows of 64 floats read, 8 indices, 8 rows written: the 12.8 MB table
+  // is not read.
+  OpWork work = getOpWork(gather, *rule, LoopAxes(rule->getNumLoops()), {1});
+  CHECK(work.bytes == 8 * 64 * 4 + 8 * 8 + 8 * 64 * 4);
+  // Split over 2 devices along the rows gathered, each reads its half.
+  LoopAxes split(rule->getNumLoops());
+  split[0] = {0};
+  work = getOpWork(gather, *rule, split, {2});
+  CHECK(work.bytes == 4 * 64 * 4 + 4 * 8 + 4 * 64 * 4);
+
+  auto elements = f.first<GatherElementsOp>();
+  rule = ShardingRule::get(elements);
+  REQUIRE(succeeded(rule));
+  work = getOpWork(elements, *rule, LoopAxes(rule->getNumLoops()), {1});
+  CHECK(work.bytes == 4 * 2 * 4 + 4 * 2 * 8 + 4 * 2 * 4);
+}
+
+TEST_CASE("a transpose keeping the innermost dimension streams rows",
+          "[cost]") {
+  Fixture f(R"mlir(
+    func.func @f(%x: tensor<128x12x64xf32>, %y: tensor<64x12x8xf32>)
+        -> (tensor<12x128x64xf32>, tensor<12x64x128xf32>, tensor<12x64x8xf32>) {
+      %heads = autopar.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<128x12x64xf32>) -> tensor<12x128x64xf32>
+      %keys = autopar.transpose %x {perm = array<i64: 1, 2, 0>} : (tensor<128x12x64xf32>) -> tensor<12x64x128xf32>
+      %short = autopar.transpose %y {perm = array<i64: 1, 0, 2>} : (tensor<64x12x8xf32>) -> tensor<12x64x8xf32>
+      return %heads, %keys, %short : tensor<12x128x64xf32>, tensor<12x64x128xf32>, tensor<12x64x8xf32>
+    })mlir");
+  SmallVector<TransposeOp> ops;
+  f.module->walk([&](TransposeOp op) { ops.push_back(op); });
+  REQUIRE(ops.size() == 3);
+  auto work = [](TransposeOp op, int64_t splitLoop, int64_t devices) {
+    FailureOr<ShardingRule> rule = ShardingRule::get(op);
+    REQUIRE(succeeded(rule));
+    LoopAxes loops(rule->getNumLoops());
+    if (splitLoop >= 0)
+      loops[splitLoop] = {0};
+    return getOpWork(op, *rule, loops, {devices});
+  };
+  // Rows of 64 floats move whole; the keys' transpose moves single floats;
+  // rows of 8 floats (32 bytes) are shorter than a cache line.
+  CHECK(work(ops[0], -1, 1).streamsRows);
+  CHECK_FALSE(work(ops[1], -1, 1).streamsRows);
+  CHECK_FALSE(work(ops[2], -1, 1).streamsRows);
+  // Split 8 ways along the rows, each device's runs are 32 bytes.
+  CHECK(work(ops[0], 0, 8).streamsRows);
+  CHECK_FALSE(work(ops[0], 2, 8).streamsRows);
+
+  // Rows stream at the elementwise (memory) bandwidth, single elements at
+  // data movement's.
+  ClusterSpec c = cluster(1e9, 1e9, {{1e9, 0}});
+  c.classBandwidth[static_cast<unsigned>(OpClass::DataMovement)] = 1e8;
+  OpWork rows{0, 1e8};
+  rows.streamsRows = true;
+  OpWork elements{0, 1e8};
+  CHECK(getComputeTime(rows, OpClass::DataMovement, c) == Approx(0.1));
+  CHECK(getComputeTime(elements, OpClass::DataMovement, c) == Approx(1.0));
+}
+
 TEST_CASE("per-op overhead and per-class bandwidth; views are free", "[cost]") {
   ClusterSpec c = cluster(1e9, 1e9, {{1e9, 0}});
   c.opOverhead = 1e-6;

@@ -50,6 +50,13 @@ def Autopar_View : NativeOpTrait<"IsView"> {
   let cppNamespace = "::mlir::autopar";
 }
 
+/// Operand 0 is read only at the positions the indices select, one element
+/// per result element (gathers): the cost model counts the gathered bytes,
+/// not the whole operand.
+def Autopar_ReadsByIndex : NativeOpTrait<"ReadsByIndex"> {
+  let cppNamespace = "::mlir::autopar";
+}
+
 //===----------------------------------------------------------------------===//
 // Values without producers in the graph
 //===----------------------------------------------------------------------===//
@@ -552,7 +559,7 @@ def Autopar_SliceOp : Autopar_Op<"slice", [Pure, Autopar_OwnRule,
 }
 
 def Autopar_GatherOp : Autopar_ComputeOp<"gather",
-    [Autopar_OwnRule, Autopar_DataMovementCost]> {
+    [Autopar_OwnRule, Autopar_DataMovementCost, Autopar_ReadsByIndex]> {
   let summary = "ONNX Gather along `axis` (non-negative)";
   let description = [{
     Result shape is data[:axis] ++ indices ++ data[axis+1:]. Negative indices
@@ -564,7 +571,7 @@ def Autopar_GatherOp : Autopar_ComputeOp<"gather",
 }
 
 def Autopar_GatherElementsOp : Autopar_ComputeOp<"gather_elements",
-    [Autopar_OwnRule, Autopar_DataMovementCost]> {
+    [Autopar_OwnRule, Autopar_DataMovementCost, Autopar_ReadsByIndex]> {
   let summary = "ONNX GatherElements along `axis` (non-negative)";
   let description = [{
     `data` and `indices` have the same rank; the result has the shape of

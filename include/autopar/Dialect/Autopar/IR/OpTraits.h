@@ -91,6 +91,18 @@ class IsView : public OpTrait::TraitBase<ConcreteType, IsView> {};
 /// True when `op` has the IsView trait.
 inline bool isViewOp(Operation *op) { return op && op->hasTrait<IsView>(); }
 
+/// Marks an op that reads its operand 0 only at the positions its indices
+/// select, one element per result element (gathers): an embedding lookup
+/// moves the gathered rows, not the table.
+template <typename ConcreteType>
+class ReadsByIndex : public OpTrait::TraitBase<ConcreteType, ReadsByIndex> {};
+
+/// True when `op` reads its operand `index` only where its indices select
+/// (the ReadsByIndex trait), not whole.
+inline bool readsOperandByIndex(Operation *op, unsigned index) {
+  return op && index == 0 && op->hasTrait<ReadsByIndex>();
+}
+
 /// Marks an op whose values depend on each element's position in the global
 /// (unpartitioned) result (the counter-based random ops): the partitioner
 /// records the result's global shape and sharding on it, so that each device
