@@ -1191,8 +1191,11 @@ void rewriteWinogradConvolution(const Contraction &c, Value packedWeight) {
         b.getDenseI64ArrayAttr({0, 0, 0, 0}),
         b.getDenseI64ArrayAttr(yType.getShape()),
         b.getDenseI64ArrayAttr({1, 1, 1, 1}));
-    result =
-        buildCopy(b, loc, view, b.getMultiDimIdentityMap(4), yType.getShape());
+    // A linalg.copy, which the canonicalizer keeps (an identity generic
+    // would fold away, leaving the result a view of the larger buffer).
+    Value init = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
+    result = linalg::CopyOp::create(b, loc, ValueRange{view}, ValueRange{init})
+                 .getResult(0);
   }
   conv.getResult().replaceAllUsesWith(result);
   conv.erase();

@@ -1,4 +1,5 @@
 // RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=avx512 pack-weights=true" | FileCheck %s
+// RUN: autopar-opt %s -split-input-file --pass-pipeline='builtin.module(autopar-pack-contractions{isa=avx512 pack-weights=true},func.func(canonicalize,autopar-vectorize-elementwise{isa=avx512}))' | FileCheck %s --check-prefix=VEC
 // RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=avx512 pack-weights=true winograd=false" | FileCheck %s --check-prefix=OFF
 // RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=avx512" | FileCheck %s --check-prefix=OFF
 
@@ -84,7 +85,6 @@ func.func @winograd(%x: tensor<1x32x16x16xf32>) -> tensor<1x32x16x16xf32> {
 shard.grid @grid(shape = 1)
 // CHECK-DAG: #[[RACC:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d5, d1, d4, d6, d2)>
 // CHECK-DAG: #[[PAIR:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
-// CHECK-DAG: #[[ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @odd_output
 // CHECK: autopar.weight "conv.weight" {{.*}}autopar.packed_tiles = array<i64: 32, 1>{{.*}}autopar.winograd} : tensor<16x1x64x32x1xf32>
 // CHECK: tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 2, 2]
@@ -102,9 +102,19 @@ shard.grid @grid(shape = 1)
 // CHECK: %[[ALL:.*]] = tensor.insert_slice %{{.*}}[0, 0, 0, 1, 0] [1, 32, 4, 1, 8]
 // CHECK: %[[GRID:.*]] = tensor.collapse_shape %[[ALL]] {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x32x4x2x8xf32> into tensor<1x32x8x8xf32>
 // CHECK: %[[VIEW:.*]] = tensor.extract_slice %[[GRID]][0, 0, 0, 0] [1, 32, 7, 7] [1, 1, 1, 1] : tensor<1x32x8x8xf32> to tensor<1x32x7x7xf32>
-// CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[ID4]], #[[ID4]]]{{.*}} ins(%[[VIEW]] : tensor<1x32x7x7xf32>) outs(%{{.*}} : tensor<1x32x7x7xf32>)
+// CHECK: %[[Y:.*]] = linalg.copy ins(%[[VIEW]] : tensor<1x32x7x7xf32>) outs(%{{.*}} : tensor<1x32x7x7xf32>)
 // CHECK: return %[[Y]]
 // CHECK-NOT: arith.remui
+// The copy out of the even grid, vectorized: one vector of a row of 7 per
+// (channel, row), read from the 8x8 grid.
+// VEC-LABEL: func.func @odd_output
+// VEC: %[[GRID:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x32x4x2x8xf32> into tensor<1x32x8x8xf32>
+// VEC: scf.for %[[C:.*]] = %c0 to %c32 step %c1
+// VEC: scf.for %[[R:.*]] = %c0 to %c7 step %c1
+// VEC: %[[ROW:.*]] = vector.transfer_read %[[GRID]][%c0, %[[C]], %[[R]], %c0], %{{.*}} {in_bounds = [true]} : tensor<1x32x8x8xf32>, vector<7xf32>
+// VEC: vector.transfer_write %[[ROW]], %{{.*}}[%c0, %[[C]], %[[R]], %c0] {in_bounds = [true]} : vector<7xf32>, tensor<1x32x7x7xf32>
+// VEC-NOT: arith.remui
+// VEC: return
 // OFF-LABEL: func.func @odd_output
 // OFF: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<7x576x8x1xf32>, tensor<1x576x32x1xf32>)
 func.func @odd_output(%x: tensor<1x64x7x7xf32>) -> tensor<1x32x7x7xf32> {
