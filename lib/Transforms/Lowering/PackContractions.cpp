@@ -951,7 +951,9 @@ RankedTensorType getWinogradWeightType(RankedTensorType weightType,
 ///   (`packedWeight`, 16 x M1 x C x Q0 x 1, written by the driver) and V_t;
 /// - the output transform: one `linalg.generic` reads the 16 accumulators
 ///   and writes the four outputs (i, j) of each tile, Y_ij = (A^T M A)_ij;
-/// - one `linalg.generic` interleaves the four into NCHW and adds the bias.
+/// - one `linalg.generic` per output row parity interleaves the four into
+///   NCHW and adds the bias, on the grid of whole 2 x 2 tiles (an odd output
+///   is then copied out of it).
 void rewriteWinogradConvolution(const Contraction &c, Value packedWeight) {
   const WinogradGeometry &g = *c.winograd;
   auto conv = cast<ConvOp>(c.op);
