@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "autopar/Analysis/ConvTiling.h"
 #include "autopar/Analysis/DataTiling.h"
 #include "autopar/Transforms/Lowering/PackedWeights.h"
 #include "autopar/Transforms/Lowering/Passes.h"
@@ -99,9 +100,6 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Winograd F(2x2, 3x3)
 //===----------------------------------------------------------------------===//
 
-/// Taps of the Winograd form F(2x2, 3x3): 4 x 4 input tiles, 2 x 2 outputs.
-constexpr int64_t kWinogradTaps = 16;
-
 /// Float additions and subtractions of the Winograd transforms' bodies.
 struct WinogradArith {
   OpBuilder &b;
@@ -114,72 +112,7 @@ struct WinogradArith {
   }
 };
 
-/// The layout of a convolution computed in the Winograd form F(2x2, 3x3)
-/// (rewriteWinogradConvolution): 16 products, one per tap of the 4 x 4
-/// transformed tiles, of the transformed weight U (M x C) and the
-/// transformed input V (C x tiles). The tiles of 2 x 2 outputs form a grid
-/// of TH x TW (ceil of half the output); its lines are padded so that a
-/// register tile of P0 positions is `linesPerTile` whole lines of
-/// `lineWidth` tiles (a divisor of P0 at least TW: 7 -> 8, 4 -> 4), or one
-/// block of P0 tiles of a line (`blocksPerLine` per line), so that no index
-/// divides.
-struct WinogradGeometry {
-  /// U on the left (M1 x C x m0 x 1 by tiles of P0 = n0 positions) or on the
-  /// right (positions as the rows: P0 = m0, channels by n0).
-  bool weightIsLhs = true;
-  int64_t batch = 0, channels = 0, channelsOut = 0;
-  int64_t outH = 0, outW = 0, tilesH = 0, tilesW = 0;
-  int64_t padTop = 0, padLeft = 0;
-  /// P0 and the channel tile of U (Q0).
-  int64_t positionTile = 0, channelTile = 0;
-  int64_t lineWidth = 0, blocksPerLine = 1, linesPerTile = 1;
-  /// TH rounded up to a multiple of linesPerTile.
-  int64_t paddedTilesH = 0;
-
-  int64_t getRowTiles() const {
-    return batch * (paddedTilesH / linesPerTile) * blocksPerLine;
-  }
-  /// Multiply-adds of the 16 products, padding included.
-  int64_t getWork() const {
-    return kWinogradTaps * getRowTiles() * positionTile *
-           ceilDiv(channelsOut, channelTile) * channelTile * channels;
-  }
-};
-
 Value getStorageSource(Value value);
-
-/// The Winograd geometry of `conv` (already known to qualify) with the
-/// weight on the left (`lhs`) or on the right.
-WinogradGeometry getWinogradGeometry(ConvOp conv, bool lhs,
-                                     ContractionTile tile) {
-  auto xType = cast<RankedTensorType>(conv.getInput().getType());
-  auto yType = cast<RankedTensorType>(conv.getType());
-  WinogradGeometry g;
-  g.weightIsLhs = lhs;
-  g.batch = xType.getDimSize(0);
-  g.channels = xType.getDimSize(1);
-  g.channelsOut = yType.getDimSize(1);
-  g.outH = yType.getDimSize(2);
-  g.outW = yType.getDimSize(3);
-  g.tilesH = ceilDiv(g.outH, 2);
-  g.tilesW = ceilDiv(g.outW, 2);
-  g.padTop = conv.getPads()[0];
-  g.padLeft = conv.getPads()[1];
-  g.positionTile = lhs ? tile.n0 : tile.m0;
-  g.channelTile = lhs ? tile.m0 : tile.n0;
-  int64_t p0 = g.positionTile;
-  if (g.tilesW >= p0) {
-    g.lineWidth = p0;
-    g.blocksPerLine = ceilDiv(g.tilesW, p0);
-  } else {
-    g.lineWidth = g.tilesW;
-    while (p0 % g.lineWidth != 0)
-      ++g.lineWidth;
-    g.linesPerTile = p0 / g.lineWidth;
-  }
-  g.paddedTilesH = ceilDiv(g.tilesH, g.linesPerTile) * g.linesPerTile;
-  return g;
-}
 
 /// Whether `conv` can take the Winograd form: its shape qualifies
 /// (isWinogradShape), its input and weight are stored in f32, and its
@@ -529,93 +462,28 @@ void rewriteContraction(const Contraction &c, Value packedRhs,
   c.op->erase();
 }
 
-/// How the output positions of a convolution become the rows of its packed
-/// im2col matrix (P1 x K x m0 x 1: tiles of m0 rows, one column per
-/// (channel, kernel offset)).
-enum class ConvRows {
-  /// One image of a 1x1 convolution with unit strides and no padding: row p
-  /// is position p of X [C, positions], read directly.
-  Pointwise,
-  /// Each line of the output's last spatial dimension is padded to a
-  /// multiple of m0, so that a tile never spans two lines: the reads are
-  /// affine without division, and contiguous at unit stride. The padded
-  /// rows read zeros and are never stored.
-  PaddedLines,
-  /// The positions (n, out...) flattened, padded at the end only.
-  Flat,
-};
-
-/// The shapes of a convolution's im2col product.
-struct ConvGeometry {
-  ConvRows rows;
+/// The shapes of a convolution's im2col product: its shape and the rows of
+/// its packed matrix (autopar/Analysis/ConvTiling.h, which the planner's
+/// memory model reads too).
+struct Im2colGeometry : ConvGeometry {
+  ConvShape shape;
   int64_t batch, channels, spatial;
-  SmallVector<int64_t> in, out, kernel, strides, dilations, padsLow;
-  /// Tiles of m0 per output line (PaddedLines).
-  int64_t lineTiles = 0;
-  /// Row tiles of the packed matrix.
-  int64_t rowTiles = 0;
+  SmallVector<int64_t> in, out, kernel, strides, dilations;
 };
 
-ConvGeometry getConvGeometry(ConvOp conv, ContractionTile tile) {
-  auto xType = cast<RankedTensorType>(conv.getInput().getType());
-  auto wType = cast<RankedTensorType>(conv.getWeight().getType());
-  auto yType = cast<RankedTensorType>(conv.getType());
-  ConvGeometry g;
-  g.batch = xType.getDimSize(0);
-  g.channels = xType.getDimSize(1);
-  g.spatial = xType.getRank() - 2;
-  g.in = llvm::to_vector(xType.getShape().drop_front(2));
-  g.out = llvm::to_vector(yType.getShape().drop_front(2));
-  g.kernel = llvm::to_vector(wType.getShape().drop_front(2));
-  g.strides = llvm::to_vector(conv.getStrides());
-  g.dilations = llvm::to_vector(conv.getDilations());
-  g.padsLow = llvm::to_vector(conv.getPads().take_front(g.spatial));
-  int64_t positions = 1;
-  for (int64_t size : g.out)
-    positions *= size;
-  bool pointwise =
-      llvm::all_of(g.kernel, [](int64_t v) { return v == 1; }) &&
-      llvm::all_of(g.strides, [](int64_t v) { return v == 1; }) &&
-      llvm::all_of(conv.getPads(), [](int64_t v) { return v == 0; });
-  int64_t line = g.out.back();
-  int64_t lineTiles = ceilDiv(line, tile.m0);
-  if (pointwise && g.batch == 1) {
-    g.rows = ConvRows::Pointwise;
-    g.rowTiles = ceilDiv(positions, tile.m0);
-  } else if ((lineTiles * tile.m0 - line) * 4 <= line) {
-    // At most a quarter more rows than positions.
-    g.rows = ConvRows::PaddedLines;
-    g.lineTiles = lineTiles;
-    g.rowTiles = g.batch * (positions / line) * lineTiles;
-  } else {
-    g.rows = ConvRows::Flat;
-    g.rowTiles = ceilDiv(g.batch * positions, tile.m0);
-  }
+Im2colGeometry getIm2colGeometry(ConvOp conv, ContractionTile tile) {
+  Im2colGeometry g;
+  g.shape = getConvShape(conv);
+  static_cast<ConvGeometry &>(g) = getConvGeometry(g.shape, tile.m0);
+  g.batch = g.shape.batch;
+  g.channels = g.shape.channels;
+  g.spatial = g.shape.getSpatialRank();
+  g.in = g.shape.in;
+  g.out = g.shape.out;
+  g.kernel = g.shape.kernel;
+  g.strides = g.shape.strides;
+  g.dilations = g.shape.dilations;
   return g;
-}
-
-/// Whether `conv` is computed as `W * cols^T` (rewriteConvolutionWeightLhs)
-/// rather than `cols * W^T` (rewriteConvolution). The weight goes on the left
-/// when its output channels fill the m0-row tiles (at most a sixteenth of
-/// padding), unless the positions then pad their n0-wide tiles by more than
-/// an eighth over the m0-wide tiles of the other form, for a reduction long
-/// enough (K >= 512) that the kernel outweighs the other form's scalar
-/// epilogue: resnet's 7x7 outputs (49 positions) take 64 columns on the
-/// right and 56 rows on the left.
-bool isWeightLhsConvolution(ConvOp conv, const Contraction &c,
-                            ContractionTile tile) {
-  auto [k, channels] = getRhsKN(c.bType, /*transposed=*/true);
-  if ((ceilDiv(channels, tile.m0) * tile.m0 - channels) * 16 > channels)
-    return false;
-  if (k < 512)
-    return true;
-  ConvGeometry columns = getConvGeometry(conv, {tile.n0, tile.n0, tile.k0});
-  ConvGeometry rows = getConvGeometry(conv, {tile.m0, tile.m0, tile.k0});
-  int64_t lhsWork =
-      ceilDiv(channels, tile.m0) * tile.m0 * columns.rowTiles * tile.n0;
-  int64_t rhsWork =
-      rows.rowTiles * tile.m0 * ceilDiv(channels, tile.n0) * tile.n0;
-  return lhsWork * 8 <= rhsWork * 9;
 }
 
 /// Zero-pads `x` by `low` and `high` per dimension, when any is non-zero.
@@ -678,11 +546,14 @@ Value collapseGroups(OpBuilder &b, Location loc, Value value,
 /// autopar-vectorize-elementwise copies them as vectors); the unit k0
 /// dimension is added by a reshape.
 Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
-                    const ConvGeometry &g, ContractionTile tile) {
+                    const Im2colGeometry &g, ContractionTile tile) {
   MLIRContext *ctx = b.getContext();
   Value x = getStorageSource(conv.getInput());
   int64_t m0 = tile.m0, s = g.spatial;
   auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+  // The zero padding the copy reads (ConvTiling.h: the memory model counts
+  // the padded copy).
+  ConvInputPadding padding = getConvInputPadding(g.shape, g, m0);
 
   if (g.rows == ConvRows::Pointwise) {
     // X [C, positions], padded to rowTiles * m0 positions.
@@ -690,24 +561,10 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
     for (int64_t i = 0; i < s; ++i)
       reassociation[1].push_back(2 + i);
     Value flat = tensor::CollapseShapeOp::create(b, loc, x, reassociation);
-    int64_t positions = cast<RankedTensorType>(flat.getType()).getDimSize(1);
-    flat = padWithZeros(b, loc, flat, {0, 0}, {0, g.rowTiles * m0 - positions});
+    flat = padWithZeros(b, loc, flat, padding.low, padding.high);
     // Loops: p1, c, i, j.
     AffineMap map = AffineMap::get(4, 0, {dim(1), dim(0) * m0 + dim(2)}, ctx);
     return buildCopy(b, loc, flat, map, {g.rowTiles, g.channels, m0, 1});
-  }
-
-  // Spatial padding: the begin pads, and at the end what the last window
-  // (of the padded lines) reads.
-  SmallVector<int64_t> low = {0, 0}, high = {0, 0};
-  for (int64_t i = 0; i < s; ++i) {
-    int64_t outSize = g.out[i];
-    if (g.rows == ConvRows::PaddedLines && i == s - 1)
-      outSize = g.lineTiles * m0;
-    int64_t needed =
-        (outSize - 1) * g.strides[i] + (g.kernel[i] - 1) * g.dilations[i] + 1;
-    low.push_back(g.padsLow[i]);
-    high.push_back(std::max<int64_t>(needed - g.in[i] - g.padsLow[i], 0));
   }
 
   // P1 x K x m0 -> P1 x K x m0 x 1.
@@ -720,8 +577,8 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
   };
 
+  x = padWithZeros(b, loc, x, padding.low, padding.high);
   if (g.rows == ConvRows::PaddedLines) {
-    x = padWithZeros(b, loc, x, low, high);
     // Loops: n, out[0..s-2], line tile, c, kernel..., i.
     int64_t numLoops = 2 * s + 3;
     int64_t cLoop = s + 1, iLoop = 2 * s + 2;
@@ -741,14 +598,9 @@ Value packConvInput(OpBuilder &b, Location loc, ConvOp conv,
     return addUnitK0(collapseGroups(b, loc, packed, {s + 1, s + 1, 1}));
   }
 
-  // Flat: row p = p1 * m0 + i is position (n, out...) in row-major order.
-  // Rows past the last position read images past the end: zeros.
-  int64_t positions = 1;
-  for (int64_t size : g.out)
-    positions *= size;
-  int64_t extraRows = g.rowTiles * m0 - g.batch * positions;
-  high[0] = ceilDiv(extraRows, positions);
-  x = padWithZeros(b, loc, x, low, high);
+  // Flat: row p = p1 * m0 + i is position (n, out...) in row-major order;
+  // rows past the last position read the zeros of padded images.
+  int64_t positions = g.shape.getPositions();
   // Loops: p1, c, kernel..., i.
   int64_t numLoops = s + 3;
   AffineExpr p = dim(0) * m0 + dim(s + 2);
@@ -811,23 +663,14 @@ std::optional<int64_t> getDirectPointwiseColumns(ConvOp conv,
                                                  ContractionTile tile) {
   auto xType =
       cast<RankedTensorType>(getStorageSource(conv.getInput()).getType());
-  auto yType = cast<RankedTensorType>(conv.getType());
-  if (!xType.getElementType().isF32() || tile.k0 != 1 ||
+  if (!xType.getElementType().isF32() ||
       (packedWeight && !cast<RankedTensorType>(packedWeight.getType())
                             .getElementType()
                             .isF32()) ||
       !getElementTypeOrSelf(getStorageSource(conv.getWeight()).getType())
-           .isF32() ||
-      yType.getDimSize(1) % tile.m0 != 0)
+           .isF32())
     return std::nullopt;
-  int64_t positions = 1;
-  for (int64_t size : yType.getShape().drop_front(2))
-    positions *= size;
-  if (positions % tile.n0 == 0)
-    return tile.n0;
-  if (tile.n0 % 2 == 0 && positions % (tile.n0 / 2) == 0)
-    return tile.n0 / 2;
-  return std::nullopt;
+  return mlir::autopar::getDirectPointwiseColumns(getConvShape(conv), tile);
 }
 
 /// Replaces a pointwise convolution of one image (1x1 kernel, unit strides,
@@ -941,7 +784,7 @@ void rewriteConvolutionWeightLhs(const Contraction &c, Value packedWeight,
   int64_t channelsOut = yType.getDimSize(1);
   // The positions take the right operand's tiles: packConvInput's "rows".
   ContractionTile columns = {n0, n0, tile.k0};
-  ConvGeometry g = getConvGeometry(conv, columns);
+  Im2colGeometry g = getIm2colGeometry(conv, columns);
 
   if (g.rows == ConvRows::Pointwise)
     if (std::optional<int64_t> columns =
@@ -1046,7 +889,7 @@ void rewriteConvolution(const Contraction &c, Value packedRhs,
   MLIRContext *ctx = b.getContext();
   auto yType = cast<RankedTensorType>(conv.getType());
   int64_t rank = yType.getRank(), s = rank - 2;
-  ConvGeometry g = getConvGeometry(conv, tile);
+  Im2colGeometry g = getIm2colGeometry(conv, tile);
 
   Value packedLhs = packConvInput(b, loc, conv, g, tile);
   if (!packedRhs)
@@ -1078,46 +921,22 @@ void rewriteConvolution(const Contraction &c, Value packedRhs,
                           static_cast<bool>(c.bias));
 }
 
-/// The Winograd form of `conv` when it pays: the convolution qualifies
-/// (isWinogradCandidate) and the 16 products of the cheaper side (padding
-/// included; the weight on the left when equal) do at most two thirds of the
-/// multiply-adds of its im2col product (`weightIsLhs`: the side that form
-/// takes, see isWeightLhsConvolution). F(2x2, 3x3) does 16 multiply-adds per
-/// 4 output positions against 36; the padding of the position tiles eats
-/// into that on small outputs (7x7: 16 tiles, with the weight on the
-/// right exactly 16 positions, on the left 64).
-std::optional<WinogradGeometry> isWinogradConvolution(ConvOp conv,
-                                                      const Contraction &c,
-                                                      bool weightIsLhs,
-                                                      ContractionTile tile) {
-  if (tile.k0 != 1 || !isWinogradCandidate(conv))
+/// The Winograd form of `conv` when it can take it (isWinogradCandidate) and
+/// it pays (getWinogradForm, autopar/Analysis/ConvTiling.h).
+std::optional<WinogradGeometry>
+isWinogradConvolution(ConvOp conv, bool weightIsLhs, ContractionTile tile) {
+  if (!isWinogradCandidate(conv))
     return std::nullopt;
-  WinogradGeometry lhs = getWinogradGeometry(conv, /*lhs=*/true, tile);
-  WinogradGeometry rhs = getWinogradGeometry(conv, /*lhs=*/false, tile);
-  WinogradGeometry best = lhs.getWork() <= rhs.getWork() ? lhs : rhs;
-  auto [k, channels] = getRhsKN(c.bType, /*transposed=*/true);
-  int64_t direct;
-  if (weightIsLhs) {
-    ConvGeometry columns = getConvGeometry(conv, {tile.n0, tile.n0, tile.k0});
-    direct =
-        ceilDiv(channels, tile.m0) * tile.m0 * columns.rowTiles * tile.n0 * k;
-  } else {
-    ConvGeometry rows = getConvGeometry(conv, {tile.m0, tile.m0, tile.k0});
-    direct = rows.rowTiles * tile.m0 * ceilDiv(channels, tile.n0) * tile.n0 * k;
-  }
-  if (best.getWork() * 3 > direct * 2)
-    return std::nullopt;
-  return best;
+  return getWinogradForm(getConvShape(conv), weightIsLhs, tile);
 }
 
-/// The type of a weight transformed and packed for the Winograd form: the
-/// 16 taps of U, each M x C packed as a transposed right operand with tiles
-/// of `channelTile` x 1 (packWeightForWinograd).
+/// The type of a weight transformed and packed for the Winograd form
+/// (getWinogradWeightShape, packWeightForWinograd).
 RankedTensorType getWinogradWeightType(RankedTensorType weightType,
                                        int64_t channelTile) {
-  return RankedTensorType::get({kWinogradTaps,
-                                ceilDiv(weightType.getDimSize(0), channelTile),
-                                weightType.getDimSize(1), channelTile, 1},
+  return RankedTensorType::get(getWinogradWeightShape(weightType.getDimSize(0),
+                                                      weightType.getDimSize(1),
+                                                      channelTile),
                                weightType.getElementType());
 }
 
@@ -1132,7 +951,9 @@ RankedTensorType getWinogradWeightType(RankedTensorType weightType,
 ///   (`packedWeight`, 16 x M1 x C x Q0 x 1, written by the driver) and V_t;
 /// - the output transform: one `linalg.generic` reads the 16 accumulators
 ///   and writes the four outputs (i, j) of each tile, Y_ij = (A^T M A)_ij;
-/// - one `linalg.generic` interleaves the four into NCHW and adds the bias.
+/// - one `linalg.generic` per output row parity interleaves the four into
+///   NCHW and adds the bias, on the grid of whole 2 x 2 tiles (an odd output
+///   is then copied out of it).
 void rewriteWinogradConvolution(const Contraction &c, Value packedWeight) {
   const WinogradGeometry &g = *c.winograd;
   auto conv = cast<ConvOp>(c.op);
@@ -1295,15 +1116,18 @@ void rewriteWinogradConvolution(const Contraction &c, Value packedWeight) {
         linalg::YieldOp::create(nb, nl, outs);
       });
 
-  // Y[n, m, 2 th + i, 2 tw + j] = Y_ij[n, m, th, tw] (+ bias[m]).
+  // Y[n, m, 2 th + i, 2 tw + j] = Y_ij[n, m, th, tw] (+ bias[m]), on the
+  // grid of whole 2 x 2 tiles: an odd output is computed one row or column
+  // larger and copied out of it (ConvBuffers::evenOutput), so that every
+  // row is written by the same vector loop.
   auto yType = cast<RankedTensorType>(conv.getType());
   int64_t m = g.channelsOut;
-  bool even = g.outH % 2 == 0 && g.outW % 2 == 0;
+  int64_t th = g.tilesH, tw = g.tilesW, evenW = 2 * tw;
   SmallVector<Value> inputs;
   for (int64_t t = 0; t < 4; ++t) {
     Value out =
         collapseGroups(b, loc, outputTransform.getResult(t), {1, 2, 2, 2});
-    SmallVector<int64_t> sizes = {n, m, g.tilesH, g.tilesW};
+    SmallVector<int64_t> sizes = {n, m, th, tw};
     if (sizes != cast<RankedTensorType>(out.getType()).getShape())
       out = tensor::ExtractSliceOp::create(
           b, loc, RankedTensorType::get(sizes, f32), out, ValueRange{},
@@ -1314,90 +1138,65 @@ void rewriteWinogradConvolution(const Contraction &c, Value packedWeight) {
   // The selection of Y_ij by the parity of the output column: a body whose
   // innermost loop `j` LLVM unrolls (two iterations), leaving one vector
   // loop that stores the two outputs of each tile interleaved.
-  auto buildBody = [&](int64_t colLoop) {
-    return [&, colLoop](OpBuilder &nb, Location nl, ValueRange args) {
-      auto isEven = [&](int64_t loop, bool divide) {
-        Value index = linalg::IndexOp::create(nb, nl, loop);
-        Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-        if (divide)
-          index = arith::RemUIOp::create(
-              nb, nl, index, arith::ConstantIndexOp::create(nb, nl, 2));
-        return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, index,
-                                     zero)
-            .getResult();
-      };
-      Value colEven = isEven(colLoop, /*divide=*/!even);
-      Value result;
-      if (even) {
-        result = arith::SelectOp::create(nb, nl, colEven, args[0], args[1]);
-      } else {
-        Value rowIsEven = isEven(2, /*divide=*/true);
-        Value top = arith::SelectOp::create(nb, nl, colEven, args[0], args[1]);
-        Value bottom =
-            arith::SelectOp::create(nb, nl, colEven, args[2], args[3]);
-        result = arith::SelectOp::create(nb, nl, rowIsEven, top, bottom);
-      }
-      if (c.bias)
-        result = arith::AddFOp::create(nb, nl, result, args[even ? 2 : 4]);
-      linalg::YieldOp::create(nb, nl, result);
-    };
+  auto body = [&](OpBuilder &nb, Location nl, ValueRange args) {
+    Value index = linalg::IndexOp::create(nb, nl, 4);
+    Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+    Value colEven =
+        arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, index, zero);
+    Value result = arith::SelectOp::create(nb, nl, colEven, args[0], args[1]);
+    if (c.bias)
+      result = arith::AddFOp::create(nb, nl, result, args[2]);
+    linalg::YieldOp::create(nb, nl, result);
   };
 
-  Value result;
-  if (even) {
-    // Y as N x M x TH x 2 x OW; its rows of parity i (a strided view of
-    // whole rows) are written in place by one generic each, loops
-    // (n, m, th, tw, j) over them viewed as N x M x TH x TW x 2.
-    int64_t th = g.outH / 2, tw = g.outW / 2;
-    auto halvesType = RankedTensorType::get({n, m, th, 2, g.outW}, f32);
-    auto rowsType = RankedTensorType::get({n, m, th, g.outW}, f32);
-    auto pairsType = RankedTensorType::get({n, m, th, tw, 2}, f32);
-    Value y = tensor::EmptyOp::create(b, loc, halvesType.getShape(), f32);
-    SmallVector<OpFoldResult> sizes =
-        getAsIndexOpFoldResult(ctx, {n, m, th, 1, g.outW});
-    SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
-    for (int64_t i = 0; i < 2; ++i) {
-      SmallVector<OpFoldResult> offsets(5, b.getIndexAttr(0));
-      offsets[3] = b.getIndexAttr(i);
-      Value rows = tensor::ExtractSliceOp::create(b, loc, rowsType, y, offsets,
-                                                  sizes, strides);
-      Value pairs = tensor::ExpandShapeOp::create(
-          b, loc, pairsType, rows,
-          SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
-      SmallVector<Value> rowInputs = {inputs[2 * i], inputs[2 * i + 1]};
-      SmallVector<AffineMap> rowMaps(2, map(5, {0, 1, 2, 3}));
-      if (c.bias) {
-        rowInputs.push_back(c.bias);
-        rowMaps.push_back(map(5, {1}));
-      }
-      rowMaps.push_back(b.getMultiDimIdentityMap(5));
-      auto row = linalg::GenericOp::create(b, loc, TypeRange{pairsType},
-                                           rowInputs, ValueRange{pairs},
-                                           rowMaps, parallel(5), buildBody(4));
-      Value written = tensor::CollapseShapeOp::create(
-          b, loc, rowsType, row.getResult(0),
-          SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
-      y = tensor::InsertSliceOp::create(b, loc, written, y, offsets, sizes,
-                                        strides);
-    }
-    result = tensor::CollapseShapeOp::create(
-        b, loc, yType, y,
-        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
-  } else {
-    // Loops (n, m, oh, ow), reading Y_ij at (oh / 2, ow / 2).
-    SmallVector<AffineMap> maps(
-        4, AffineMap::get(
-               4, 0, {dim(0), dim(1), dim(2).floorDiv(2), dim(3).floorDiv(2)},
-               ctx));
+  // Y as N x M x TH x 2 x 2TW; its rows of parity i (a strided view of
+  // whole rows) are written in place by one generic each, loops
+  // (n, m, th, tw, j) over them viewed as N x M x TH x TW x 2.
+  auto halvesType = RankedTensorType::get({n, m, th, 2, evenW}, f32);
+  auto rowsType = RankedTensorType::get({n, m, th, evenW}, f32);
+  auto pairsType = RankedTensorType::get({n, m, th, tw, 2}, f32);
+  Value y = tensor::EmptyOp::create(b, loc, halvesType.getShape(), f32);
+  SmallVector<OpFoldResult> sizes =
+      getAsIndexOpFoldResult(ctx, {n, m, th, 1, evenW});
+  SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
+  for (int64_t i = 0; i < 2; ++i) {
+    SmallVector<OpFoldResult> offsets(5, b.getIndexAttr(0));
+    offsets[3] = b.getIndexAttr(i);
+    Value rows = tensor::ExtractSliceOp::create(b, loc, rowsType, y, offsets,
+                                                sizes, strides);
+    Value pairs = tensor::ExpandShapeOp::create(
+        b, loc, pairsType, rows,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+    SmallVector<Value> rowInputs = {inputs[2 * i], inputs[2 * i + 1]};
+    SmallVector<AffineMap> rowMaps(2, map(5, {0, 1, 2, 3}));
     if (c.bias) {
-      inputs.push_back(c.bias);
-      maps.push_back(map(4, {1}));
+      rowInputs.push_back(c.bias);
+      rowMaps.push_back(map(5, {1}));
     }
-    maps.push_back(b.getMultiDimIdentityMap(4));
+    rowMaps.push_back(b.getMultiDimIdentityMap(5));
+    auto row = linalg::GenericOp::create(b, loc, TypeRange{pairsType},
+                                         rowInputs, ValueRange{pairs}, rowMaps,
+                                         parallel(5), body);
+    Value written = tensor::CollapseShapeOp::create(
+        b, loc, rowsType, row.getResult(0),
+        SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+    y = tensor::InsertSliceOp::create(b, loc, written, y, offsets, sizes,
+                                      strides);
+  }
+  auto evenType = RankedTensorType::get({n, m, 2 * th, evenW}, f32);
+  Value result = tensor::CollapseShapeOp::create(
+      b, loc, evenType, y,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+  if (evenType != yType) {
+    Value view = tensor::ExtractSliceOp::create(
+        b, loc, yType, result, ValueRange{}, ValueRange{}, ValueRange{},
+        b.getDenseI64ArrayAttr({0, 0, 0, 0}),
+        b.getDenseI64ArrayAttr(yType.getShape()),
+        b.getDenseI64ArrayAttr({1, 1, 1, 1}));
+    // A linalg.copy, which the canonicalizer keeps (an identity generic
+    // would fold away, leaving the result a view of the larger buffer).
     Value init = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
-    result = linalg::GenericOp::create(b, loc, TypeRange{yType}, inputs,
-                                       ValueRange{init}, maps, parallel(4),
-                                       buildBody(3))
+    result = linalg::CopyOp::create(b, loc, ValueRange{view}, ValueRange{init})
                  .getResult(0);
   }
   conv.getResult().replaceAllUsesWith(result);
@@ -1527,10 +1326,10 @@ struct PackContractionsPass
         // A convolution puts its weight on the left when its output
         // channels fill the m0-row tiles (at most a sixteenth of padding).
         if (auto conv = dyn_cast<ConvOp>(op)) {
-          c->weightIsLhs = isWeightLhsConvolution(conv, *c, tile);
+          c->weightIsLhs = isWeightLhsConvolution(getConvShape(conv), tile);
           // The Winograd form needs the weight transformed by the driver.
           if (winograd && packWeights)
-            c->winograd = isWinogradConvolution(conv, *c, c->weightIsLhs, tile);
+            c->winograd = isWinogradConvolution(conv, c->weightIsLhs, tile);
         } else {
           c->dotBf16 = dotTile && isBf16Contraction(c->a, c->b);
         }

@@ -170,15 +170,44 @@ ReassociationIndices getInnerContiguousLoops(linalg::LinalgOp op) {
   return group;
 }
 
+/// A loop of a gather copy along which the input's last index advances by
+/// `step` (1 or 2) per iteration (getGatherLoop).
+struct GatherLoop {
+  int64_t loop;
+  int64_t step;
+};
+
+/// Whether `expr` is a sum of loop indices times non-negative constants and
+/// a non-negative constant: its largest value over a loop nest is at the
+/// loops' last iterations.
+static bool isNonDecreasing(AffineExpr expr) {
+  if (isa<AffineDimExpr>(expr))
+    return true;
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+    return constant.getValue() >= 0;
+  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!binary)
+    return false;
+  if (expr.getKind() == AffineExprKind::Add)
+    return isNonDecreasing(binary.getLHS()) && isNonDecreasing(binary.getRHS());
+  if (expr.getKind() == AffineExprKind::Mul) {
+    auto factor = dyn_cast<AffineConstantExpr>(binary.getRHS());
+    return factor && factor.getValue() >= 0 && isNonDecreasing(binary.getLHS());
+  }
+  return false;
+}
+
 /// The loop along which `op`, a copy that gathers its input through affine
 /// expressions (the packed im2col copy of a convolution, whose input map is
-/// not a projected permutation), reads whole vectors of `lanes` contiguous
-/// elements: the innermost loop of more than one iteration (later loops have
-/// one), which the lanes divide, which only the input's last dimension
-/// reads, at unit stride. Maps with divisions (the flat im2col rows) do not
-/// qualify.
-std::optional<int64_t> getContiguousGatherLoop(linalg::GenericOp op,
-                                               int64_t lanes) {
+/// not a projected permutation), reads vectors of `lanes` elements: the
+/// innermost loop of more than one iteration (later loops have one), which
+/// the lanes divide, which only the input's last dimension reads, at unit
+/// stride (whole vectors) or at stride 2 (a stride-2 convolution: vectors
+/// of twice the lanes, whose even elements are kept; then the loop must be
+/// the innermost and the map's expressions non-decreasing, so that the
+/// last read's bound is known). Maps with divisions (the flat im2col rows)
+/// do not qualify.
+std::optional<GatherLoop> getGatherLoop(linalg::GenericOp op, int64_t lanes) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
       op.getNumDpsInits() != 1 || op.getNumLoops() != op.getNumParallelLoops())
     return std::nullopt;
@@ -224,9 +253,14 @@ std::optional<int64_t> getContiguousGatherLoop(linalg::GenericOp op,
       simplifyAffineExpr(results.back().replace(d, d + 1) - results.back(),
                          inputMap.getNumDims(), 0);
   auto constant = dyn_cast<AffineConstantExpr>(step);
-  if (!constant || constant.getValue() != 1)
+  if (!constant)
     return std::nullopt;
-  return loop;
+  if (constant.getValue() == 1)
+    return GatherLoop{loop, 1};
+  if (constant.getValue() != 2 || loop + 1 != inputMap.getNumDims() ||
+      !llvm::all_of(results, isNonDecreasing))
+    return std::nullopt;
+  return GatherLoop{loop, 2};
 }
 
 /// Tiles `op` by `tileSizes` (0: the whole loop), drops the unit loops of
@@ -267,7 +301,7 @@ static LogicalResult tileToVector(RewriterBase &rewriter, linalg::LinalgOp op,
   return success();
 }
 
-/// Vectorizes a contiguous gather copy (getContiguousGatherLoop): tiled by
+/// Vectorizes a contiguous gather copy (getGatherLoop, unit step): tiled by
 /// one iteration of every loop and `lanes` of `loop`, each tile, with its
 /// unit loops dropped, is a copy of `lanes` contiguous elements that MLIR's
 /// vectorizer turns into one vector read and write.
@@ -276,6 +310,69 @@ LogicalResult vectorizeGatherCopy(RewriterBase &rewriter, linalg::GenericOp op,
   SmallVector<int64_t> tileSizes(op.getNumLoops(), 1);
   tileSizes[loop] = lanes;
   return tileToVector(rewriter, op, tileSizes, {lanes});
+}
+
+/// Vectorizes a gather copy whose innermost loop reads its input's last
+/// dimension at stride 2 (getGatherLoop; the packed im2col copy of a
+/// stride-2 convolution): loops over every other loop and over `lanes`
+/// iterations of the innermost one, each reading `2 x lanes` contiguous
+/// elements with one `vector.transfer_read`, keeping the even ones with a
+/// `vector.shuffle` and writing them with one `vector.transfer_write`. A
+/// vector of the strided elements would be a gather (one load per lane).
+/// The read is in bounds when the last one ends inside the input (the
+/// im2col copy pads one more column for it), and masked otherwise.
+LogicalResult vectorizeStrideTwoGather(RewriterBase &rewriter,
+                                       linalg::GenericOp op, int64_t lanes) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  AffineMap inputMap = op.getIndexingMapsArray()[0];
+  Value input = op.getDpsInputOperand(0)->get();
+  Value init = op.getDpsInitOperand(0)->get();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  Type element = inputType.getElementType();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t numLoops = ranges.size();
+  SmallVector<int64_t> last;
+  for (int64_t range : ranges)
+    last.push_back(range - 1);
+  // The last vector reads up to one element past the last element copied.
+  bool inBounds =
+      inputMap.compose(last).back() + 1 < inputType.getShape().back();
+
+  rewriter.setInsertionPoint(op);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  SmallVector<Value> lbs(numLoops, zero), ubs, steps;
+  for (int64_t d = 0; d < numLoops; ++d) {
+    ubs.push_back(arith::ConstantIndexOp::create(rewriter, loc, ranges[d]));
+    steps.push_back(arith::ConstantIndexOp::create(
+        rewriter, loc, d + 1 == numLoops ? lanes : 1));
+  }
+  auto wideType = VectorType::get({2 * lanes}, element);
+  SmallVector<int64_t> evens;
+  for (int64_t i = 0; i < lanes; ++i)
+    evens.push_back(2 * i);
+  Value padding =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
+  scf::LoopNest nest = scf::buildLoopNest(
+      rewriter, loc, lbs, ubs, steps, ValueRange{init},
+      [&](OpBuilder &b, Location l, ValueRange ivs,
+          ValueRange iterArgs) -> scf::ValueVector {
+        SmallVector<Value> indices;
+        for (unsigned i = 0; i < inputMap.getNumResults(); ++i)
+          indices.push_back(affine::AffineApplyOp::create(
+              b, l, inputMap.getSubMap({i}), ivs));
+        Value wide = vector::TransferReadOp::create(
+            b, l, wideType, input, indices, padding, ArrayRef<bool>{inBounds});
+        Value kept = vector::ShuffleOp::create(b, l, wide, wide, evens);
+        Value written = vector::TransferWriteOp::create(
+                            b, l, kept, iterArgs[0], ivs,
+                            AffineMap::getMinorIdentityMap(numLoops, 1, ctx),
+                            ArrayRef<bool>{true})
+                            .getResult();
+        return {written};
+      });
+  rewriter.replaceOp(op, nest.results);
+  return success();
 }
 
 /// Whether `op` reduces f32 values along its innermost loop only (softmax's
@@ -545,7 +642,7 @@ struct VectorizeElementwisePass
     IRRewriter rewriter(ctx);
 
     SmallVector<linalg::LinalgOp> candidates;
-    SmallVector<std::tuple<linalg::GenericOp, int64_t, int64_t>> gathers;
+    SmallVector<std::tuple<linalg::GenericOp, GatherLoop, int64_t>> gathers;
     SmallVector<linalg::GenericOp> reductions;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (isCandidate(op)) {
@@ -562,8 +659,7 @@ struct VectorizeElementwisePass
       // Full vectors, or half ones (AVX-512's 8-row tiles of positions).
       for (int64_t width : {lanes, lanes / 2})
         if (width >= 4)
-          if (std::optional<int64_t> loop =
-                  getContiguousGatherLoop(generic, width)) {
+          if (std::optional<GatherLoop> loop = getGatherLoop(generic, width)) {
             gathers.emplace_back(generic, *loop, width);
             return;
           }
@@ -577,7 +673,10 @@ struct VectorizeElementwisePass
         ++numVectorized;
       }
     for (auto [op, loop, width] : gathers)
-      if (succeeded(vectorizeGatherCopy(rewriter, op, loop, width))) {
+      if (succeeded(
+              loop.step == 2
+                  ? vectorizeStrideTwoGather(rewriter, op, width)
+                  : vectorizeGatherCopy(rewriter, op, loop.loop, width))) {
         vectorizedAny = true;
         ++numVectorized;
       }

@@ -6,7 +6,9 @@
 
 #include "Pricing.h"
 
+#include "autopar/Analysis/ConvTiling.h"
 #include "autopar/Analysis/DataTiling.h"
+#include "autopar/Dialect/Autopar/IR/Autopar.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
 #include "autopar/Target/Target.h"
 
@@ -88,10 +90,112 @@ double PlanPricer::edgeCost(const Edge &e, unsigned s, unsigned t,
   return cost;
 }
 
+/// The local shape of a value of `type` laid out as `layout`.
+static SmallVector<int64_t> getLocalDims(RankedTensorType type,
+                                         ShardingAttr layout,
+                                         ArrayRef<int64_t> gridShape) {
+  SmallVector<int64_t> dims(type.getShape());
+  for (int64_t d = 0; d < type.getRank() && d < layout.getRank(); ++d)
+    dims[d] /= getGroupSize(layout.getDimAxes(d), gridShape);
+  return dims;
+}
+
+/// The register tile of f32 contractions on the host's ISA, which the
+/// lowering uses (AUTOPAR_CPU_ISA overrides both).
+static ContractionTile getHostTile() {
+  static const ContractionTile tile = getContractionTile(getHostIsa());
+  return tile;
+}
+
+/// Whether `conv` is a convolution autopar-pack-contractions data-tiles:
+/// ungrouped, with static f32 operands of rank 3 to 8.
+static bool isDataTiledConvolution(ConvOp conv) {
+  auto isStaticF32 = [](Value value) {
+    auto type =
+        dyn_cast_if_present<RankedTensorType>(value ? value.getType() : Type());
+    return type && type.hasStaticShape() && type.getElementType().isF32() &&
+           type.getRank() >= 3 && type.getRank() <= 8;
+  };
+  return conv.getGroup() == 1 && isStaticF32(conv.getInput()) &&
+         isStaticF32(conv.getWeight()) && isStaticF32(conv.getResult());
+}
+
+/// How autopar-pack-contractions lowers `conv` at the local shapes `input`,
+/// `weight` and `result`, its operands stored in `element`, its weight
+/// packed at compile time when `packable` (ConvTiling.h).
+static std::pair<ConvShape, ConvLowering>
+lowerConvolution(ConvOp conv, ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
+                 ArrayRef<int64_t> result, Type element, bool packable) {
+  ConvShape shape = getConvShape(conv, input, weight, result);
+  shape.inputBytes = shape.weightBytes = getElementBytes(element);
+  ConvFormOptions options;
+  options.storedF32 = element.isF32();
+  options.winogradAllowed = element.isF32() && packable;
+  return {shape, getConvLowering(shape, getHostTile(), options, packable)};
+}
+
+/// Whether autopar-pack-contractions may pack the weight `weight` at
+/// compile time as the weight of convolutions (an `autopar.weight` whose
+/// every use is the weight of a data-tiled convolution, all of one form),
+/// for the weight's local shape `local` in the element type `element`.
+static bool isPackableConvWeight(Value weight, ArrayRef<int64_t> local,
+                                 Type element) {
+  if (!weight.getDefiningOp<WeightOp>() || weight.use_empty())
+    return false;
+  // (Winograd form, weight on the left) of the first use.
+  std::optional<std::pair<bool, bool>> side;
+  for (OpOperand &use : weight.getUses()) {
+    auto conv = dyn_cast<ConvOp>(use.getOwner());
+    if (!conv || use.getOperandNumber() != 1 || !isDataTiledConvolution(conv))
+      return false;
+    // The convolution's local shapes as the weight's layout implies them.
+    SmallVector<int64_t> input(
+        cast<RankedTensorType>(conv.getInput().getType()).getShape());
+    SmallVector<int64_t> result(
+        cast<RankedTensorType>(conv.getResult().getType()).getShape());
+    input[1] = local[1];
+    result[1] = local[0];
+    ConvLowering l =
+        lowerConvolution(conv, input, local, result, element, true).second;
+    std::pair<bool, bool> useSide = {l.form == ConvForm::Winograd,
+                                     l.form != ConvForm::WeightRhs};
+    if (side && *side != useSide)
+      return false;
+    side = useSide;
+  }
+  return true;
+}
+
 double PlanPricer::valueBytes(unsigned n, unsigned r,
                               ShardingAttr layout) const {
   RankedTensorType type = graph.storedTypeOf(n, r);
   double bytes = getLocalBytes(type, layout, graph.gridShape);
+  // A convolution weight packed at compile time is stored packed (M padded
+  // to whole tiles), or transformed for the Winograd form (16 taps of
+  // M x C for 9 weights). Priced for programs whose every op is explicit,
+  // as scratchBytes: a training step reads every weight in its update too,
+  // so none is packed there.
+  if (options.mode != PlanMode::Training &&
+      graph.nodes[n].kind == NodeKind::Weight)
+    if (auto weight = graph.nodes[n].results[r];
+        weight.getDefiningOp<WeightOp>() && type.getRank() >= 3) {
+      SmallVector<int64_t> local = getLocalDims(type, layout, graph.gridShape);
+      if (isPackableConvWeight(weight, local, type.getElementType())) {
+        auto conv = cast<ConvOp>(*weight.getUsers().begin());
+        SmallVector<int64_t> input(
+            cast<RankedTensorType>(conv.getInput().getType()).getShape());
+        SmallVector<int64_t> result(
+            cast<RankedTensorType>(conv.getResult().getType()).getShape());
+        input[1] = local[1];
+        result[1] = local[0];
+        ConvLowering l = lowerConvolution(conv, input, local, result,
+                                          type.getElementType(), true)
+                             .second;
+        if (l.weightPackedAtCompileTime)
+          bytes = double(l.storedWeightElements) *
+                  getElementBytes(type.getElementType());
+      }
+    }
   // Only a trained weight holds a gradient and optimizer state (a frozen
   // one is a buffer).
   if (options.mode != PlanMode::Training || !graph.nodes[n].trainable)
@@ -150,24 +254,17 @@ double PlanPricer::collectiveScratchBytes(const Edge &e, unsigned s,
       .scratchBytes;
 }
 
-/// The local shape of a value of `type` laid out as `layout`.
-static SmallVector<int64_t> getLocalDims(RankedTensorType type,
-                                         ShardingAttr layout,
-                                         ArrayRef<int64_t> gridShape) {
-  SmallVector<int64_t> dims(type.getShape());
-  for (int64_t d = 0; d < type.getRank() && d < layout.getRank(); ++d)
-    dims[d] /= getGroupSize(layout.getDimAxes(d), gridShape);
-  return dims;
-}
-
 double PlanPricer::scratchBytes(unsigned n, unsigned s) const {
   // A training-mode graph is the forward pass of a microbatch whose
   // backward pass is implicit (Megatron's count); the per-call buffers are
   // priced for programs whose every op is explicit (inference, and the
   // compiled training step, which is planned as one program).
   const Node &node = graph.nodes[n];
-  if (options.mode == PlanMode::Training || node.kind != NodeKind::Compute ||
-      !isDataTiledProduct(node.op))
+  if (options.mode == PlanMode::Training || node.kind != NodeKind::Compute)
+    return 0;
+  if (isa<ConvOp>(node.op))
+    return convScratchBytes(n, s);
+  if (!isDataTiledProduct(node.op))
     return 0;
   static const CpuIsa isa = getHostIsa();
   const Strategy &st = node.strategies[s];
@@ -200,6 +297,35 @@ double PlanPricer::scratchBytes(unsigned n, unsigned s) const {
   PackedProductBuffers buffers = getPackedProductBuffers(
       m, cols, k, tile, elementBytes,
       /*extendLhs=*/elementBytes < 4 && !dotTile, packedWeight, epilogue);
+  return double(
+      buffers.getExtraBytes(int64_t(valueBytes(n, 0, st.results[0]))));
+}
+
+double PlanPricer::convScratchBytes(unsigned n, unsigned s) const {
+  const Node &node = graph.nodes[n];
+  auto conv = cast<ConvOp>(node.op);
+  if (!isDataTiledConvolution(conv))
+    return 0;
+  const Strategy &st = node.strategies[s];
+  auto [xNode, xResult] = node.operands[0];
+  auto [wNode, wResult] = node.operands[1];
+  RankedTensorType wType = graph.storedTypeOf(wNode, wResult);
+  SmallVector<int64_t> input = getLocalDims(graph.typeOf(xNode, xResult),
+                                            st.operands[0], graph.gridShape);
+  SmallVector<int64_t> weight =
+      getLocalDims(wType, st.operands[1], graph.gridShape);
+  SmallVector<int64_t> result =
+      getLocalDims(graph.typeOf(n, 0), st.results[0], graph.gridShape);
+  // The packs copy the operands in the plan's precision.
+  Type element =
+      graph.getPricedElementType(graph.typeOf(xNode, xResult).getElementType());
+  bool packable = graph.nodes[wNode].kind == NodeKind::Weight &&
+                  isPackableConvWeight(graph.nodes[wNode].results[wResult],
+                                       weight, element);
+  auto [shape, lowering] =
+      lowerConvolution(conv, input, weight, result, element, packable);
+  ConvBuffers buffers = getConvBuffers(shape, lowering.form, getHostTile(),
+                                       lowering.weightPackedAtCompileTime);
   return double(
       buffers.getExtraBytes(int64_t(valueBytes(n, 0, st.results[0]))));
 }

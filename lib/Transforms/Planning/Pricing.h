@@ -73,9 +73,13 @@ public:
   /// Extra bytes node `n` holds while it runs under strategy `s`, beyond its
   /// operands and results: the per-call buffers of a matmul or gemm that
   /// autopar-pack-contractions data-tiles (autopar/Analysis/DataTiling.h),
-  /// for the register tile of the host's ISA, which the lowering uses. 0 for
-  /// other ops. A constant per strategy, so the memory rows stay linear.
+  /// for the register tile of the host's ISA, which the lowering uses, and
+  /// those of a data-tiled convolution (convScratchBytes). 0 for other ops. A
+  /// constant per strategy, so the memory rows stay linear.
   double scratchBytes(unsigned n, unsigned s) const;
+  /// scratchBytes of a convolution: the per-call buffers of its data-tiled
+  /// form (autopar/Analysis/ConvTiling.h) at the strategy's local shapes.
+  double convScratchBytes(unsigned n, unsigned s) const;
   /// Step time and peak memory of a complete choice.
   PlanPrediction evaluate(const Choice &choice) const;
 

@@ -1,4 +1,5 @@
 // RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=avx512 pack-weights=true" | FileCheck %s
+// RUN: autopar-opt %s -split-input-file --pass-pipeline='builtin.module(autopar-pack-contractions{isa=avx512 pack-weights=true},func.func(canonicalize,autopar-vectorize-elementwise{isa=avx512}))' | FileCheck %s --check-prefix=VEC
 // RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=avx512 pack-weights=true winograd=false" | FileCheck %s --check-prefix=OFF
 // RUN: autopar-opt %s -split-input-file --autopar-pack-contractions="isa=avx512" | FileCheck %s --check-prefix=OFF
 
@@ -77,12 +78,13 @@ func.func @winograd(%x: tensor<1x32x16x16xf32>) -> tensor<1x32x16x16xf32> {
 // A 7x7 output is a 4x4 grid of tiles (the last row and column of outputs
 // computed and dropped): 16 positions, exactly two tiles of 8 (2 lines of
 // 4) with the weight on the right (packed in 32-channel tiles), against 64
-// positions in tiles of 32 on the left. The outputs are interleaved through
-// divisions by 2.
+// positions in tiles of 32 on the left. The outputs are interleaved into
+// the 8x8 grid of whole tiles, by the same row generics as an even output
+// (vector loops), and the 7x7 result is copied out of it.
 
 shard.grid @grid(shape = 1)
 // CHECK-DAG: #[[RACC:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d5, d1, d4, d6, d2)>
-// CHECK-DAG: #[[HALF:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 floordiv 2, d3 floordiv 2)>
+// CHECK-DAG: #[[PAIR:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @odd_output
 // CHECK: autopar.weight "conv.weight" {{.*}}autopar.packed_tiles = array<i64: 32, 1>{{.*}}autopar.winograd} : tensor<16x1x64x32x1xf32>
 // CHECK: tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 2, 2]
@@ -93,8 +95,26 @@ shard.grid @grid(shape = 1)
 // CHECK-COUNT-15: linalg.mmt4d
 // CHECK: linalg.generic {indexing_maps = [#[[RACC]],
 // CHECK: tensor.collapse_shape %{{.*}}#0 {{\[\[}}0], [1, 2], [3, 4], [5, 6]] : tensor<1x1x32x2x2x1x4xf32> into tensor<1x32x4x4xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[HALF]], #[[HALF]], #[[HALF]], #[[HALF]], {{.*}}]{{.*}} outs(%{{.*}} : tensor<1x32x7x7xf32>)
-// CHECK: arith.remui
+// CHECK: %[[EVEN:.*]] = tensor.empty() : tensor<1x32x4x2x8xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[PAIR]], #[[PAIR]], {{.*}}]{{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x32x4x4xf32>, tensor<1x32x4x4xf32>) outs(%{{.*}} : tensor<1x32x4x4x2xf32>)
+// CHECK: tensor.insert_slice %{{.*}} into %[[EVEN]][0, 0, 0, 0, 0] [1, 32, 4, 1, 8]
+// CHECK: linalg.generic {indexing_maps = [#[[PAIR]], #[[PAIR]], {{.*}}]{{.*}} outs(%{{.*}} : tensor<1x32x4x4x2xf32>)
+// CHECK: %[[ALL:.*]] = tensor.insert_slice %{{.*}}[0, 0, 0, 1, 0] [1, 32, 4, 1, 8]
+// CHECK: %[[GRID:.*]] = tensor.collapse_shape %[[ALL]] {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x32x4x2x8xf32> into tensor<1x32x8x8xf32>
+// CHECK: %[[VIEW:.*]] = tensor.extract_slice %[[GRID]][0, 0, 0, 0] [1, 32, 7, 7] [1, 1, 1, 1] : tensor<1x32x8x8xf32> to tensor<1x32x7x7xf32>
+// CHECK: %[[Y:.*]] = linalg.copy ins(%[[VIEW]] : tensor<1x32x7x7xf32>) outs(%{{.*}} : tensor<1x32x7x7xf32>)
+// CHECK: return %[[Y]]
+// CHECK-NOT: arith.remui
+// The copy out of the even grid, vectorized: one vector of a row of 7 per
+// (channel, row), read from the 8x8 grid.
+// VEC-LABEL: func.func @odd_output
+// VEC: %[[GRID:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x32x4x2x8xf32> into tensor<1x32x8x8xf32>
+// VEC: scf.for %[[C:.*]] = %c0 to %c32 step %c1
+// VEC: scf.for %[[R:.*]] = %c0 to %c7 step %c1
+// VEC: %[[ROW:.*]] = vector.transfer_read %[[GRID]][%c0, %[[C]], %[[R]], %c0], %{{.*}} {in_bounds = [true]} : tensor<1x32x8x8xf32>, vector<7xf32>
+// VEC: vector.transfer_write %[[ROW]], %{{.*}}[%c0, %[[C]], %[[R]], %c0] {in_bounds = [true]} : vector<7xf32>, tensor<1x32x7x7xf32>
+// VEC-NOT: arith.remui
+// VEC: return
 // OFF-LABEL: func.func @odd_output
 // OFF: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<7x576x8x1xf32>, tensor<1x576x32x1xf32>)
 func.func @odd_output(%x: tensor<1x64x7x7xf32>) -> tensor<1x32x7x7xf32> {

@@ -122,31 +122,70 @@ func.func @im2col_rows_of_8(%x: tensor<1x4x9x10xf32>) -> tensor<1x7x1x4x3x3x8xf3
 
 // -----
 
-// At stride 2 the positions of a tile are not contiguous, and flat rows
-// (divisions in the map) are not either: both copies stay scalar loops.
+// At stride 2 (resnet's stride-2 convolutions) the 32 positions of a tile
+// read every other element: each vector is read as one contiguous vector of
+// twice the lanes and a shuffle of its even elements, not as a gather. The
+// copy pads its input by one more column, so that the last read stays in
+// bounds (the first copy); without that column the read is masked (the
+// second, 65 columns: its last read ends at column 65).
 
 #strided = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d1 * 2 + d4, (d2 * 32 + d6) * 2 + d5)>
-#flat = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 2 + d4 floordiv 16, d1, ((d4 floordiv 4) mod 4) * 2 + d2, (d4 mod 4) * 2 + d3)>
 #copy7c = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
-#copy5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
-// AVX512-LABEL: func.func @im2col_not_contiguous
-// AVX512-NOT: vector.transfer_read
-// AVX512: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}]{{.*}} ins(%{{.*}} : tensor<1x4x9x66xf32>)
-// AVX512-NOT: vector.transfer_read
-// AVX512: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}]{{.*}} ins(%{{.*}} : tensor<2x4x9x9xf32>)
-// AVX512-NOT: vector.transfer_read
-func.func @im2col_not_contiguous(%x: tensor<1x4x9x66xf32>, %z: tensor<2x4x9x9xf32>) -> (tensor<1x4x1x4x3x3x32xf32>, tensor<1x4x3x3x32xf32>) {
+// AVX512-LABEL: func.func @im2col_stride_two
+// AVX512: scf.for %[[KH:.*]] = %c0 to %c3 step %c1
+// AVX512: scf.for %[[KW:.*]] = %c0 to %c3 step %c1
+// AVX512: scf.for %[[I:.*]] = %c0 to %c32 step %c16
+// AVX512: %[[H:.*]] = affine.apply #{{.*}}(%c0, %{{.*}}, %c0, %{{.*}}, %[[KH]], %[[KW]], %[[I]])
+// AVX512: %[[W:.*]] = affine.apply #{{.*}}(%c0, %{{.*}}, %c0, %{{.*}}, %[[KH]], %[[KW]], %[[I]])
+// AVX512: %[[V:.*]] = vector.transfer_read %{{.*}}[%c0, %{{.*}}, %[[H]], %[[W]]], %{{.*}} {in_bounds = [true]} : tensor<1x4x9x66xf32>, vector<32xf32>
+// AVX512: %[[E:.*]] = vector.shuffle %[[V]], %[[V]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<32xf32>, vector<32xf32>
+// AVX512: vector.transfer_write %[[E]], %{{.*}}[%c0, %{{.*}}, %c0, %{{.*}}, %[[KH]], %[[KW]], %[[I]]] {in_bounds = [true]} : vector<16xf32>, tensor<1x4x1x4x3x3x32xf32>
+// AVX512: vector.transfer_read %{{.*}}[%c0, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}} : tensor<1x4x9x65xf32>, vector<32xf32>
+// AVX512-NOT: linalg.generic
+// AVX2-LABEL: func.func @im2col_stride_two
+// AVX2: scf.for %{{.*}} = %c0 to %c32 step %c8
+// AVX2: vector.transfer_read {{.*}} {in_bounds = [true]} : tensor<1x4x9x66xf32>, vector<16xf32>
+// AVX2: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
+func.func @im2col_stride_two(%x: tensor<1x4x9x66xf32>, %z: tensor<1x4x9x65xf32>) -> (tensor<1x4x1x4x3x3x32xf32>, tensor<1x4x1x4x3x3x32xf32>) {
   %e = tensor.empty() : tensor<1x4x1x4x3x3x32xf32>
   %y = linalg.generic {indexing_maps = [#strided, #copy7c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x9x66xf32>) outs(%e : tensor<1x4x1x4x3x3x32xf32>) {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
   } -> tensor<1x4x1x4x3x3x32xf32>
+  %w = linalg.generic {indexing_maps = [#strided, #copy7c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%z : tensor<1x4x9x65xf32>) outs(%e : tensor<1x4x1x4x3x3x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x4x1x4x3x3x32xf32>
+  return %y, %w : tensor<1x4x1x4x3x3x32xf32>, tensor<1x4x1x4x3x3x32xf32>
+}
+
+// -----
+
+// Flat rows (divisions in the map) are not contiguous, nor is a stride of
+// 3: both copies stay scalar loops.
+
+#flat = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 2 + d4 floordiv 16, d1, ((d4 floordiv 4) mod 4) * 2 + d2, (d4 mod 4) * 2 + d3)>
+#stride3 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d1 * 3 + d4, (d2 * 32 + d6) * 3 + d5)>
+#copy7d = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+#copy5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// AVX512-LABEL: func.func @im2col_not_contiguous
+// AVX512-NOT: vector.transfer_read
+// AVX512: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}]{{.*}} ins(%{{.*}} : tensor<1x4x9x99xf32>)
+// AVX512-NOT: vector.transfer_read
+// AVX512: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}]{{.*}} ins(%{{.*}} : tensor<2x4x9x9xf32>)
+// AVX512-NOT: vector.transfer_read
+func.func @im2col_not_contiguous(%x: tensor<1x4x9x99xf32>, %z: tensor<2x4x9x9xf32>) -> (tensor<1x2x1x4x3x3x32xf32>, tensor<1x4x3x3x32xf32>) {
+  %e = tensor.empty() : tensor<1x2x1x4x3x3x32xf32>
+  %y = linalg.generic {indexing_maps = [#stride3, #copy7d], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x9x99xf32>) outs(%e : tensor<1x2x1x4x3x3x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x1x4x3x3x32xf32>
   %f = tensor.empty() : tensor<1x4x3x3x32xf32>
   %w = linalg.generic {indexing_maps = [#flat, #copy5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%z : tensor<2x4x9x9xf32>) outs(%f : tensor<1x4x3x3x32xf32>) {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
   } -> tensor<1x4x3x3x32xf32>
-  return %y, %w : tensor<1x4x1x4x3x3x32xf32>, tensor<1x4x3x3x32xf32>
+  return %y, %w : tensor<1x2x1x4x3x3x32xf32>, tensor<1x4x3x3x32xf32>
 }
 
 // -----
