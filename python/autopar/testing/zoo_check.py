@@ -80,7 +80,7 @@ DEFAULT_CONFIGS = "1,data:2,data:2x2,auto:2,auto:2x2"
 # CI's configurations: PyTorch at grid 1 and both plans on the 2-D grid.
 CI_CONFIGS = "1,data:2x2,auto:2x2"
 
-ERROR_RE = re.compile(r"max_abs_err=([0-9.eE+-]+|nan|inf)")
+ERROR_RE = re.compile(r"max_abs_err=([0-9.eE+-]+|nan|inf)", re.IGNORECASE)
 # `autopar verify`'s progress lines: "autopar: verify: WHAT (SECONDS s)",
 # each printed when its step starts (SECONDS counts from after the import).
 STEP_RE = re.compile(r"^autopar: verify: (.*) \(([0-9.]+) s\)$")
@@ -199,6 +199,27 @@ def plan_summary(text: str):
             comm.group(1).strip() if comm else None)
 
 
+def verify_errors(text: str):
+    """(single-device vs reference, partitioned vs reference, partitioned vs
+    single-device) largest absolute errors from `autopar verify`'s output:
+    its `reference`, `partitioned_reference` and last `max_abs_err=` lines
+    (None where it printed none)."""
+    ref_err, part_ref_err, part_err = None, None, None
+    for line in text.splitlines():
+        m = ERROR_RE.search(line)
+        if not m:
+            continue
+        value = float(m.group(1))
+        if line.startswith("reference "):
+            ref_err = value if ref_err is None else max(ref_err, value)
+        elif line.startswith("partitioned_reference "):
+            part_ref_err = value if part_ref_err is None else max(
+                part_ref_err, value)
+        elif line.startswith("max_abs_err="):
+            part_err = value
+    return ref_err, part_ref_err, part_err
+
+
 def run_verify(args, model_dir: str, plan, grid: str):
     """Runs one `autopar verify`; returns a result dict."""
     cmd = [args.autopar, "verify", os.path.join(model_dir, "model.onnx"),
@@ -219,19 +240,7 @@ def run_verify(args, model_dir: str, plan, grid: str):
     cpu_end = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (cpu_end.ru_utime - cpu_start.ru_utime) + (
         cpu_end.ru_stime - cpu_start.ru_stime)
-    ref_err, part_ref_err, part_err = None, None, None
-    for line in out.splitlines():
-        m = ERROR_RE.search(line)
-        if not m:
-            continue
-        value = float(m.group(1))
-        if line.startswith("reference "):
-            ref_err = value if ref_err is None else max(ref_err, value)
-        elif line.startswith("partitioned_reference "):
-            part_ref_err = value if part_ref_err is None else max(
-                part_ref_err, value)
-        elif line.startswith("max_abs_err="):
-            part_err = value
+    ref_err, part_ref_err, part_err = verify_errors(out)
     strategy, communication = plan_summary(out)
     result = {"ok": rc == 0, "rc": rc, "seconds": round(seconds, 1),
               "strategy": strategy, "communication": communication,
