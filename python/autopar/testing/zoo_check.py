@@ -25,13 +25,14 @@ fails (2 on bad usage).
     /usr/bin/python3 python/autopar/testing/zoo_check.py \\
         --autopar build/bin/autopar --models tv_resnet50,unet --configs 1
 
---json keeps every run's errors (ref_err: the single-device program
-against PyTorch; part_ref_err: the partitioned one against PyTorch;
-part_err: the partitioned one against the single-device one), wall and CPU
-seconds, its phases' wall seconds
+--json keeps every run's errors (ref_err: the single-device program against
+PyTorch; part_ref_err: the partitioned one against PyTorch; part_err: the
+partitioned one against the single-device one), wall and CPU seconds, its
+phases' wall seconds
 (import, compile_single, compile_partitioned, run_single, run_partitioned,
 from verify's progress lines) and the plan's strategy and communication per
-device (from the plan verify prints); stderr has them too.
+device (from the plan verify prints), rewritten after every run; stderr has
+them too, after each model.
 
 The tolerances are the zoo's (atol 1e-4, rtol 1e-3, --atol/--rtol); the auto
 plans search with the compute-bound cluster descriptions of the tests
@@ -369,6 +370,11 @@ def main() -> int:
         for (plan, grid), title in zip(configs, titles):
             result = run_verify(args, model_dir, plan, grid)
             row["configs"][title] = result
+            if args.json:
+                # After every run, so that the runs of a model stopped by an
+                # outer timeout survive it.
+                with open(args.json, "w") as f:
+                    json.dump(results, f, indent=1)
             if not result["ok"]:
                 failures += 1
             for key in ("ref_err", "part_ref_err"):
@@ -392,7 +398,7 @@ def main() -> int:
                       f"{k} {v} s" for k, v in r["phases"].items()),
                   file=sys.stderr, flush=True)
         if args.json:
-            # After every model, so that a long run's results survive it.
+            # With the model's largest error against PyTorch.
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=1)
     runs = sum(len(r["configs"]) for r in results.values())
