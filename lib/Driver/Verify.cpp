@@ -567,8 +567,10 @@ int driver::verifyCommand(int argc, char **argv) {
           "[--optimizer sgd|adam] [--lr X] [--steps K] --grid SHAPE "
           "[--plan P | --fixed CONFIG] [--inputs DIR]\n\n"
           "Prints the plan, one line per output, then 'max_abs_err=... "
-          "max_rel_err=...'. An element matches when |a - b| <= atol + rtol * "
-          "|b| (b: single-device value). With --mode training, K training "
+          "max_rel_err=...'; with reference outputs (output_N.pb) in --inputs, "
+          "a 'reference' line per output for each program. An element "
+          "matches when |a - b| <= atol + rtol * |b| (b: single-device or "
+          "reference value). With --mode training, K training "
           "steps on the grid are compared with K steps on one device: one "
           "line per step (its loss) and per trained weight after the last "
           "step; with adam, a weight's atol is at least lr / 10 (a gradient "
@@ -732,19 +734,22 @@ int driver::verifyCommand(int argc, char **argv) {
   if (failed(actual))
     return kVerifyErrorExitCode;
 
+  // The partitioned program's tolerance against `expected`: the dtype's, or
+  // at a lower precision its roundoff relative to `expected`'s scale.
+  auto partitionedTolerance = [&](DType dtype, const HostTensor &expected) {
+    Tolerance tolerance = getTolerance(dtype, rtolOverride, atolOverride);
+    if (precision != "f32" && dtype == DType::F32)
+      tolerance = getTolerance(
+          dtype, rtolOverride, atolOverride,
+          getPrecisionTolerance(precision, getOutputScale(expected)));
+    return tolerance;
+  };
   bool allOk = true;
   Comparison total;
   for (auto [index, sig] : llvm::enumerate(partitioned->outputs)) {
-    Tolerance tolerance = getTolerance(sig.dtype, rtolOverride, atolOverride);
-    if (precision != "f32" && sig.dtype == DType::F32) {
-      Tolerance scaled =
-          getPrecisionTolerance(precision, getOutputScale((*expected)[index]));
-      tolerance.rtol = rtolOverride.value_or(scaled.rtol);
-      tolerance.atol = atolOverride.value_or(scaled.atol);
-    }
-    FailureOr<Comparison> comparison =
-        compareTensors(ctx, "output '" + sig.name + "'", (*actual)[index],
-                       (*expected)[index], tolerance);
+    FailureOr<Comparison> comparison = compareTensors(
+        ctx, "output '" + sig.name + "'", (*actual)[index], (*expected)[index],
+        partitionedTolerance(sig.dtype, (*expected)[index]));
     if (failed(comparison))
       return kVerifyErrorExitCode;
     printComparison("output", sig.name, *comparison);
@@ -753,7 +758,11 @@ int driver::verifyCommand(int argc, char **argv) {
     total.maxRelErr = std::max(total.maxRelErr, comparison->maxRelErr);
   }
 
-  // Reference outputs stored next to the inputs (ONNX test-data layout).
+  // Reference outputs stored next to the inputs (ONNX test-data layout):
+  // each program is compared with them, the single-device one at the
+  // reference tolerance and the partitioned one at its own (a partitioned
+  // result within the tolerance of the single-device one, itself within the
+  // reference's, could otherwise miss the reference by both).
   if (!inputs.empty()) {
     for (auto [index, sig] : llvm::enumerate(single->outputs)) {
       SmallString<256> path(inputs);
@@ -773,6 +782,17 @@ int driver::verifyCommand(int argc, char **argv) {
         return kVerifyErrorExitCode;
       printComparison("reference", sig.name, *comparison);
       allOk &= comparison->ok;
+      FailureOr<Comparison> partitionedComparison =
+          compareTensors(ctx,
+                         "reference output '" + sig.name + "' (" +
+                             path.str().str() + ") of the partitioned program",
+                         (*actual)[index], *reference,
+                         partitionedTolerance(sig.dtype, *reference));
+      if (failed(partitionedComparison))
+        return kVerifyErrorExitCode;
+      printComparison("partitioned_reference", sig.name,
+                      *partitionedComparison);
+      allOk &= partitionedComparison->ok;
     }
   }
 

@@ -484,16 +484,21 @@ class VerifyResult:
             partitioned run against the single-device run.
         references: the same for the single-device run against stored
             reference outputs, when given.
+        partitioned_references: the same for the partitioned run against
+            them (``autopar verify``'s ``partitioned_reference`` lines).
         max_abs_err, max_rel_err: over all outputs.
         plan: the :class:`Plan` of the partitioned program.
     """
 
-    def __init__(self, outputs, references, plan):
+    def __init__(self, outputs, references, plan,
+                 partitioned_references=None):
         self.outputs = outputs
         self.references = references
+        self.partitioned_references = partitioned_references or {}
         self.plan = plan
         self.ok = all(v[2] for v in outputs.values()) and all(
-            v[2] for v in references.values())
+            v[2] for v in references.values()) and all(
+                v[2] for v in self.partitioned_references.values())
         self.max_abs_err = max((v[0] for v in outputs.values()), default=0.0)
         self.max_rel_err = max((v[1] for v in outputs.values()), default=0.0)
 
@@ -516,7 +521,7 @@ def verify(model, grid, plan="replicated", inputs=None, references=None,
         grid, plan, cluster, fixed: as for :func:`compile` (``fixed``
             with ``pp`` > 1: a pipeline, one program per stage).
         inputs: ``{name: numpy array}``; default: the seeded random inputs.
-        references: ``{output name: numpy array}`` the single-device outputs
+        references: ``{output name: numpy array}`` both programs' outputs
             are checked against too (e.g. PyTorch's).
         seed: the seed of the random inputs.
         rtol, atol: tolerances, ``|a - b| <= atol + rtol * |b|``; default
@@ -544,7 +549,7 @@ def verify(model, grid, plan="replicated", inputs=None, references=None,
         outputs[name] = _autopar.compare(f"output '{name}'", actual[name],
                                          expected[name], sig["dtype"], rtol,
                                          atol)
-    checked = {}
+    checked, partitioned_checked = {}, {}
     for name, reference in (references or {}).items():
         sig = next((s for s in single.manifest["outputs"]
                     if s["name"] == name), None)
@@ -553,4 +558,8 @@ def verify(model, grid, plan="replicated", inputs=None, references=None,
         checked[name] = _autopar.compare(f"reference output '{name}'",
                                          expected[name], reference,
                                          sig["dtype"], rtol, atol)
-    return VerifyResult(outputs, checked, partitioned.plan)
+        partitioned_checked[name] = _autopar.compare(
+            f"reference output '{name}' of the partitioned program",
+            actual[name], reference, sig["dtype"], rtol, atol)
+    return VerifyResult(outputs, checked, partitioned.plan,
+                        partitioned_checked)

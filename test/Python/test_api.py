@@ -171,6 +171,10 @@ def test_verify(mlp):
                            references={"output": expected + 1e-2})
     assert not wrong.ok
     assert wrong.references["output"][0] == pytest.approx(1e-2, rel=1e-3)
+    # The partitioned program is held to the reference too.
+    assert not wrong.partitioned_references["output"][2]
+    assert wrong.partitioned_references["output"][0] == pytest.approx(
+        1e-2, rel=1e-3)
     # A hand configuration, as `verify --fixed`.
     fixed = autopar.verify(mlp, 2, fixed="tp=2,pp=1,dp=1,micro_batch=8",
                            seed=1)

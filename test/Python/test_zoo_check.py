@@ -76,3 +76,22 @@ def test_run_command_timeout_stops_the_children():
     assert time.time() - start < 10
     assert [line for _, line in stamped] == [
         "started\n", "zoo_check: error: timed out\n"]
+
+
+def test_verify_errors():
+    # Two outputs, both programs against the reference: the largest of each.
+    text = ("output 'a': max_abs_err=3.0e-06 max_rel_err=1.0e-05 ok\n"
+            "reference 'a': max_abs_err=2.0e-05 max_rel_err=1.0e-04 ok\n"
+            "partitioned_reference 'a': max_abs_err=2.5e-05 "
+            "max_rel_err=1.0e-04 ok\n"
+            "output 'b': max_abs_err=1.0e-06 max_rel_err=1.0e-05 ok\n"
+            "reference 'b': max_abs_err=4.0e-05 max_rel_err=1.0e-04 ok\n"
+            "partitioned_reference 'b': max_abs_err=INF max_rel_err=INF "
+            "MISMATCH\n"
+            "max_abs_err=3.0e-06 max_rel_err=1.0e-05\n")
+    ref, part_ref, part = zoo_check.verify_errors(text)
+    assert (ref, part) == (4.0e-05, 3.0e-06)
+    assert part_ref == float("inf")
+    # Without reference outputs.
+    assert zoo_check.verify_errors(
+        "max_abs_err=0.000e+00 max_rel_err=0.000e+00\n") == (None, None, 0.0)

@@ -14,19 +14,25 @@ exports the model (cached in --cache), then runs
 which compares the single-device run with PyTorch's own outputs, and the
 partitioned configurations (default: the data and auto plans on 2 and 2x2
 devices), each compared with the single-device run and, again, with
-PyTorch's outputs. It prints one row per model (parameters, ONNX ops, the
-largest error against PyTorch, the result of every configuration) and exits
-with 1 when any run fails (2 on bad usage).
+PyTorch's outputs (verify's `partitioned_reference` lines; both of its
+programs are held to the tolerance against PyTorch). It prints one row per
+model (parameters, ONNX ops, the largest error of any program against
+PyTorch, the result of every configuration) and exits with 1 when any run
+fails (2 on bad usage).
 
     /usr/bin/python3 python/autopar/testing/zoo_check.py \\
         --autopar build/bin/autopar --cache build/models --ci
     /usr/bin/python3 python/autopar/testing/zoo_check.py \\
         --autopar build/bin/autopar --models tv_resnet50,unet --configs 1
 
---json keeps every run's wall and CPU seconds, its phases' wall seconds
+--json keeps every run's errors (ref_err: the single-device program against
+PyTorch; part_ref_err: the partitioned one against PyTorch; part_err: the
+partitioned one against the single-device one), wall and CPU seconds, its
+phases' wall seconds
 (import, compile_single, compile_partitioned, run_single, run_partitioned,
 from verify's progress lines) and the plan's strategy and communication per
-device (from the plan verify prints); stderr has them too.
+device (from the plan verify prints), rewritten after every run; stderr has
+them too, after each model.
 
 The tolerances are the zoo's (atol 1e-4, rtol 1e-3, --atol/--rtol); the auto
 plans search with the compute-bound cluster descriptions of the tests
@@ -75,7 +81,7 @@ DEFAULT_CONFIGS = "1,data:2,data:2x2,auto:2,auto:2x2"
 # CI's configurations: PyTorch at grid 1 and both plans on the 2-D grid.
 CI_CONFIGS = "1,data:2x2,auto:2x2"
 
-ERROR_RE = re.compile(r"max_abs_err=([0-9.eE+-]+|nan|inf)")
+ERROR_RE = re.compile(r"max_abs_err=([0-9.eE+-]+|nan|inf)", re.IGNORECASE)
 # `autopar verify`'s progress lines: "autopar: verify: WHAT (SECONDS s)",
 # each printed when its step starts (SECONDS counts from after the import).
 STEP_RE = re.compile(r"^autopar: verify: (.*) \(([0-9.]+) s\)$")
@@ -194,6 +200,27 @@ def plan_summary(text: str):
             comm.group(1).strip() if comm else None)
 
 
+def verify_errors(text: str):
+    """(single-device vs reference, partitioned vs reference, partitioned vs
+    single-device) largest absolute errors from `autopar verify`'s output:
+    its `reference`, `partitioned_reference` and last `max_abs_err=` lines
+    (None where it printed none)."""
+    ref_err, part_ref_err, part_err = None, None, None
+    for line in text.splitlines():
+        m = ERROR_RE.search(line)
+        if not m:
+            continue
+        value = float(m.group(1))
+        if line.startswith("reference "):
+            ref_err = value if ref_err is None else max(ref_err, value)
+        elif line.startswith("partitioned_reference "):
+            part_ref_err = value if part_ref_err is None else max(
+                part_ref_err, value)
+        elif line.startswith("max_abs_err="):
+            part_err = value
+    return ref_err, part_ref_err, part_err
+
+
 def run_verify(args, model_dir: str, plan, grid: str):
     """Runs one `autopar verify`; returns a result dict."""
     cmd = [args.autopar, "verify", os.path.join(model_dir, "model.onnx"),
@@ -214,22 +241,14 @@ def run_verify(args, model_dir: str, plan, grid: str):
     cpu_end = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (cpu_end.ru_utime - cpu_start.ru_utime) + (
         cpu_end.ru_stime - cpu_start.ru_stime)
-    ref_err, part_err = None, None
-    for line in out.splitlines():
-        m = ERROR_RE.search(line)
-        if not m:
-            continue
-        value = float(m.group(1))
-        if line.startswith("reference "):
-            ref_err = value if ref_err is None else max(ref_err, value)
-        elif line.startswith("max_abs_err="):
-            part_err = value
+    ref_err, part_ref_err, part_err = verify_errors(out)
     strategy, communication = plan_summary(out)
     result = {"ok": rc == 0, "rc": rc, "seconds": round(seconds, 1),
               "strategy": strategy, "communication": communication,
               "cpu_seconds": round(cpu, 1),
               "phases": phase_seconds(stamped, seconds),
-              "ref_err": ref_err, "part_err": part_err}
+              "ref_err": ref_err, "part_ref_err": part_ref_err,
+              "part_err": part_err}
     if rc != 0:
         result["error"] = first_error(out)
         if args.log_dir:
@@ -351,11 +370,17 @@ def main() -> int:
         for (plan, grid), title in zip(configs, titles):
             result = run_verify(args, model_dir, plan, grid)
             row["configs"][title] = result
+            if args.json:
+                # After every run, so that the runs of a model stopped by an
+                # outer timeout survive it.
+                with open(args.json, "w") as f:
+                    json.dump(results, f, indent=1)
             if not result["ok"]:
                 failures += 1
-            if result["ref_err"] is not None:
-                worst = result["ref_err"] if worst is None else max(
-                    worst, result["ref_err"])
+            for key in ("ref_err", "part_ref_err"):
+                if result[key] is not None:
+                    worst = result[key] if worst is None else max(
+                        worst, result[key])
         row["ref_err"] = worst
         cells = [name, f"{params / 1e6:.1f}M", str(nodes), fmt(worst)]
         cells += [cell(row["configs"][t]) for t in titles]
@@ -373,7 +398,7 @@ def main() -> int:
                       f"{k} {v} s" for k, v in r["phases"].items()),
                   file=sys.stderr, flush=True)
         if args.json:
-            # After every model, so that a long run's results survive it.
+            # With the model's largest error against PyTorch.
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=1)
     runs = sum(len(r["configs"]) for r in results.values())
