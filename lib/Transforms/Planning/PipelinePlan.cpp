@@ -975,9 +975,15 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // Every candidate of every stage position.
   std::vector<std::vector<StageEval *>> table(
       p, std::vector<StageEval *>(kMax + 1, nullptr));
+  // The first stage first: its forward fills and its backward drains every
+  // other device's step, so the bounds below are tightest with it planned
+  // (it holds the prefix, no other position shares its candidates); then
+  // the others in increasing order of their microbatches in flight.
   std::vector<unsigned> order(p);
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+    if ((a == 0) != (b == 0))
+      return a == 0;
     return inFlight[a] < inFlight[b];
   });
   // The splits over the stages' candidates; a stage not planned yet (only
@@ -1023,7 +1029,46 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       splitsToBound = splits;
   }
   unsigned splitBounds = 0;
+  // The last stage's lead over the splits holding it, with the stages
+  // planned so far at their own times and the others at their floors (its
+  // candidates are its own, so a tighter lead holds for every use of them).
+  auto tightenLastLead = [&]() {
+    unsigned last = p - 1;
+    std::vector<double> least(kMax + 1,
+                              std::numeric_limits<double>::infinity());
+    std::vector<unsigned> blocks(p, 0);
+    std::function<void(unsigned, unsigned)> each = [&](unsigned s,
+                                                       unsigned used) {
+      if (s == p) {
+        if (used != numBlocks)
+          return;
+        PipelineProblem pb = unit;
+        for (unsigned i = 0; i < p; ++i) {
+          StageCost c = split.cost(i, blocks[i]);
+          if (i != last && !c.feasible)
+            return;
+          pb.forward[i] = c.forward;
+          if (training)
+            pb.backward[i] = c.backward;
+          if (i > 0)
+            pb.transfer[i - 1] = c.receive;
+        }
+        unsigned k = blocks[last];
+        least[k] = std::min(least[k], getMakespanLead(pb, last));
+        return;
+      }
+      for (unsigned k = kMin; k <= kMax && used + k <= numBlocks; ++k) {
+        blocks[s] = k;
+        each(s + 1, used + k);
+      }
+    };
+    each(0, 0);
+    for (unsigned k = kMin; k <= kMax; ++k)
+      leadAt[last][k] = std::max(leadAt[last][k], least[k]);
+  };
   for (auto [index, s] : llvm::enumerate(order)) {
+    if (splitsToBound && index > 0 && s + 1 == p)
+      tightenLastLead();
     bool any = false;
     for (unsigned k = kMin; k <= kMax; ++k) {
       table[s][k] = &evaluate(k, s, leadAt[s][k]);
