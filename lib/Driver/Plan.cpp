@@ -1025,10 +1025,10 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
         {"search_time_s", chosen->searchTimeSeconds},
         {"rule",
          "1 and every divisor of grid axis 0 up to the repeated blocks, no "
-         "pipeline first, then the most stages first, each searched with the "
-         "best step found so far as a "
-         "cutoff: a count whose step with every stage at its compute floor "
-         "(a device's fill, work and drain) reaches it is not planned, and "
+         "pipeline first, then the pipelines in increasing order of their "
+         "step with every stage at its compute floor (a device's fill, work "
+         "and drain), each searched with the best step found so far as a "
+         "cutoff: a count whose step bound reaches it is not planned, and "
          "a stage plan is searched under the cutoff less the fill and drain "
          "the other stages' floors add to any pipeline holding it"}};
   }

@@ -39,6 +39,10 @@ assert search["chosen"] == best, (search["chosen"], best, fitting)
 assert close(step(auto), fitting[best]), (step(auto), fitting[best])
 pruned = 0
 for count, entry in tried.items():
+    # The bound the pipelines are searched in order of is a bound.
+    if "step_lower_bound_s" in entry and count in fitting:
+        assert entry["step_lower_bound_s"] <= fitting[count] * (1 + 1e-9), \
+            (count, entry)
     if "step_time_s" in entry:
         assert count in fitting, count
         assert close(entry["step_time_s"], fitting[count]), (count, entry)
@@ -49,4 +53,21 @@ for count, entry in tried.items():
             fitting[count] >= entry["cutoff_s"] * (1 - 1e-9), (count, entry)
     else:
         assert count not in fitting, (count, entry)
-print(f"chosen {best} stages, {pruned} count(s) cut short")
+# The search order: no pipeline first, then the pipelines in increasing
+# order of their step bound (ties: the most stages first), each under the
+# best step found before it.
+cutoff = float("inf")
+if "cutoff_s" in tried.get(1, {}):
+    cutoff = tried[1]["cutoff_s"]
+order = [1] + sorted((c for c in tried if "step_lower_bound_s" in tried[c]),
+                     key=lambda c: (tried[c]["step_lower_bound_s"], -c))
+for count in order:
+    entry = tried[count]
+    if cutoff == float("inf"):
+        assert "cutoff_s" not in entry, (count, entry)
+    else:
+        assert close(entry["cutoff_s"], cutoff), (count, entry, cutoff)
+    if entry.get("fits") and entry["step_time_s"] < cutoff:
+        cutoff = entry["step_time_s"]
+print(f"chosen {best} stages, {pruned} count(s) cut short, searched in the "
+      f"order {' '.join(map(str, order))}")

@@ -91,6 +91,10 @@ mlir::autopar::planStageAutomatically(ModuleOp stage,
   return result->predicted;
 }
 
+/// The most simulated events (splits x stages x microbatches) the bound on
+/// the splits may cost each time a stage is planned (about a second).
+static constexpr double kSplitBoundEvents = 2e6;
+
 namespace {
 
 /// A stage candidate: `blocks` repeated blocks, whether it is the first or
@@ -366,7 +370,15 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // floor[a] per microbatch, a backward of at least 2F (input and weight
   // gradients; with ZB-H1 at least F each) whatever its plan and
   // recomputation. `leastFloor` is the least over the kinds.
-  bool bounded = config.stepCutoff >= 0 && std::isfinite(config.stepCutoff);
+  bool bounded = config.boundOnly ||
+                 (config.stepCutoff >= 0 && std::isfinite(config.stepCutoff));
+  // With boundOnly, the result holds nothing but the bound.
+  auto boundResult = [&](double bound) {
+    PipelinePlanResult result;
+    result.stepLowerBound = bound;
+    result.searchTimeSeconds = elapsed();
+    return result;
+  };
   std::vector<std::vector<double>> floors;
   std::vector<double> leastFloor;
   double leastOverhead = std::numeric_limits<double>::infinity();
@@ -656,6 +668,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       for (unsigned d = 0; d < p; ++d)
         bound = std::max(bound, getMakespanLowerBound(pb, d));
       bound += leastOverhead;
+      if (config.boundOnly)
+        return boundResult(bound);
       if (bound > config.stepCutoff * (1 + 1e-6) + 1e-12)
         return cutoffError()
                << "no step is below " << bound
@@ -902,6 +916,25 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     }
     return least;
   };
+  // The least forward floor of stage s with k blocks over the splits that
+  // can hold it, for the bound on the splits while the stages are planned.
+  auto stageFloor = [&](unsigned s, unsigned k) {
+    long long lo = std::max<long long>((long long)s * kMin,
+                                       (long long)numBlocks - k -
+                                           (long long)(p - 1 - s) * kMax);
+    long long hi = std::min<long long>((long long)s * kMax,
+                                       (long long)numBlocks - k -
+                                           (long long)(p - 1 - s) * kMin);
+    const std::vector<double> &prefix = floors[kindOf[s]];
+    double least = std::numeric_limits<double>::infinity();
+    for (long long before = lo; before <= hi; ++before) {
+      unsigned begin = s == 0 ? 0 : cuts.blockBegin(unsigned(before));
+      unsigned end =
+          s + 1 == p ? cuts.numOps : cuts.blockBegin(unsigned(before) + k);
+      least = std::min(least, prefix[end] - prefix[begin]);
+    }
+    return least;
+  };
   // The lead each candidate is searched with: the least over the stage
   // positions of the same block count, first or last, and kind of slab,
   // whatever their microbatches in flight. Sharing it with the positions
@@ -923,6 +956,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       bound = std::max(bound, least);
     }
     bound += leastOverhead;
+    if (config.boundOnly)
+      return boundResult(bound);
     if (bound > config.stepCutoff * (1 + 1e-6) + 1e-12)
       return cutoffError()
              << "no split's step is below " << bound
@@ -940,12 +975,100 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // Every candidate of every stage position.
   std::vector<std::vector<StageEval *>> table(
       p, std::vector<StageEval *>(kMax + 1, nullptr));
+  // The first stage first: its forward fills and its backward drains every
+  // other device's step, so the bounds below are tightest with it planned
+  // (it holds the prefix, no other position shares its candidates); then
+  // the others in increasing order of their microbatches in flight.
   std::vector<unsigned> order(p);
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+    if ((a == 0) != (b == 0))
+      return a == 0;
     return inFlight[a] < inFlight[b];
   });
-  for (unsigned s : order) {
+  // The splits over the stages' candidates; a stage not planned yet (only
+  // while the stages are planned, under a finite cutoff) at its compute
+  // floor, with no transfer and no per-step time.
+  SplitProblem split;
+  split.stages = p;
+  split.blocks = numBlocks;
+  split.kMin = kMin;
+  split.kMax = kMax;
+  split.schedule = unit;
+  split.cost = [&](unsigned s, unsigned k) {
+    StageCost c;
+    if (!table[s][k]) {
+      assert(bounded && "a stage priced before it was planned");
+      double f = stageFloor(s, k);
+      c.feasible = true;
+      c.forward = f;
+      c.backward = training ? kBackwardComputeFactor * f : 0;
+      return c;
+    }
+    const StageEval &e = *table[s][k];
+    c.feasible = e.planned && e.predicted.fits;
+    c.forward = e.forward;
+    c.backward = training ? e.backward : 0;
+    c.perStep = e.perStep;
+    c.receive = receive(e);
+    return c;
+  };
+  // The bound on the splits with the stages planned so far: a split's step
+  // only grows with its stages' times under a schedule of fixed per-device
+  // order (GPipe, 1F1B: the simulated makespan is a max-plus function of
+  // them; ZB-H1 places its weight gradients by time, so it is left out),
+  // so the best split with the stages not planned yet at their floors is
+  // no slower than the best split at the end. Only where every split is
+  // simulated (the dynamic program is no bound) and the simulations stay
+  // cheap.
+  unsigned long splitsToBound = 0;
+  if (bounded && config.schedule != PipelineSchedule::ZeroBubbleH1) {
+    unsigned long splits = countSplits(split);
+    if (splits <= split.exhaustiveLimit &&
+        double(splits) * p * double(m) <= kSplitBoundEvents)
+      splitsToBound = splits;
+  }
+  unsigned splitBounds = 0;
+  // The last stage's lead over the splits holding it, with the stages
+  // planned so far at their own times and the others at their floors (its
+  // candidates are its own, so a tighter lead holds for every use of them).
+  auto tightenLastLead = [&]() {
+    unsigned last = p - 1;
+    std::vector<double> least(kMax + 1,
+                              std::numeric_limits<double>::infinity());
+    std::vector<unsigned> blocks(p, 0);
+    std::function<void(unsigned, unsigned)> each = [&](unsigned s,
+                                                       unsigned used) {
+      if (s == p) {
+        if (used != numBlocks)
+          return;
+        PipelineProblem pb = unit;
+        for (unsigned i = 0; i < p; ++i) {
+          StageCost c = split.cost(i, blocks[i]);
+          if (i != last && !c.feasible)
+            return;
+          pb.forward[i] = c.forward;
+          if (training)
+            pb.backward[i] = c.backward;
+          if (i > 0)
+            pb.transfer[i - 1] = c.receive;
+        }
+        unsigned k = blocks[last];
+        least[k] = std::min(least[k], getMakespanLead(pb, last));
+        return;
+      }
+      for (unsigned k = kMin; k <= kMax && used + k <= numBlocks; ++k) {
+        blocks[s] = k;
+        each(s + 1, used + k);
+      }
+    };
+    each(0, 0);
+    for (unsigned k = kMin; k <= kMax; ++k)
+      leadAt[last][k] = std::max(leadAt[last][k], least[k]);
+  };
+  for (auto [index, s] : llvm::enumerate(order)) {
+    if (splitsToBound && index > 0 && s + 1 == p)
+      tightenLastLead();
     bool any = false;
     for (unsigned k = kMin; k <= kMax; ++k) {
       table[s][k] = &evaluate(k, s, leadAt[s][k]);
@@ -958,28 +1081,24 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       return cutoffError() << "stage " << s << " has none with " << kMin
                            << " to " << kMax << " blocks ("
                            << table[s][kMin]->error << ")";
+    if (!splitsToBound || index + 1 == order.size())
+      continue;
+    ++splitBounds;
+    std::optional<SplitResult> partial = searchSplit(split);
+    if (!partial || partial->step > config.stepCutoff * (1 + 1e-6) + 1e-12) {
+      InFlightDiagnostic diag = cutoffError();
+      diag << "with " << index + 1 << " of the " << p
+           << " stages planned and the others at their compute floors, ";
+      if (!partial)
+        return diag << "no split has a plan for every stage";
+      return diag << "no split's step is below " << partial->step << " s";
+    }
   }
   for (const auto &[key, e] : evals)
     if (!e->planned && StringRef(e->error).starts_with("internal error"))
       return emitError(loc) << e->error;
 
   // 4. The block counts (PipelineSplit.h), each split simulated.
-  SplitProblem split;
-  split.stages = p;
-  split.blocks = numBlocks;
-  split.kMin = kMin;
-  split.kMax = kMax;
-  split.schedule = unit;
-  split.cost = [&](unsigned s, unsigned k) {
-    const StageEval &e = *table[s][k];
-    StageCost c;
-    c.feasible = e.planned && e.predicted.fits;
-    c.forward = e.forward;
-    c.backward = training ? e.backward : 0;
-    c.perStep = e.perStep;
-    c.receive = receive(e);
-    return c;
-  };
   std::optional<SplitResult> best = searchSplit(split);
   if (best) {
     // The simulator against the bounds of any schedule: no faster than the
@@ -1133,6 +1252,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       {"stage_plans_repriced", repriced},
       {"stage_plans_cut_short", cutShort},
       {"stage_plans_cut_by_bubble", cutByLead},
+      {"split_bounds_with_stages_planned", splitBounds},
       {"unconstrained_solves_reused", std::get<0>(memoStats())},
       {"constrained_solves_pruned", std::get<1>(memoStats())},
       {"constrained_solves_bounded", std::get<2>(memoStats())},
@@ -1207,7 +1327,6 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
   // of their stages is planned (measured on Table 1's row 4: 46 s of CPU
   // instead of 122 s searching the most stages first).
   counts.pop_back();
-  counts.insert(counts.begin(), 1u);
   StageCountChoice choice;
   std::optional<unsigned> best;
   // The caller's cutoff (a plan with other microbatches), or none yet.
@@ -1218,57 +1337,30 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
   AutoPlanOptions quietOptions = options;
   quietOptions.progress = nullptr;
   std::map<unsigned, json::Object> entries;
-  // Then the most stages first: their stage plans are the smallest
-  // programs, and each count's best step is the cutoff of the counts after
-  // it.
-  for (unsigned count : counts) {
-    // Before a plan is found, any plan that fits is wanted (an infinite
-    // cutoff: a count none fits stops at its first stage with no plan,
-    // without naming the smallest peak).
-    double cutoff = bestStep;
-    if (options.progress)
-      *options.progress << llvm::formatv(
-          "autopar: [{0:f1} s] trying {1} pipeline stage{2}{3}\n", elapsed(),
-          count, count == 1 ? "" : "s",
-          std::isinf(cutoff)
-              ? std::string()
-              : llvm::formatv(" (plans under {0:e3} s)", cutoff).str());
-    std::string error;
-    std::optional<PlanPrediction> predicted;
-    std::optional<PipelinePlanResult> pipelined;
+  // Runs `search` with the errors it emits captured into `error`; returns
+  // its wall seconds.
+  auto captured = [&](std::string &error, llvm::function_ref<void()> search) {
     auto countStart = std::chrono::steady_clock::now();
-    {
-      ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
-        if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
-          error = d.str();
-        return success();
-      });
-      OwningOpRef<ModuleOp> copy = module.clone();
-      if (count == 1) {
-        AutoPlanOptions one = quietOptions;
-        one.stepCutoff = cutoff;
-        FailureOr<AutoPlanResult> r = planAutomatically(*copy, one);
-        if (succeeded(r))
-          predicted = r->predicted;
-      } else {
-        PipelineConfig config = base;
-        config.stages = count;
-        config.stepCutoff = cutoff;
-        FailureOr<PipelinePlanResult> r =
-            planPipeline(*copy, quietOptions, config,
-                         [](ModuleOp stage, AutoPlanOptions &o) {
-                           return planStageAutomatically(stage, o);
-                         });
-        if (succeeded(r)) {
-          predicted = r->predicted;
-          pipelined = std::move(*r);
-        }
-      }
-    }
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - countStart)
-                         .count();
-    json::Object entry{{"stages", count}, {"search_time_s", seconds}};
+    ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
+        error = d.str();
+      return success();
+    });
+    search();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         countStart)
+        .count();
+  };
+  // Records count `count`'s outcome under `cutoff`: its prediction, or why
+  // it has none.
+  auto record = [&](unsigned count, double cutoff, double seconds,
+                    std::optional<PlanPrediction> predicted,
+                    std::optional<PipelinePlanResult> pipelined,
+                    const std::string &error) {
+    json::Object &entry = entries[count];
+    entry["stages"] = count;
+    entry["search_time_s"] =
+        seconds + entry.getNumber("search_time_s").value_or(0.0);
     if (!std::isinf(cutoff))
       entry["cutoff_s"] = cutoff;
     if (!predicted) {
@@ -1279,18 +1371,113 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
         entry["error"] = error;
         lastError = error;
       }
-      entries[count] = std::move(entry);
-      continue;
+      return;
     }
     entry["step_time_s"] = predicted->stepTime;
     entry["peak_memory_bytes"] = predicted->peakMemoryBytes;
     entry["fits"] = predicted->fits;
-    entries[count] = std::move(entry);
     if (predicted->fits && predicted->stepTime < bestStep) {
       bestStep = predicted->stepTime;
       best = count;
       choice.pipeline = std::move(pipelined);
     }
+  };
+  auto announce = [&](unsigned count, double cutoff) {
+    if (options.progress)
+      *options.progress << llvm::formatv(
+          "autopar: [{0:f1} s] trying {1} pipeline stage{2}{3}\n", elapsed(),
+          count, count == 1 ? "" : "s",
+          std::isinf(cutoff)
+              ? std::string()
+              : llvm::formatv(" (plans under {0:e3} s)", cutoff).str());
+  };
+  {
+    double cutoff = bestStep;
+    announce(1, cutoff);
+    std::string error;
+    std::optional<PlanPrediction> predicted;
+    double seconds = captured(error, [&] {
+      OwningOpRef<ModuleOp> copy = module.clone();
+      AutoPlanOptions one = quietOptions;
+      one.stepCutoff = cutoff;
+      FailureOr<AutoPlanResult> r = planAutomatically(*copy, one);
+      if (succeeded(r))
+        predicted = r->predicted;
+    });
+    record(1, cutoff, seconds, predicted, std::nullopt, error);
+  }
+  // Then the pipelines, in increasing order of their step bound with every
+  // stage at its compute floor (PipelineConfig::boundOnly; ties: the most
+  // stages first, whose stage plans are the smallest programs): the count
+  // most likely to win comes first, and its step is the cutoff of the
+  // counts after it. A count whose bound fails (the grid or the blocks do
+  // not divide) fails the same way when searched, so it is not searched.
+  std::map<unsigned, double> bounds;
+  for (unsigned count : counts) {
+    std::string error;
+    std::optional<double> bound;
+    double seconds = captured(error, [&] {
+      PipelineConfig config = base;
+      config.stages = count;
+      config.boundOnly = true;
+      FailureOr<PipelinePlanResult> r = planPipeline(
+          module, quietOptions, config, [](ModuleOp, AutoPlanOptions &) {
+            return FailureOr<PlanPrediction>(failure());
+          });
+      if (succeeded(r))
+        bound = r->stepLowerBound;
+    });
+    if (!bound) {
+      record(count, std::numeric_limits<double>::infinity(), seconds,
+             std::nullopt, std::nullopt, error);
+      continue;
+    }
+    bounds[count] = *bound;
+    entries[count]["step_lower_bound_s"] = *bound;
+    entries[count]["search_time_s"] = seconds;
+  }
+  SmallVector<unsigned> order;
+  for (const auto &[count, bound] : bounds)
+    order.push_back(count);
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    return bounds[a] < bounds[b] || (bounds[a] == bounds[b] && a > b);
+  });
+  for (unsigned count : order) {
+    // Before a plan is found, any plan that fits is wanted (an infinite
+    // cutoff: a count none fits stops at its first stage with no plan,
+    // without naming the smallest peak).
+    double cutoff = bestStep;
+    announce(count, cutoff);
+    // planPipeline's own test on its bound, without building it again.
+    if (!std::isinf(cutoff) && bounds[count] > cutoff * (1 + 1e-6) + 1e-12) {
+      std::string error =
+          llvm::formatv("{0}{1} with {2} pipeline stages: no step is below "
+                        "{3:e6} s (the fill, work and drain of the busiest "
+                        "device with every stage at its compute floor)",
+                        kNoPlanUnderCutoff, describeCutoff(cutoff), count,
+                        bounds[count])
+              .str();
+      record(count, cutoff, 0, std::nullopt, std::nullopt, error);
+      continue;
+    }
+    std::string error;
+    std::optional<PlanPrediction> predicted;
+    std::optional<PipelinePlanResult> pipelined;
+    double seconds = captured(error, [&] {
+      OwningOpRef<ModuleOp> copy = module.clone();
+      PipelineConfig config = base;
+      config.stages = count;
+      config.stepCutoff = cutoff;
+      FailureOr<PipelinePlanResult> r = planPipeline(
+          *copy, quietOptions, config, [](ModuleOp stage, AutoPlanOptions &o) {
+            return planStageAutomatically(stage, o);
+          });
+      if (succeeded(r)) {
+        predicted = r->predicted;
+        pipelined = std::move(*r);
+      }
+    });
+    record(count, cutoff, seconds, predicted, std::move(pipelined), error);
   }
   for (auto &[count, entry] : entries)
     tried.push_back(std::move(entry));

@@ -62,6 +62,11 @@ struct PipelineConfig {
   /// one is not below the bound, planPipeline fails with a diagnostic
   /// starting with kNoPlanUnderCutoff.
   double stepCutoff = -1;
+  /// Plan no stage: planPipeline stops once it has the pipeline's step
+  /// bound with every stage at its compute floor (the fill, work and drain
+  /// of the busiest device; PipelinePlanResult::stepLowerBound), after the
+  /// checks that would fail the full search.
+  bool boundOnly = false;
 };
 
 /// One stage of a chosen pipeline.
@@ -94,6 +99,10 @@ struct PipelinePlanResult {
   /// Megatron-Core's --pipeline-model-parallel-layout, e.g. `Et*3|t*3L`.
   std::string layout;
   double searchTimeSeconds = 0;
+  /// No pipeline of this configuration is faster than this many seconds
+  /// (every stage at its compute floor, the least step overhead added);
+  /// set with PipelineConfig::boundOnly only (0 otherwise).
+  double stepLowerBound = 0;
   /// The `pipeline` section of plan.json.
   llvm::json::Object report;
 };
@@ -135,12 +144,15 @@ struct StageCountChoice {
 /// The stage count for `--stages auto`: 1 (no pipeline, planAutomatically)
 /// and every count dividing grid axis 0 up to the model's repeated blocks,
 /// each planned with `base`'s schedule (its stage count is ignored); the
-/// fastest fitting one wins. No pipeline is searched first, then the counts
-/// from the most to the fewest stages, each with the best step found so far
-/// as its cutoff
-/// (PipelineConfig::stepCutoff): a count cut short has no plan faster than
-/// one already found, so the choice is the one a search of every count in
-/// full makes. `tried` gets one entry per count, in increasing order (its
+/// fastest fitting one wins. No pipeline is searched first; then every
+/// pipeline count's step bound with each stage at its compute floor is
+/// computed without planning a stage (PipelineConfig::boundOnly), and the
+/// counts are searched in increasing order of it (ties: the most stages
+/// first), each with the best step found so far as its cutoff
+/// (PipelineConfig::stepCutoff). A count whose bound reaches the cutoff is
+/// not searched; a count cut short has no plan faster than one already
+/// found, so the choice is the one a search of every count in full makes.
+/// `tried` gets one entry per count, in increasing order (its step bound,
 /// step, peak, why it failed, or the cutoff it did not beat). With
 /// `base.stepCutoff` >= 0 only plans faster than it are wanted (the first
 /// count's cutoff; a search over the microbatch count passes its best step

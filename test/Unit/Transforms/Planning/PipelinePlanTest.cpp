@@ -83,6 +83,29 @@ std::optional<double> planAlone(ModuleOp module, const AutoPlanOptions &options,
     return std::nullopt;
   return r->predicted.stepTime;
 }
+
+/// The step bound of `stages` stages with every stage at its compute floor
+/// (PipelineConfig::boundOnly); nullopt when the count cannot be split.
+std::optional<double> boundAlone(ModuleOp module,
+                                 const AutoPlanOptions &options,
+                                 PipelineConfig config, unsigned stages) {
+  ScopedDiagnosticHandler quiet(module.getContext(),
+                                [](Diagnostic &) { return success(); });
+  config.stages = stages;
+  config.boundOnly = true;
+  unsigned planned = 0;
+  FailureOr<PipelinePlanResult> r =
+      planPipeline(module, options, config, [&](ModuleOp, AutoPlanOptions &) {
+        ++planned;
+        return FailureOr<PlanPrediction>(failure());
+      });
+  // No stage is planned for a bound.
+  CHECK(planned == 0);
+  if (failed(r))
+    return std::nullopt;
+  CHECK(r->stages.empty());
+  return r->stepLowerBound;
+}
 } // namespace
 
 TEST_CASE("the stage-count search with bubble bounds equals the full search",
@@ -97,7 +120,7 @@ TEST_CASE("the stage-count search with bubble bounds equals the full search",
     PipelineSchedule schedule;
     unsigned chunks;
   };
-  unsigned cases = 0, boundedCuts = 0;
+  unsigned cases = 0, boundedCuts = 0, splitCuts = 0;
   for (double bandwidth : {1e8, 1e13})
     for (int64_t m : {1, 4, 8})
       for (Schedule s : {Schedule{PipelineSchedule::OneFOneB, 1},
@@ -122,6 +145,17 @@ TEST_CASE("the stage-count search with bubble bounds equals the full search",
           }
         }
         REQUIRE(best);
+        // The bounds the search orders the pipelines by are bounds: no
+        // pipeline planned in full is faster.
+        for (unsigned count : {2u, 4u}) {
+          std::optional<double> bound =
+              boundAlone(*fx.module, options, base, count);
+          if (!bound)
+            continue;
+          CHECK(*bound > 0);
+          if (alone[count])
+            CHECK(*bound <= *alone[count] * (1 + 1e-9));
+        }
         // The search with its cutoffs and bounds.
         llvm::json::Array tried;
         FailureOr<StageCountChoice> choice = failure();
@@ -149,13 +183,28 @@ TEST_CASE("the stage-count search with bubble bounds equals the full search",
               planAlone(*fx.module, options, base, count, own * (1 - 1e-4)));
         }
         for (const llvm::json::Value &entry : tried)
-          if (const llvm::json::Object *o = entry.getAsObject())
-            if (std::optional<llvm::StringRef> why = o->getString("pruned"))
+          if (const llvm::json::Object *o = entry.getAsObject()) {
+            if (std::optional<llvm::StringRef> why = o->getString("pruned")) {
               boundedCuts += why->contains("compute floor") ||
                              why->contains("adds at least");
+              splitCuts += why->contains("stages planned and the others");
+            }
+            // Each pipeline count with a plan was ordered by a bound at
+            // most its step.
+            std::optional<double> bound = o->getNumber("step_lower_bound_s");
+            std::optional<int64_t> count = o->getInteger("stages");
+            REQUIRE(count);
+            if (*count > 1 && !o->getString("error"))
+              REQUIRE(bound);
+            if (std::optional<double> own = o->getNumber("step_time_s"))
+              if (bound)
+                CHECK(*bound <= *own * (1 + 1e-9));
+          }
         ++cases;
       }
   CHECK(cases == 18);
   // The bounds with the bubble in them decided some counts.
   CHECK(boundedCuts > 0);
+  // Some by the bound on the splits with some stages planned.
+  CHECK(splitCuts > 0);
 }
