@@ -232,57 +232,78 @@ static void splitProjection(FusedProjection &projection) {
       return getOnnxTensorLoc(ctx, name);
     return getOnnxNodeLoc(ctx, getPartName(node, index, count), {name.str()});
   };
+  // The name of part `index`'s value: the one of the value it replaces.
+  auto getPartValueName = [&](unsigned index) -> std::string {
+    std::string name = getOnnxValueName(projection.parts[index]);
+    if (name.empty() && !fusedName.empty())
+      name = getPartName(fusedName, index, count);
+    return name;
+  };
 
+  // The parts are built op kind by op kind (every weight part, then every
+  // transpose, product and bias add), not part by part: n consecutive
+  // identical chains would be found as repeated blocks (BlockFolding), and a
+  // pipeline could then be cut between q, k and v.
+  SmallVector<Value> weightParts, gemmBiasParts;
   for (unsigned i = 0; i < count; ++i) {
-    // The last op of each part keeps the name of the value it replaces.
-    std::string partName = getOnnxValueName(projection.parts[i]);
-    if (partName.empty() && !fusedName.empty())
-      partName = getPartName(fusedName, i, count);
-
-    IRMapping mapping;
-    Value weightPart =
-        getWeightPartValue(projection.weight, projection.weightAxis, i);
-    if (projection.transpose) {
-      // The part's own transpose, named after the transposed weight's part.
-      auto transposed = cast<RankedTensorType>(projection.transpose.getType());
-      SmallVector<int64_t> shape(transposed.getShape());
-      shape[1] = size;
+    weightParts.push_back(
+        getWeightPartValue(projection.weight, projection.weightAxis, i));
+    if (projection.gemmBias)
+      gemmBiasParts.push_back(getWeightPartValue(projection.gemmBias, 0, i));
+  }
+  if (projection.transpose) {
+    // Each part's own transpose, named after the transposed weight's part.
+    auto transposed = cast<RankedTensorType>(projection.transpose.getType());
+    SmallVector<int64_t> shape(transposed.getShape());
+    shape[1] = size;
+    std::string name = getOnnxValueName(projection.transpose.getResult());
+    for (unsigned i = 0; i < count; ++i) {
       Operation *transpose = b.clone(*projection.transpose);
-      transpose->setOperand(0, weightPart);
+      transpose->setOperand(0, weightParts[i]);
       transpose->getResult(0).setType(transposed.clone(shape));
-      std::string name = getOnnxValueName(projection.transpose.getResult());
       if (!name.empty())
         transpose->setLoc(
             getPartLoc(projection.transpose, i, getPartName(name, i, count)));
-      mapping.map(projection.transpose.getResult(), transpose->getResult(0));
-    } else {
-      mapping.map(projection.weight.getResult(), weightPart);
+      weightParts[i] = transpose->getResult(0);
     }
+  }
+  Value fusedB = projection.transpose ? projection.transpose.getResult()
+                                      : projection.weight.getResult();
+  SmallVector<Value> values;
+  for (unsigned i = 0; i < count; ++i) {
+    IRMapping mapping;
+    mapping.map(fusedB, weightParts[i]);
     if (projection.gemmBias)
-      mapping.map(projection.gemmBias.getResult(),
-                  getWeightPartValue(projection.gemmBias, 0, i));
+      mapping.map(projection.gemmBias.getResult(), gemmBiasParts[i]);
     Operation *product = b.clone(*projection.product, mapping);
     product->getResult(0).setType(partType);
-    Value value = product->getResult(0);
-    if (projection.add) {
-      std::string name =
-          productName.empty() ? "" : getPartName(productName, i, count);
-      product->setLoc(getPartLoc(projection.product, i, name));
-      IRMapping addMapping;
-      addMapping.map(projection.product->getResult(0), value);
-      addMapping.map(projection.addBias.getResult(),
-                     getWeightPartValue(projection.addBias, 0, i));
-      Operation *add = b.clone(*projection.add, addMapping);
+    std::string name;
+    if (projection.add && !productName.empty())
+      name = getPartName(productName, i, count);
+    else if (!projection.add)
+      name = getPartValueName(i);
+    product->setLoc(getPartLoc(projection.product, i, name));
+    values.push_back(product->getResult(0));
+  }
+  if (projection.add) {
+    SmallVector<Value> biasParts;
+    for (unsigned i = 0; i < count; ++i)
+      biasParts.push_back(getWeightPartValue(projection.addBias, 0, i));
+    for (unsigned i = 0; i < count; ++i) {
+      IRMapping mapping;
+      mapping.map(projection.product->getResult(0), values[i]);
+      mapping.map(projection.addBias.getResult(), biasParts[i]);
+      Operation *add = b.clone(*projection.add, mapping);
       add->getResult(0).setType(
           cast<RankedTensorType>(projection.parts[i].getType()));
-      add->setLoc(getPartLoc(projection.add, i, partName));
-      value = add->getResult(0);
-    } else {
-      product->setLoc(getPartLoc(projection.product, i, partName));
+      add->setLoc(getPartLoc(projection.add, i, getPartValueName(i)));
+      values[i] = add->getResult(0);
     }
-    assert(value.getType() == projection.parts[i].getType() &&
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    assert(values[i].getType() == projection.parts[i].getType() &&
            "a part's projection must have the part's type");
-    projection.parts[i].replaceAllUsesWith(value);
+    projection.parts[i].replaceAllUsesWith(values[i]);
   }
 
   for (Operation *cut : projection.cuts)
