@@ -156,7 +156,8 @@ loadModel(const std::string &path,
     options.inputShapes = model->inputShapes;
     imported = importOnnxFile(path, session.context(), options);
   }
-  if (failed(imported) || !imported->module)
+  if (failed(imported) || !imported->module ||
+      failed(splitFusedProjections(session.context(), *imported)))
     raiseError(session, "importing '" + path + "' failed");
   model->imported = std::move(*imported);
   return model;

@@ -15,6 +15,7 @@
 #include "autopar/Conversion/ProgramToRuntime.h"
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+#include "autopar/Dialect/Autopar/IR/WeightParts.h"
 #include "autopar/Pipelines/Pipelines.h"
 #include "autopar/Target/Target.h"
 #include "autopar/Transforms/Autodiff/Markers.h"
@@ -597,7 +598,7 @@ static LogicalResult writeTrainingDescription(MLIRContext &ctx, ModuleOp module,
               for (int64_t d = 0; d < (int64_t)entry.globalShape.size(); ++d)
                 dims.push_back(llvm::json::Array(
                     sharding ? sharding.getDimAxes(d) : ArrayRef<int64_t>()));
-              stored.push_back(llvm::json::Object{
+              llvm::json::Object record{
                   {"id", entry.id},
                   {"name", entry.name},
                   {"dtype", getDTypeName(entry.dtype)},
@@ -606,7 +607,15 @@ static LogicalResult writeTrainingDescription(MLIRContext &ctx, ModuleOp module,
                   {"partial",
                    llvm::json::Array(sharding ? sharding.getPartial()
                                               : ArrayRef<int64_t>())},
-                  {"state", weight->hasAttr(kZeroInitAttrName)}});
+                  {"state", weight->hasAttr(kZeroInitAttrName)}};
+              // A part of an initializer (autopar-split-fused-projections):
+              // `train --save` writes it back into its source.
+              if (std::optional<WeightPart> part = getWeightPart(weight))
+                record["part_of"] =
+                    llvm::json::Object{{"source", part->source},
+                                       {"axis", part->axis},
+                                       {"offset", part->offset}};
+              stored.push_back(std::move(record));
               return WalkResult::advance();
             });
   if (walk.wasInterrupted())

@@ -319,6 +319,8 @@ driver::importModel(MLIRContext &ctx, StringRef modelPath,
                          << "' produced no module";
     return failure();
   }
+  if (failed(splitFusedProjections(ctx, *model)))
+    return failure();
   return model;
 }
 

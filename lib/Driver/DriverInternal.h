@@ -171,7 +171,8 @@ private:
 InFlightDiagnostic emitDriverError(MLIRContext &ctx);
 
 /// Imports `modelPath` with graph inputs of `inputShapes` given static
-/// shapes (errors on `ctx`).
+/// shapes (errors on `ctx`), its fused projections split
+/// (splitFusedProjections).
 FailureOr<ImportedModel> importModel(MLIRContext &ctx, StringRef modelPath,
                                      const InputShapes &inputShapes = {},
                                      bool requireWeightData = true,

@@ -19,6 +19,7 @@
 
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
 #include "autopar/Dialect/Autopar/IR/ShardLayout.h"
+#include "autopar/Dialect/Autopar/IR/WeightParts.h"
 #include "autopar/Import/Import.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -50,6 +51,8 @@ struct StoredWeight {
   SmallVector<int64_t> partial;
   /// Optimizer state, not a model initializer.
   bool state = false;
+  /// A part of initializer `part->source` (autopar-split-fused-projections).
+  std::optional<WeightPart> part;
 };
 
 struct TrainingDescription {
@@ -128,6 +131,15 @@ static FailureOr<TrainingDescription> readTrainingDescription(MLIRContext &ctx,
     weight.name = name->str();
     weight.dtype = *type;
     weight.state = w->getBoolean("state").value_or(false);
+    if (const llvm::json::Object *part = w->getObject("part_of")) {
+      std::optional<StringRef> source = part->getString("source");
+      std::optional<int64_t> axis = part->getInteger("axis");
+      std::optional<int64_t> offset = part->getInteger("offset");
+      if (!source || !axis || !offset || *axis < 0 ||
+          *axis >= (int64_t)weight.shape.size() || *offset < 0)
+        return malformed("a weight part lacks source, axis or offset");
+      weight.part = WeightPart{source->str(), *axis, *offset};
+    }
     description.weights.push_back(std::move(weight));
   }
   return description;
@@ -257,7 +269,8 @@ static std::vector<RunnerApp> getPipelineApps(const Manifest &manifest,
 static LogicalResult collectTrainedWeights(
     MLIRContext &ctx, ArrayRef<int64_t> grid, int64_t numDevices,
     const TrainingDescription &description, StringRef stateDir,
-    std::map<std::string, HostTensor> &updated) {
+    std::map<std::string, HostTensor> &updated,
+    std::vector<std::pair<WeightPart, HostTensor>> &parts) {
   ctx.getOrLoadDialect<AutoparDialect>();
   for (const StoredWeight &w : description.weights) {
     if (w.state)
@@ -300,6 +313,10 @@ static LogicalResult collectTrainedWeights(
       placeBlock((*buffer)->getBufferStart(), *local, w.shape, offsets,
                  elementSize, tensor.data.data());
     }
+    if (w.part) {
+      parts.emplace_back(*w.part, std::move(tensor));
+      continue;
+    }
     // A weight several pipeline stages read (tied) is one value: each stage
     // applied the same summed gradient to its copy.
     if (auto it = updated.find(w.name);
@@ -314,6 +331,64 @@ static LogicalResult collectTrainedWeights(
   return success();
 }
 
+/// Puts the trained parts of initializers (autopar-split-fused-projections)
+/// back together into `updated`, under the initializers' names. The parts of
+/// one initializer must tile it along their axis.
+static LogicalResult
+assembleWeightParts(MLIRContext &ctx,
+                    std::vector<std::pair<WeightPart, HostTensor>> &parts,
+                    std::map<std::string, HostTensor> &updated) {
+  std::map<std::string, std::vector<std::pair<WeightPart, HostTensor> *>>
+      bySource;
+  for (auto &entry : parts)
+    bySource[entry.first.source].push_back(&entry);
+  for (auto &[source, pieces] : bySource) {
+    llvm::sort(pieces, [](auto *a, auto *b) {
+      return a->first.offset < b->first.offset;
+    });
+    const WeightPart &first = pieces.front()->first;
+    const HostTensor &model = pieces.front()->second;
+    int64_t axis = first.axis;
+    int64_t extent = 0;
+    for (auto *piece : pieces) {
+      const HostTensor &t = piece->second;
+      bool fits = piece->first.axis == axis && t.dtype == model.dtype &&
+                  t.shape.size() == model.shape.size() &&
+                  piece->first.offset == extent;
+      for (size_t d = 0; fits && d < t.shape.size(); ++d)
+        fits = (int64_t)d == axis || t.shape[d] == model.shape[d];
+      if (!fits) {
+        emitDriverError(ctx) << "the trained parts of '" << source
+                             << "' do not tile it along dimension " << axis;
+        return failure();
+      }
+      extent += t.shape[axis];
+    }
+    HostTensor whole;
+    whole.dtype = model.dtype;
+    whole.shape = model.shape;
+    whole.shape[axis] = extent;
+    int64_t elementSize = getDTypeSize(whole.dtype);
+    whole.data.assign(whole.getNumElements() * elementSize, 0);
+    // Each part is `outer` runs of `shape[axis] * inner` bytes, one in each
+    // `extent * inner` of the whole.
+    int64_t outer = 1, inner = elementSize;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= whole.shape[d];
+    for (size_t d = axis + 1; d < whole.shape.size(); ++d)
+      inner *= whole.shape[d];
+    for (auto *piece : pieces) {
+      int64_t run = piece->second.shape[axis] * inner;
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(whole.data.data() + o * extent * inner +
+                        piece->first.offset * inner,
+                    piece->second.data.data() + o * run, run);
+    }
+    updated[source] = std::move(whole);
+  }
+  return success();
+}
+
 /// Assembles the trained initializers from every rank's saved shards in
 /// `stateDir` (a pipeline: `stateDir/stage<s>` with each stage's own
 /// description) into `updated`.
@@ -321,20 +396,24 @@ static LogicalResult collectAllTrainedWeights(
     MLIRContext &ctx, StringRef outDir, const Manifest &manifest,
     const TrainingDescription &description, StringRef stateDir,
     std::map<std::string, HostTensor> &updated) {
-  if (!manifest.pipeline)
-    return collectTrainedWeights(ctx, manifest.grid, manifest.numDevices,
-                                 description, stateDir, updated);
+  std::vector<std::pair<WeightPart, HostTensor>> parts;
+  if (!manifest.pipeline) {
+    if (failed(collectTrainedWeights(ctx, manifest.grid, manifest.numDevices,
+                                     description, stateDir, updated, parts)))
+      return failure();
+    return assembleWeightParts(ctx, parts, updated);
+  }
   for (auto [s, stage] : llvm::enumerate(manifest.pipeline->stages)) {
     std::string stageName = "stage" + std::to_string(s);
     FailureOr<TrainingDescription> stageDescription =
         readTrainingDescription(ctx, joinPath(outDir, stageName));
     if (failed(stageDescription) ||
-        failed(collectTrainedWeights(ctx, stage.grid, stage.numRanks,
-                                     *stageDescription,
-                                     joinPath(stateDir, stageName), updated)))
+        failed(collectTrainedWeights(
+            ctx, stage.grid, stage.numRanks, *stageDescription,
+            joinPath(stateDir, stageName), updated, parts)))
       return failure();
   }
-  return success();
+  return assembleWeightParts(ctx, parts, updated);
 }
 
 FailureOr<std::vector<HostTensor>>

@@ -202,6 +202,15 @@ struct CompileOptions {
   std::optional<int64_t> minFlopsPerThread;
 };
 
+/// Runs autopar-split-fused-projections on the freshly imported `model`
+/// (each fused [q | k | v] projection becomes one projection per part, so
+/// that tensor parallelism gives whole heads) and adds the parts' data, cut
+/// from the original initializers, to its weight store. Every front end
+/// runs it right after the import, so that plans name the same tensors. A
+/// training step trains the parts; `train --save` and `verify` put them back
+/// together (training.json records each part).
+LogicalResult splitFusedProjections(MLIRContext &ctx, ImportedModel &model);
+
 /// Compiles the imported `model` into `options.outDir`: plan files, the
 /// device program (`program.mlir`, `program.so`), each device's weight
 /// shards and `manifest.json`. `model.module` is left unchanged (the stages

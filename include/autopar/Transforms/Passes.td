@@ -251,6 +251,74 @@ def AutoPlanPass : Pass<"autopar-auto-plan", "mlir::ModuleOp"> {
                            "mlir::autopar::AutoparDialect"];
 }
 
+def SplitFusedProjectionsPass
+    : Pass<"autopar-split-fused-projections", "mlir::ModuleOp"> {
+  let summary = "split a fused [q | k | v] projection into one projection "
+                "per part, so that tensor parallelism gives whole heads";
+  let description = [{
+    Input contract: an imported module (`func.func @main` of autopar ops, no
+    shardings, no training step yet). The driver runs this pass on every
+    import (`compile`, `plan`, `verify`, `import`), before the loss, the
+    backward pass and planning. In a training step the parts are separate
+    parameters (each with its own optimizer state; `--freeze` of the
+    original name freezes them); `compile` records each part in
+    training.json, and `train --save` and `verify --mode training` put the
+    trained parts back together into the original initializer.
+
+    A *fused projection* is an `autopar.matmul` whose B is a 2-d
+    `autopar.weight` `[K, N]` or its own `autopar.transpose` of one `[N, K]`
+    (PyTorch's training exports), or an `autopar.gemm` whose B is one, either
+    orientation, with an optional 1-d weight C of N elements; optionally
+    followed by an `autopar.add` of a 1-d weight of N elements, whose result
+    is read only by one `autopar.split` along the last dimension into n >= 2
+    equal parts, or only by n `autopar.slice`s that take n disjoint equal
+    ranges of the last dimension covering it and all of every other
+    dimension. This is how PyTorch's `nn.Linear(dim, 3 * dim)` followed by
+    `.split` (GPT-2, the zoo's tiny_gpt), Hugging Face's `c_attn` and
+    `nn.MultiheadAttention`'s `in_proj` export.
+
+    Each part becomes its own projection on the part's columns of the weight
+    and elements of the bias: new `autopar.weight`s named
+    `<name>.part<i>of<n>` that carry `autopar.weight_part = {source, axis,
+    offset}`, from which the compiler driver cuts their data out of the
+    original initializer. The products and the order of accumulation of each
+    output element are the same, so the results are identical (in a
+    training step, the gradient of the projection's input becomes the sum of
+    the n parts' products, added in part order). The tensor
+    plan then splits each part by its own output columns: every device gets
+    whole heads of q, k and v, where a column split of the fused weight
+    would give device 0 all of q and half of k, and the split after it would
+    gather the projection.
+
+    Weights or biases read by other ops too, weights of rank other than 2,
+    and splits along other dimensions are left as they are.
+
+    Before:
+    ```mlir
+    %w = autopar.weight "qkv.weight" : tensor<64x192xf32>
+    %b = autopar.weight "qkv.bias" : tensor<192xf32>
+    %p = autopar.matmul %x, %w : (tensor<4x16x64xf32>, tensor<64x192xf32>) -> tensor<4x16x192xf32>
+    %s = autopar.add %b, %p : (tensor<192xf32>, tensor<4x16x192xf32>) -> tensor<4x16x192xf32>
+    %q, %k, %v = autopar.split %s {axis = 2 : i64} : (tensor<4x16x192xf32>) -> (...)
+    ```
+    After (likewise for parts 1 and 2):
+    ```mlir
+    %w0 = autopar.weight "qkv.weight.part0of3" {autopar.weight_part =
+        {axis = 1 : i64, offset = 0 : i64, source = "qkv.weight"}} : tensor<64x64xf32>
+    %b0 = autopar.weight "qkv.bias.part0of3" {autopar.weight_part =
+        {axis = 0 : i64, offset = 0 : i64, source = "qkv.bias"}} : tensor<64xf32>
+    %p0 = autopar.matmul %x, %w0 : (tensor<4x16x64xf32>, tensor<64x64xf32>) -> tensor<4x16x64xf32>
+    %q = autopar.add %b0, %p0 : (tensor<64xf32>, tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numProjections", "projections",
+              "Number of fused projections split">,
+    Statistic<"numParts", "parts", "Number of projections made from them">,
+  ];
+  let dependentDialects = ["mlir::autopar::AutoparDialect"];
+}
+
 def ShardOptimizerStatePass
     : Pass<"autopar-shard-optimizer-state", "mlir::ModuleOp"> {
   let summary = "shard each weight's optimizer update over its replicas (ZeRO-1)";
