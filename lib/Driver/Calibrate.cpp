@@ -471,28 +471,65 @@ FailureOr<double> parseStepTime(MLIRContext &ctx, StringRef out) {
 struct TimedModel {
   OpWork work;
   unsigned numOps = 0;
+  /// The runner's arguments for one job of the compiled model.
+  std::vector<std::string> args;
+  /// The step time of each round: the median of the job's warm repeats.
+  SmallVector<double> roundSeconds;
+  /// The fastest round (what the description records).
   double seconds = 0;
 };
 
-/// How each micro model is timed: the median of `repeats` warm runs in one
-/// runner job, and the median of that over `jobs` jobs.
+/// How the micro models are timed: `rounds` rounds, each one runner job of
+/// every model with the median of `repeats` warm runs.
 struct Timing {
   unsigned repeats = 21;
-  unsigned jobs = 3;
+  unsigned rounds = 3;
 };
 
-/// Compiles `micro` into `dir` (replicated on `ranks` devices) and returns
-/// its work and its step time: the median over `timing.jobs` runner jobs of
-/// the median of `timing.repeats` runs in each (`--profile --repeats`), so
-/// that the first, cold run (page faults of fresh buffers, lazy symbol
-/// binding, the OpenMP runtime's start) does not count (a job of one run
-/// measured the 512 x 512 matmul chain 20x slower than the warm steps that
-/// models run), nor one job that a neighbour slowed down as a whole (on a
-/// shared VM, one job of eight erf ops measured 16x its usual time, 21
-/// repeats and all).
-FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
-                                StringRef dir, const Timing &timing,
-                                int64_t ranks) {
+/// The micro models of one calibration: every model is compiled first, then
+/// timed in rounds, each round one runner job of every model in turn, and a
+/// model's time is its fastest round.
+///
+/// A shared VM runs in modes minutes apart (measured here: the same 512 x 512
+/// matmul chain at 190-260 and at 330-400 GFLOP/s on two threads, a mode
+/// lasting for whole calibrations), and a class's rate is the difference of
+/// two models' times (measurePair): models timed back to back each in its own
+/// mode gave a 37.7 MFLOP product 652 GFLOP/s, more than the cores' peak.
+/// Rounds spread each model's jobs over the whole calibration, and the
+/// fastest round of every model is the machine's fast mode, the same for
+/// each; bench/prediction_error.py times the models it predicts the same way.
+/// The first, cold run of a job (page faults of fresh buffers, lazy symbol
+/// binding, the OpenMP runtime's start) never counts: a job of one run
+/// measured the 512 x 512 matmul chain 20x slower than warm steps.
+class MicroTimer {
+public:
+  MicroTimer(MLIRContext &ctx, StringRef dir, const Timing &timing,
+             int64_t ranks)
+      : ctx(ctx), dir(dir.str()), timing(timing), ranks(ranks) {}
+
+  /// Compiles `micro` (replicated on the calibrated grid's ranks) under a
+  /// directory `name` of its own; returns its handle.
+  FailureOr<unsigned> add(const MicroModel &micro, StringRef name);
+
+  /// Runs the rounds over every model added.
+  LogicalResult run(ProgressLog &progress);
+
+  const TimedModel &get(unsigned handle) const { return models[handle]; }
+  unsigned getNumModels() const { return models.size(); }
+  /// The slowest round over the fastest, median and largest over the models.
+  double getMedianSpread() const;
+  double getMaxSpread() const;
+
+private:
+  MLIRContext &ctx;
+  std::string dir;
+  Timing timing;
+  int64_t ranks;
+  std::vector<TimedModel> models;
+};
+
+FailureOr<unsigned> MicroTimer::add(const MicroModel &micro, StringRef name) {
+  std::string modelDir = joinPath(dir, name);
   TimedModel result;
   ImportedModel model;
   model.module = parseSourceString<ModuleOp>(micro.source, &ctx);
@@ -502,8 +539,8 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
     return failure();
   }
   SmallVector<WeightStore::Weight> weights;
-  for (const auto &[name, shape] : micro.weightShapes)
-    weights.push_back({name, DType::F32, shape});
+  for (const auto &[weightName, shape] : micro.weightShapes)
+    weights.push_back({weightName, DType::F32, shape});
   model.weights = std::make_unique<CalibrationWeights>(std::move(weights));
   model.sha256 = computeSha256(micro.source);
   for (size_t i = 0; i < micro.inputShapes.size(); ++i)
@@ -524,12 +561,12 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
   // reading its own copy of the weights.
   options.grid = std::to_string(ranks);
   options.plan = "replicated";
-  options.outDir = joinPath(dir, "program");
+  options.outDir = joinPath(modelDir, "program");
   if (failed(compileModel(ctx, model, options)))
     return failure();
 
   // Inputs of getCalibrationValues.
-  std::string inDir = joinPath(dir, "in");
+  std::string inDir = joinPath(modelDir, "in");
   for (auto [index, shape] : llvm::enumerate(micro.inputShapes)) {
     int64_t count = 1;
     for (int64_t size : shape)
@@ -542,87 +579,141 @@ FailureOr<TimedModel> timeModel(MLIRContext &ctx, const MicroModel &micro,
             bytes)))
       return failure();
   }
-  std::vector<std::string> args = {"--program",
-                                   joinPath(options.outDir, "program.so"),
-                                   "--grid",
-                                   std::to_string(ranks),
-                                   "--weights",
-                                   joinPath(options.outDir, "weights"),
-                                   "--inputs",
-                                   inDir,
-                                   "--outputs",
-                                   joinPath(dir, "out"),
-                                   "--profile",
-                                   "--repeats",
-                                   std::to_string(timing.repeats)};
-  SmallVector<double> jobSeconds;
-  for (unsigned job = 0; job < std::max(1u, timing.jobs); ++job) {
-    FailureOr<std::string> out =
-        launchRunner(ctx, args, ranks, dir, kJobTimeoutSeconds);
-    if (failed(out))
-      return failure();
-    FailureOr<double> seconds = parseStepTime(ctx, *out);
-    if (failed(seconds))
-      return failure();
-    jobSeconds.push_back(*seconds);
-  }
-  llvm::sort(jobSeconds);
-  result.seconds = jobSeconds[jobSeconds.size() / 2];
-  return result;
+  result.args = {"--program",
+                 joinPath(options.outDir, "program.so"),
+                 "--grid",
+                 std::to_string(ranks),
+                 "--weights",
+                 joinPath(options.outDir, "weights"),
+                 "--inputs",
+                 inDir,
+                 "--outputs",
+                 joinPath(modelDir, "out"),
+                 "--profile",
+                 "--repeats",
+                 std::to_string(timing.repeats)};
+  models.push_back(std::move(result));
+  return static_cast<unsigned>(models.size() - 1);
 }
 
-/// Times `small` and `large` (the same ops, twice as many) and prices the
-/// ops the larger one adds: the difference leaves out reading the inputs and
-/// writing the output. When noise on a busy machine swallows the
-/// difference, the larger model's time (an upper bound) prices all of its
-/// ops.
-FailureOr<ClassResult> measurePair(MLIRContext &ctx, OpClass c,
-                                   const MicroModel &smallModel,
-                                   const MicroModel &largeModel, StringRef dir,
-                                   const Timing &timing, int64_t ranks) {
-  FailureOr<TimedModel> small =
-      timeModel(ctx, smallModel, joinPath(dir, "small"), timing, ranks);
+LogicalResult MicroTimer::run(ProgressLog &progress) {
+  unsigned rounds = std::max(1u, timing.rounds);
+  for (unsigned round = 0; round < rounds; ++round) {
+    progress.step("calibrate: round " + Twine(round + 1) + " of " +
+                  Twine(rounds) + " over " + Twine(models.size()) +
+                  " micro models");
+    for (TimedModel &model : models) {
+      FailureOr<std::string> out =
+          launchRunner(ctx, model.args, ranks, dir, kJobTimeoutSeconds);
+      if (failed(out))
+        return failure();
+      FailureOr<double> seconds = parseStepTime(ctx, *out);
+      if (failed(seconds))
+        return failure();
+      model.roundSeconds.push_back(*seconds);
+    }
+  }
+  for (TimedModel &model : models)
+    model.seconds = *llvm::min_element(model.roundSeconds);
+  return success();
+}
+
+/// Each timed model's slowest round over its fastest, sorted.
+static SmallVector<double> getSpreads(ArrayRef<TimedModel> models) {
+  SmallVector<double> spreads;
+  for (const TimedModel &model : models)
+    if (!model.roundSeconds.empty())
+      spreads.push_back(*llvm::max_element(model.roundSeconds) /
+                        *llvm::min_element(model.roundSeconds));
+  llvm::sort(spreads);
+  return spreads;
+}
+
+double MicroTimer::getMedianSpread() const {
+  SmallVector<double> spreads = getSpreads(models);
+  return spreads.empty() ? 1.0 : spreads[spreads.size() / 2];
+}
+
+double MicroTimer::getMaxSpread() const {
+  SmallVector<double> spreads = getSpreads(models);
+  return spreads.empty() ? 1.0 : spreads.back();
+}
+
+/// Two micro models of one class: `small` and `large` (the same ops, twice
+/// as many).
+struct MicroPair {
+  OpClass opClass;
+  unsigned small = 0;
+  unsigned large = 0;
+};
+
+/// Compiles the two models of a pair into `name`/small and `name`/large.
+FailureOr<MicroPair> addPair(MicroTimer &timer, OpClass c,
+                             const MicroModel &smallModel,
+                             const MicroModel &largeModel, StringRef name) {
+  FailureOr<unsigned> small =
+      timer.add(smallModel, (Twine(name) + "/small").str());
   if (failed(small))
     return failure();
-  FailureOr<TimedModel> large =
-      timeModel(ctx, largeModel, joinPath(dir, "large"), timing, ranks);
+  FailureOr<unsigned> large =
+      timer.add(largeModel, (Twine(name) + "/large").str());
   if (failed(large))
     return failure();
+  return MicroPair{c, *small, *large};
+}
+
+/// Prices the ops the larger model of a timed pair adds: the difference
+/// leaves out reading the inputs and writing the output. When noise on a
+/// busy machine swallows the difference, the larger model's time (an upper
+/// bound) prices all of its ops.
+ClassResult getPairResult(const MicroTimer &timer, const MicroPair &pair) {
+  const TimedModel &small = timer.get(pair.small);
+  const TimedModel &large = timer.get(pair.large);
   ClassResult result;
-  result.opClass = c;
-  double delta = large->seconds - small->seconds;
-  if (delta > 0.1 * large->seconds) {
-    result.numOps = large->numOps - small->numOps;
-    result.work.flops = large->work.flops - small->work.flops;
-    result.work.bytes = large->work.bytes - small->work.bytes;
-    result.work.streamsRows = large->work.streamsRows;
+  result.opClass = pair.opClass;
+  double delta = large.seconds - small.seconds;
+  if (delta > 0.1 * large.seconds) {
+    result.numOps = large.numOps - small.numOps;
+    result.work.flops = large.work.flops - small.work.flops;
+    result.work.bytes = large.work.bytes - small.work.bytes;
+    result.work.streamsRows = large.work.streamsRows;
     result.seconds = delta;
   } else {
-    result.numOps = large->numOps;
-    result.work = large->work;
-    result.seconds = large->seconds;
+    result.numOps = large.numOps;
+    result.work = large.work;
+    result.seconds = large.seconds;
     result.differential = false;
   }
   return result;
 }
 
-/// Measures every shape variant of class `c`; the per-op overhead is taken
-/// out of each time (it is priced separately).
-FailureOr<SmallVector<ClassResult>>
-measureClass(MLIRContext &ctx, OpClass c, bool quick, StringRef dir,
-             const Timing &timing, double opOverhead, int64_t ranks) {
+/// Compiles a pair for every shape variant of class `c`.
+FailureOr<SmallVector<MicroPair>> addClass(MicroTimer &timer, OpClass c,
+                                           bool quick) {
   unsigned base = getBaseCount(c, quick);
-  SmallVector<ClassResult> variants;
+  SmallVector<MicroPair> pairs;
   for (unsigned v = 0, e = getNumVariants(c); v < e; ++v) {
-    FailureOr<ClassResult> r =
-        measurePair(ctx, c, buildMicroModel(c, quick, base, v),
-                    buildMicroModel(c, quick, 2 * base, v),
-                    joinPath(dir, "v" + std::to_string(v)), timing, ranks);
-    if (failed(r))
+    FailureOr<MicroPair> pair =
+        addPair(timer, c, buildMicroModel(c, quick, base, v),
+                buildMicroModel(c, quick, 2 * base, v),
+                (Twine(stringifyOpClass(c)) + "/v" + Twine(v)).str());
+    if (failed(pair))
       return failure();
-    r->seconds =
-        std::max(r->seconds - r->numOps * opOverhead, 0.1 * r->seconds);
-    variants.push_back(*r);
+    pairs.push_back(*pair);
+  }
+  return pairs;
+}
+
+/// Every shape variant of a timed class; the per-op overhead is taken out of
+/// each time (it is priced separately).
+SmallVector<ClassResult> getClassResults(const MicroTimer &timer,
+                                         ArrayRef<MicroPair> pairs,
+                                         double opOverhead) {
+  SmallVector<ClassResult> variants;
+  for (const MicroPair &pair : pairs) {
+    ClassResult r = getPairResult(timer, pair);
+    r.seconds = std::max(r.seconds - r.numOps * opOverhead, 0.1 * r.seconds);
+    variants.push_back(r);
   }
   return variants;
 }
@@ -670,16 +761,10 @@ std::optional<OpTimeFit> fitClassTime(OpClass c,
 }
 
 /// Seconds per op beyond its loop nest: the differential time of a chain of
-/// tiny adds.
-FailureOr<double> measureOpOverhead(MLIRContext &ctx, bool quick, StringRef dir,
-                                    const Timing &timing, int64_t ranks) {
-  unsigned base = quick ? 16 : 64;
-  FailureOr<ClassResult> r =
-      measurePair(ctx, OpClass::Elementwise, buildOverheadModel(base),
-                  buildOverheadModel(2 * base), dir, timing, ranks);
-  if (failed(r))
-    return failure();
-  return r->differential ? r->seconds / r->numOps : 0.0;
+/// tiny adds (a pair of buildOverheadModel).
+double getOpOverhead(const MicroTimer &timer, const MicroPair &pair) {
+  ClassResult r = getPairResult(timer, pair);
+  return r.differential ? r.seconds / r.numOps : 0.0;
 }
 
 //===----------------------------------------------------------------------===//
@@ -875,6 +960,12 @@ int driver::calibrateCommand(int argc, char **argv) {
       llvm::cl::desc("grid of local ranks the collectives are timed on: N or "
                      "AxB (default: the number of cores)"),
       llvm::cl::value_desc("shape"), llvm::cl::cat(category));
+  static llvm::cl::opt<unsigned> rounds(
+      "rounds",
+      llvm::cl::desc("rounds of runner jobs over the micro models; each "
+                     "model's fastest round counts (default 3, 1 with "
+                     "--quick)"),
+      llvm::cl::value_desc("n"), llvm::cl::cat(category));
   static llvm::cl::opt<bool> quick(
       "quick",
       llvm::cl::desc("smaller models and messages, fewer repeats (seconds "
@@ -884,7 +975,8 @@ int driver::calibrateCommand(int argc, char **argv) {
   if (std::optional<int> exit = parseCommandLine(
           argc, argv, "calibrate",
           "measure this machine and write its cluster description\n\n"
-          "  autopar calibrate [-o cluster.json] [--grid N] [--quick]\n\n"
+          "  autopar calibrate [-o cluster.json] [--grid N] [--rounds N] "
+          "[--quick]\n\n"
           "Times micro models of every op class on one device and the "
           "runtime's collectives on a grid of local ranks, fits each grid "
           "axis's latency and bandwidth, and writes the JSON that "
@@ -892,6 +984,10 @@ int driver::calibrateCommand(int argc, char **argv) {
           category, kErrorExitCode))
     return *exit;
 
+  if (rounds.getNumOccurrences() && rounds == 0) {
+    printError("--rounds must be at least 1, got 0");
+    return kErrorExitCode;
+  }
   unsigned cores = getNumCores();
   std::string gridText = grid.empty() ? std::to_string(cores) : grid.getValue();
   std::string error;
@@ -919,45 +1015,71 @@ int driver::calibrateCommand(int argc, char **argv) {
     return kErrorExitCode;
   auto startTime = std::chrono::steady_clock::now();
 
-  // Compute: the per-op overhead, then micro models per class on one
-  // device.
-  unsigned repeats = quick ? 5 : 21;
-  // Three jobs per model unless --quick.
-  Timing timing{repeats, quick ? 1u : 3u};
+  // Compute: every micro model is compiled first, then all are timed in
+  // rounds (MicroTimer).
+  Timing timing{quick ? 5u : 21u, rounds.getNumOccurrences()
+                                      ? static_cast<unsigned>(rounds)
+                                      : (quick ? 1u : 3u)};
   ProgressLog progress;
-  progress.step("calibrate: the per-op overhead on " + Twine(ranks) +
-                " rank(s)");
+  progress.step("calibrate: compiling the per-op overhead's micro models for " +
+                Twine(ranks) + " rank(s)");
   // Every device of the calibrated grid runs the micro models at once (one
   // rank each, no communication): devices sharing this machine share its
   // memory bandwidth and caches, and are priced as they will run.
-  FailureOr<double> opOverhead = measureOpOverhead(
-      ctx, quick, joinPath(workDir.get(), "overhead"), timing, ranks);
-  if (failed(opOverhead))
+  MicroTimer timer(ctx, workDir.get(), timing, ranks);
+  unsigned overheadBase = quick ? 16 : 64;
+  FailureOr<MicroPair> overheadPair =
+      addPair(timer, OpClass::Elementwise, buildOverheadModel(overheadBase),
+              buildOverheadModel(2 * overheadBase), "overhead");
+  if (failed(overheadPair))
     return kErrorExitCode;
   // The fixed cost of a step: a program of one add on 64 floats, less that
   // add's overhead.
-  FailureOr<TimedModel> minimal =
-      timeModel(ctx, buildUnfusedAdds(64, 1), joinPath(workDir.get(), "step"),
-                timing, ranks);
+  FailureOr<unsigned> minimal = timer.add(buildUnfusedAdds(64, 1), "step");
   if (failed(minimal))
     return kErrorExitCode;
-  double stepOverhead = std::max(0.0, minimal->seconds - *opOverhead);
+  SmallVector<SmallVector<MicroPair>> classPairs;
+  for (unsigned index = 0; index < kNumOpClasses; ++index) {
+    auto c = static_cast<OpClass>(index);
+    progress.step("calibrate: compiling " + stringifyOpClass(c) +
+                  " micro models (" + Twine(index + 1) + " of " +
+                  Twine(kNumOpClasses) + ")");
+    FailureOr<SmallVector<MicroPair>> pairs = addClass(timer, c, quick);
+    if (failed(pairs))
+      return kErrorExitCode;
+    classPairs.push_back(std::move(*pairs));
+  }
+  // The cache: adds whose three tensors take a third of a device's private
+  // (level 2) caches, each a loop of its own, priced like the streaming
+  // adds. Recorded only when the rate beats the memory's.
+  std::optional<MicroPair> cachePair;
+  int64_t coresPerDevice = std::max<int64_t>(1, cores / ranks);
+  int64_t cacheBytes = readCacheBytes(2) * coresPerDevice;
+  if (cacheBytes > 0) {
+    int64_t n = std::max<int64_t>(64, cacheBytes / (3 * 3 * 4) / 64 * 64);
+    unsigned base = quick ? 8 : 32;
+    FailureOr<MicroPair> pair =
+        addPair(timer, OpClass::Elementwise, buildUnfusedAdds(n, base),
+                buildUnfusedAdds(n, 2 * base), "cache");
+    if (failed(pair))
+      return kErrorExitCode;
+    cachePair = *pair;
+  }
+  if (failed(timer.run(progress)))
+    return kErrorExitCode;
+
+  double opOverhead = getOpOverhead(timer, *overheadPair);
+  double stepOverhead = std::max(0.0, timer.get(*minimal).seconds - opOverhead);
   SmallVector<ClassResult> classes, elementwise;
   SmallVector<SmallVector<ClassResult>> classVariants;
   SmallVector<std::optional<OpTimeFit>> classFits;
-  for (unsigned index = 0; index < kNumOpClasses; ++index) {
-    auto c = static_cast<OpClass>(index);
-    progress.step("calibrate: " + stringifyOpClass(c) + " ops (" +
-                  Twine(index + 1) + " of " + Twine(kNumOpClasses) + ")");
-    FailureOr<SmallVector<ClassResult>> variants = measureClass(
-        ctx, c, quick, joinPath(workDir.get(), stringifyOpClass(c)), timing,
-        *opOverhead, ranks);
-    if (failed(variants))
-      return kErrorExitCode;
-    classes.push_back(sumVariants(*variants));
-    classVariants.push_back(*variants);
-    if (c == OpClass::Elementwise)
-      elementwise = *variants;
+  for (ArrayRef<MicroPair> pairs : classPairs) {
+    SmallVector<ClassResult> variants =
+        getClassResults(timer, pairs, opOverhead);
+    classes.push_back(sumVariants(variants));
+    if (pairs.front().opClass == OpClass::Elementwise)
+      elementwise = variants;
+    classVariants.push_back(std::move(variants));
   }
 
   ClusterSpec cluster;
@@ -966,7 +1088,7 @@ int driver::calibrateCommand(int argc, char **argv) {
     printError("cannot read MemTotal from /proc/meminfo");
     return kErrorExitCode;
   }
-  cluster.opOverhead = *opOverhead;
+  cluster.opOverhead = opOverhead;
   cluster.stepOverhead = stepOverhead;
   for (auto [result, variants] : llvm::zip(classes, classVariants)) {
     auto index = static_cast<unsigned>(result.opClass);
@@ -1004,29 +1126,17 @@ int driver::calibrateCommand(int argc, char **argv) {
   }
   cluster.flops = cluster.classFlops[static_cast<unsigned>(OpClass::MatMul)];
 
-  // The cache: adds whose three tensors take a third of a device's private
-  // (level 2) caches, each a loop of its own, priced like the streaming
-  // adds. Recorded only when the rate beats the memory's.
   std::optional<ClassResult> cached;
-  int64_t coresPerDevice = std::max<int64_t>(1, cores / ranks);
-  if (int64_t cacheBytes = readCacheBytes(2) * coresPerDevice; cacheBytes > 0) {
-    progress.step("calibrate: cache bandwidth");
-    int64_t n = std::max<int64_t>(64, cacheBytes / (3 * 3 * 4) / 64 * 64);
-    unsigned base = quick ? 8 : 32;
-    FailureOr<ClassResult> r =
-        measurePair(ctx, OpClass::Elementwise, buildUnfusedAdds(n, base),
-                    buildUnfusedAdds(n, 2 * base),
-                    joinPath(workDir.get(), "cache"), timing, ranks);
-    if (failed(r))
-      return kErrorExitCode;
-    r->seconds =
-        std::max(r->seconds - r->numOps * cluster.opOverhead, 0.1 * r->seconds);
-    double bandwidth = r->work.bytes / r->seconds;
-    if (r->differential && bandwidth > cluster.memoryBandwidth) {
+  if (cachePair) {
+    ClassResult r = getPairResult(timer, *cachePair);
+    r.seconds =
+        std::max(r.seconds - r.numOps * cluster.opOverhead, 0.1 * r.seconds);
+    double bandwidth = r.work.bytes / r.seconds;
+    if (r.differential && bandwidth > cluster.memoryBandwidth) {
       cluster.cacheBytes = cacheBytes;
       cluster.cacheBandwidth = bandwidth;
     }
-    cached = *r;
+    cached = r;
   }
 
   // Communication: the runtime's collectives on a grid of local ranks.
@@ -1086,6 +1196,7 @@ int driver::calibrateCommand(int argc, char **argv) {
       llvm::json::Object{{"grid", formatGridShape(*gridShape)},
                          {"cores", static_cast<int64_t>(cores)},
                          {"quick", bool(quick)},
+                         {"rounds", static_cast<int64_t>(timing.rounds)},
                          {"autopar_version", getAutoparVersion()},
                          {"note", note}});
   std::string text = llvm::formatv("{0:2}", json).str() + "\n";
@@ -1139,6 +1250,12 @@ int driver::calibrateCommand(int argc, char **argv) {
     os << " the class's bandwidth from the elements (rows are priced at the "
           "elementwise bandwidth)\n";
   }
+  if (timing.rounds > 1)
+    os << llvm::formatv("  rounds: {0}; a model's slowest round was "
+                        "{1:f2}x its fastest (median over the {2} models), "
+                        "at most {3:f2}x\n",
+                        timing.rounds, timer.getMedianSpread(),
+                        timer.getNumModels(), timer.getMaxSpread());
   os << llvm::formatv("  per-op overhead {0:e3} s, per-step {1:e3} s\n",
                       cluster.opOverhead, cluster.stepOverhead);
   if (cached)
