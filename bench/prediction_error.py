@@ -13,7 +13,7 @@ planner (`autopar compile --plan auto --cluster C`), runs it with
 predicted and measured step time and peak memory it prints. Prints one row
 per run and the mean absolute percentage error (MAPE) of each.
 
-Every model is compiled first, then run in `--rounds` rounds (default 3),
+Every model is compiled first, then run in `--rounds` rounds (default 5),
 each round one `autopar run` of every model in turn, and a model's measured
 step is its fastest round: a shared VM runs in modes minutes apart (the same
 program 1.4x slower in one), and `autopar calibrate` keeps each micro model's
@@ -86,9 +86,9 @@ def main() -> int:
     parser.add_argument("--grids", default="1,2")
     parser.add_argument("--cache", default=os.path.join(ROOT, "build", "models"))
     parser.add_argument("--work", help="keep compiled models here")
-    parser.add_argument("--rounds", type=int, default=3,
+    parser.add_argument("--rounds", type=int, default=5,
                         help="runs of every model, in turn; the fastest "
-                        "counts (default 3)")
+                        "counts (default 5)")
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args()
 

@@ -483,7 +483,7 @@ struct TimedModel {
 /// every model with the median of `repeats` warm runs.
 struct Timing {
   unsigned repeats = 21;
-  unsigned rounds = 3;
+  unsigned rounds = 6;
 };
 
 /// The micro models of one calibration: every model is compiled first, then
@@ -963,7 +963,7 @@ int driver::calibrateCommand(int argc, char **argv) {
   static llvm::cl::opt<unsigned> rounds(
       "rounds",
       llvm::cl::desc("rounds of runner jobs over the micro models; each "
-                     "model's fastest round counts (default 3, 1 with "
+                     "model's fastest round counts (default 6, 1 with "
                      "--quick)"),
       llvm::cl::value_desc("n"), llvm::cl::cat(category));
   static llvm::cl::opt<bool> quick(
@@ -1019,7 +1019,7 @@ int driver::calibrateCommand(int argc, char **argv) {
   // rounds (MicroTimer).
   Timing timing{quick ? 5u : 21u, rounds.getNumOccurrences()
                                       ? static_cast<unsigned>(rounds)
-                                      : (quick ? 1u : 3u)};
+                                      : (quick ? 1u : 6u)};
   ProgressLog progress;
   progress.step("calibrate: compiling the per-op overhead's micro models for " +
                 Twine(ranks) + " rank(s)");
