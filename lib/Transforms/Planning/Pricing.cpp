@@ -134,6 +134,20 @@ lowerConvolution(ConvOp conv, ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
   return {shape, getConvLowering(shape, getHostTile(), options, packable)};
 }
 
+/// How `conv` is lowered on a device holding its weight as `local` (the
+/// input's channels and the result's follow the weight's layout), in the
+/// element type `element`.
+static ConvLowering lowerLocalConvolution(ConvOp conv, ArrayRef<int64_t> local,
+                                          Type element) {
+  SmallVector<int64_t> input(
+      cast<RankedTensorType>(conv.getInput().getType()).getShape());
+  SmallVector<int64_t> result(
+      cast<RankedTensorType>(conv.getResult().getType()).getShape());
+  input[1] = local[1];
+  result[1] = local[0];
+  return lowerConvolution(conv, input, local, result, element, true).second;
+}
+
 /// Whether autopar-pack-contractions may pack the weight `weight` at
 /// compile time as the weight of convolutions (an `autopar.weight` whose
 /// every use is the weight of a data-tiled convolution, all of one form),
@@ -148,15 +162,7 @@ static bool isPackableConvWeight(Value weight, ArrayRef<int64_t> local,
     auto conv = dyn_cast<ConvOp>(use.getOwner());
     if (!conv || use.getOperandNumber() != 1 || !isDataTiledConvolution(conv))
       return false;
-    // The convolution's local shapes as the weight's layout implies them.
-    SmallVector<int64_t> input(
-        cast<RankedTensorType>(conv.getInput().getType()).getShape());
-    SmallVector<int64_t> result(
-        cast<RankedTensorType>(conv.getResult().getType()).getShape());
-    input[1] = local[1];
-    result[1] = local[0];
-    ConvLowering l =
-        lowerConvolution(conv, input, local, result, element, true).second;
+    ConvLowering l = lowerLocalConvolution(conv, local, element);
     std::pair<bool, bool> useSide = {l.form == ConvForm::Winograd,
                                      l.form != ConvForm::WeightRhs};
     if (side && *side != useSide)
@@ -181,16 +187,9 @@ double PlanPricer::valueBytes(unsigned n, unsigned r,
         weight.getDefiningOp<WeightOp>() && type.getRank() >= 3) {
       SmallVector<int64_t> local = getLocalDims(type, layout, graph.gridShape);
       if (isPackableConvWeight(weight, local, type.getElementType())) {
-        auto conv = cast<ConvOp>(*weight.getUsers().begin());
-        SmallVector<int64_t> input(
-            cast<RankedTensorType>(conv.getInput().getType()).getShape());
-        SmallVector<int64_t> result(
-            cast<RankedTensorType>(conv.getResult().getType()).getShape());
-        input[1] = local[1];
-        result[1] = local[0];
-        ConvLowering l = lowerConvolution(conv, input, local, result,
-                                          type.getElementType(), true)
-                             .second;
+        ConvLowering l =
+            lowerLocalConvolution(cast<ConvOp>(*weight.getUsers().begin()),
+                                  local, type.getElementType());
         if (l.weightPackedAtCompileTime)
           bytes = double(l.storedWeightElements) *
                   getElementBytes(type.getElementType());
