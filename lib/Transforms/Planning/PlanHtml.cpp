@@ -270,6 +270,19 @@ private:
   std::vector<PlanPart> parts;
 };
 
+/// Calls `fn` on every collective of the plan file's op `op` (the
+/// "collectives" of each of its "operands").
+void forEachCollective(const json::Object &op,
+                       llvm::function_ref<void(const json::Object &)> fn) {
+  if (const json::Array *operands = op.getArray("operands"))
+    for (const json::Value &operand : *operands)
+      if (const json::Object *o = operand.getAsObject())
+        if (const json::Array *colls = o->getArray("collectives"))
+          for (const json::Value &c : *colls)
+            if (const json::Object *co = c.getAsObject())
+              fn(*co);
+}
+
 } // namespace
 
 void HtmlWriter::write() {
@@ -464,15 +477,10 @@ void HtmlWriter::writeKinds() {
         k.compute += *c;
         anyCompute = true;
       }
-      if (const json::Array *operands = op->getArray("operands"))
-        for (const json::Value &operand : *operands)
-          if (const json::Object *o = operand.getAsObject())
-            if (const json::Array *colls = o->getArray("collectives"))
-              for (const json::Value &c : *colls)
-                if (const json::Object *co = c.getAsObject()) {
-                  k.bytes += co->getNumber("bytes_per_device").value_or(0);
-                  k.comm += collectiveSeconds(*co, links);
-                }
+      forEachCollective(*op, [&](const json::Object &co) {
+        k.bytes += co.getNumber("bytes_per_device").value_or(0);
+        k.comm += collectiveSeconds(co, links);
+      });
     }
   }
   std::vector<std::pair<std::string, Kind>> sorted(kinds.begin(), kinds.end());
@@ -828,18 +836,13 @@ void HtmlWriter::writeOpTable(const json::Object &part) {
     }
     os << "<td>";
     bool first = true;
-    if (const json::Array *operands = op->getArray("operands"))
-      for (const json::Value &operand : *operands)
-        if (const json::Object *o = operand.getAsObject())
-          if (const json::Array *colls = o->getArray("collectives"))
-            for (const json::Value &c : *colls)
-              if (const json::Object *co = c.getAsObject()) {
-                os << (first ? "" : "<br>")
-                   << escape(co->getString("kind").value_or("")) << " "
-                   << escape(formatByteSize(
-                          co->getNumber("bytes_per_device").value_or(0)));
-                first = false;
-              }
+    forEachCollective(*op, [&](const json::Object &co) {
+      os << (first ? "" : "<br>") << escape(co.getString("kind").value_or(""))
+         << " "
+         << escape(
+                formatByteSize(co.getNumber("bytes_per_device").value_or(0)));
+      first = false;
+    });
     os << "</td><td class=\"num\">";
     if (std::optional<double> cost = op->getNumber("cost_s"))
       os << formatSeconds(*cost);
