@@ -72,7 +72,7 @@ order = [1] + decided
 
 def key(entry):
     return max(entry["step_lower_bound_s"],
-               entry.get("step_lower_bound_first_stage_s", 0.0))
+               entry.get("step_lower_bound_probed_s", 0.0))
 
 
 last = 0.0
@@ -81,8 +81,8 @@ for count in order:
     if count > 1:
         assert key(entry) >= last * (1 - 1e-9), (count, entry, last)
         last = key(entry)
-    if "step_lower_bound_first_stage_s" in entry and count in fitting:
-        assert entry["step_lower_bound_first_stage_s"] <= \
+    if "step_lower_bound_probed_s" in entry and count in fitting:
+        assert entry["step_lower_bound_probed_s"] <= \
             fitting[count] * (1 + 1e-9), (count, entry)
     if cutoff == float("inf"):
         assert "cutoff_s" not in entry, (count, entry)
@@ -90,6 +90,6 @@ for count in order:
         assert close(entry["cutoff_s"], cutoff), (count, entry, cutoff)
     if entry.get("fits") and entry["step_time_s"] < cutoff:
         cutoff = entry["step_time_s"]
-probed = sum("step_lower_bound_first_stage_s" in e for e in tried.values())
+probed = sum("step_lower_bound_probed_s" in e for e in tried.values())
 print(f"chosen {best} stages, {pruned} count(s) cut short, {probed} "
       f"probed, searched in the order {' '.join(map(str, order))}")

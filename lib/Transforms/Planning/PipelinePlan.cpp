@@ -394,7 +394,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // floor[a] per microbatch, a backward of at least 2F (input and weight
   // gradients; with ZB-H1 at least F each) whatever its plan and
   // recomputation. `leastFloor` is the least over the kinds.
-  bool bounded = config.boundOnly || config.probeFirstStage ||
+  bool bounded = config.boundOnly || config.probe ||
                  (config.stepCutoff >= 0 && std::isfinite(config.stepCutoff));
   // Whether a bound of `seconds` reaches the cutoff (none: never).
   auto reaches = [&](double seconds) {
@@ -774,7 +774,9 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       if (cutoff && !chunk[i]->planned)
         return cutoffError() << "virtual stage " << i << " has none ("
                              << chunk[i]->error << ")";
-      bool probe = config.probeFirstStage && index == 0;
+      // A probe stops at the first chunk that took a search (not one
+      // planned by an earlier call), unless it is the last.
+      bool probe = config.probe && solved != solvedBefore && index + 1 < n;
       if (probe && !chunk[i]->planned)
         return emitError(loc)
                << "virtual stage " << i << " of the interleaved schedule (" << k
@@ -1167,6 +1169,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       leadAt[last][k] = std::max(leadAt[last][k], least[k]);
   };
   for (auto [index, s] : llvm::enumerate(order)) {
+    unsigned solvedBefore = solved;
     if (splitsToBound && index > 0 && s + 1 == p)
       tightenLastLead();
     bool any = false;
@@ -1181,9 +1184,11 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       return cutoffError() << "stage " << s << " has none with " << kMin
                            << " to " << kMax << " blocks ("
                            << table[s][kMin]->error << ")";
-    // A probe stops after the first stage, with the bound below if there is
-    // one (the floor bound otherwise).
-    bool probe = config.probeFirstStage && index == 0;
+    // A probe stops after the first stage position that took a search (not
+    // planned by an earlier call), unless it is the last, with the bound
+    // below if there is one (the floor bound otherwise).
+    bool probe =
+        config.probe && solved != solvedBefore && index + 1 < order.size();
     if (probe && !any)
       return emitError(loc)
              << "stage " << s << " has no plan that fits with " << kMin
@@ -1536,7 +1541,7 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
       PipelineConfig config = base;
       config.stages = count;
       config.boundOnly = true;
-      config.probeFirstStage = false;
+      config.probe = false;
       config.cache = nullptr;
       FailureOr<PipelinePlanResult> r = planPipeline(
           module, quietOptions, config, [](ModuleOp, AutoPlanOptions &) {
@@ -1555,19 +1560,23 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
     entries[count]["search_time_s"] = seconds;
   }
   // Best first: the pending count of the least bound (ties: the most
-  // stages first) is probed when it has not been (its first stage planned
-  // under the best step so far, PipelineConfig::probeFirstStage: its bound
-  // becomes that with the first stage at its own times, if larger, and it
-  // goes back among the others), and searched in full, going on from its
-  // probe, when it has. So a count whose floors hide a slow first stage
-  // (memory binding in fewer, larger stages) waits behind the others, and
-  // once a step is found, every count whose bound reaches it is cut. A
-  // count that is the last pending, or comes before any plan is found, is
-  // not probed, nor one of ZB-H1. The bounds only order the search and cut
-  // counts that cannot win: the choice is the one a search of every count
-  // in full makes.
+  // stages first) is probed (PipelineConfig::probe: planned up to its next
+  // stage position that takes a search, under the best step so far; its
+  // bound becomes the one with the stages planned at their own times and
+  // the others at their floors, if larger) and goes back among the others,
+  // until a probe plans its last position (the count's full result) or no
+  // longer raises its bound (then it is searched to the end). Each probe
+  // goes on from the stages planned before (PipelineSearchCache). So a
+  // count whose floors hide slow stages (memory binding in fewer, larger
+  // stages) waits behind the others, and once a step is found, every count
+  // whose bound reaches it is cut. A count that is the last pending, or
+  // comes before any plan is found, is searched without probes, as is one
+  // of ZB-H1. The bounds only order the search and cut counts that cannot
+  // win: the choice is the one a search of every count in full makes.
   std::map<unsigned, std::unique_ptr<PipelineSearchCache>> caches;
   std::map<unsigned, double> probed;
+  // Counts whose last probe did not raise their bound: searched in full.
+  std::set<unsigned> stalled;
   SmallVector<unsigned> pending;
   for (const auto &[count, bound] : bounds)
     pending.push_back(count);
@@ -1588,7 +1597,6 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
     // without naming the smallest peak).
     double cutoff = bestStep;
     double key = keyOf(count);
-    bool wasProbed = probed.count(count);
     // planPipeline's own tests on its bounds, without building it again:
     // this count, and every pending one (their bounds are no smaller).
     if (!std::isinf(cutoff) && key > cutoff * (1 + 1e-6) + 1e-12) {
@@ -1602,8 +1610,8 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
             probed.count(other) &&
                     probed[other] > bounds[other] * (1 + 1e-6) + 1e-12
                 ? llvm::formatv(
-                      "{0}{1} with {2} pipeline stages: with its first "
-                      "stage planned and the others at their compute "
+                      "{0}{1} with {2} pipeline stages: with the stages its "
+                      "probes planned and the others at their compute "
                       "floors, no step is below {3:e6} s",
                       kNoPlanUnderCutoff, describeCutoff(cutoff), other,
                       keyOf(other))
@@ -1624,47 +1632,21 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
     std::unique_ptr<PipelineSearchCache> &cache = caches[count];
     if (!cache)
       cache = std::make_unique<PipelineSearchCache>();
-    // ZB-H1's probe would give its floors' bound again (its step is not
-    // monotone in the stages' times: no bound with stages planned).
-    if (!wasProbed && !std::isinf(cutoff) && pending.size() > 1 &&
-        base.schedule != PipelineSchedule::ZeroBubbleH1) {
-      if (options.progress)
-        *options.progress << llvm::formatv(
-            "autopar: [{0:f1} s] probing {1} pipeline stages: the first "
-            "stage (plans under {2:e3} s)\n",
-            elapsed(), count, cutoff);
-      std::optional<double> bound;
-      double seconds = captured(error, [&] {
-        OwningOpRef<ModuleOp> copy = module.clone();
-        PipelineConfig config = base;
-        config.stages = count;
-        config.stepCutoff = cutoff;
-        config.probeFirstStage = true;
-        config.cache = cache.get();
-        FailureOr<PipelinePlanResult> r =
-            planPipeline(*copy, quietOptions, config,
-                         [](ModuleOp stage, AutoPlanOptions &o) {
-                           return planStageAutomatically(stage, o);
-                         });
-        if (succeeded(r))
-          bound = r->stepLowerBound;
-      });
-      if (bound) {
-        probed[count] = *bound;
-        entries[count]["step_lower_bound_first_stage_s"] = *bound;
-        entries[count]["search_time_s"] =
-            seconds + entries[count].getNumber("search_time_s").value_or(0.0);
-        continue;
-      }
-      // Cut by its cutoff, or failed as the full search would.
-      pending.erase(next);
-      entries[count]["order"] = decided++;
-      record(count, cutoff, seconds, std::nullopt, std::nullopt, error);
-      caches.erase(count);
-      continue;
-    }
-    pending.erase(next);
-    announce(count, cutoff);
+    // Probed while there is a cutoff and another count to weigh it against,
+    // and while its probes raise its bound (a probe that cannot bound the
+    // splits gives the floors' bound again); ZB-H1's step is not monotone
+    // in the stages' times, so it has no bound with stages planned.
+    bool probe = !std::isinf(cutoff) && pending.size() > 1 &&
+                 !stalled.count(count) &&
+                 base.schedule != PipelineSchedule::ZeroBubbleH1;
+    if (probe && options.progress)
+      *options.progress << llvm::formatv(
+          "autopar: [{0:f1} s] probing {1} pipeline stages (plans under "
+          "{2:e3} s)\n",
+          elapsed(), count, cutoff);
+    if (!probe)
+      announce(count, cutoff);
+    std::optional<double> bound;
     std::optional<PlanPrediction> predicted;
     std::optional<PipelinePlanResult> pipelined;
     double seconds = captured(error, [&] {
@@ -1672,17 +1654,38 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
       PipelineConfig config = base;
       config.stages = count;
       config.stepCutoff = cutoff;
-      config.probeFirstStage = false;
+      config.probe = probe;
       config.cache = cache.get();
       FailureOr<PipelinePlanResult> r = planPipeline(
           *copy, quietOptions, config, [](ModuleOp stage, AutoPlanOptions &o) {
             return planStageAutomatically(stage, o);
           });
-      if (succeeded(r)) {
-        predicted = r->predicted;
-        pipelined = std::move(*r);
+      if (failed(r))
+        return;
+      // A probe stopped short gives a bound and no stages.
+      if (probe && r->stages.empty()) {
+        bound = r->stepLowerBound;
+        return;
       }
+      predicted = r->predicted;
+      pipelined = std::move(*r);
     });
+    if (bound) {
+      if (*bound <= key * (1 + 1e-9))
+        stalled.insert(count);
+      probed[count] =
+          std::max(probed.count(count) ? probed[count] : 0.0, *bound);
+      json::Object &entry = entries[count];
+      entry["step_lower_bound_probed_s"] = probed[count];
+      entry["probes"] = entry.getInteger("probes").value_or(0) + 1;
+      entry["search_time_s"] =
+          seconds + entry.getNumber("search_time_s").value_or(0.0);
+      continue;
+    }
+    if (probe)
+      entries[count]["probes"] =
+          entries[count].getInteger("probes").value_or(0) + 1;
+    pending.erase(next);
     entries[count]["order"] = decided++;
     record(count, cutoff, seconds, predicted, std::move(pipelined), error);
     caches.erase(count);

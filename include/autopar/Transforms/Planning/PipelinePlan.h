@@ -38,7 +38,7 @@ namespace mlir::autopar {
 
 /// The stage plans of one pipeline configuration (one module, options, stage
 /// count, schedule and chunks), kept from one planPipeline call to the next:
-/// a search probed with PipelineConfig::probeFirstStage goes on from the
+/// a search probed with PipelineConfig::probe goes on from the
 /// stages it planned. Every entry holds under any later cutoff no larger than
 /// the one it was planned under (a plan found is the stage's optimum; a
 /// search that found none under a cutoff finds none under a smaller one), so
@@ -85,14 +85,17 @@ struct PipelineConfig {
   /// of the busiest device; PipelinePlanResult::stepLowerBound), after the
   /// checks that would fail the full search.
   bool boundOnly = false;
-  /// Plan the first stage position only (with the interleaved schedule, the
-  /// first virtual stage) and stop with the pipeline's step bound with it at
-  /// its own times and every other stage at its compute floor
-  /// (PipelinePlanResult::stepLowerBound; the floor bound of boundOnly where
-  /// the splits cannot be bounded). A cutoff it already reaches fails as
-  /// the full search would. Used with `cache`, so that the full search goes
-  /// on from the stage planned.
-  bool probeFirstStage = false;
+  /// Plan the stage positions in order (the first stage first; with the
+  /// interleaved schedule, the virtual stages) up to the first one that takes
+  /// a search (one planned by an earlier call with the same `cache` takes
+  /// none), and stop there, unless it is the last, with the pipeline's step
+  /// bound with the stages planned at their own times and the others at
+  /// their compute floors (PipelinePlanResult::stepLowerBound, no stages;
+  /// the floor bound of boundOnly where the splits cannot be bounded). A
+  /// cutoff the bound reaches fails as the full search would; a probe that
+  /// reaches the last position returns the full result. Used with `cache`,
+  /// so that each call goes on from the stages planned before.
+  bool probe = false;
   /// Stage plans kept between calls (nullptr: planPipeline keeps its own).
   PipelineSearchCache *cache = nullptr;
 };
@@ -129,7 +132,7 @@ struct PipelinePlanResult {
   double searchTimeSeconds = 0;
   /// No pipeline of this configuration is faster than this many seconds
   /// (every stage at its compute floor, the least step overhead added);
-  /// set with PipelineConfig::boundOnly and probeFirstStage only (0
+  /// set with PipelineConfig::boundOnly and probe only (0
   /// otherwise).
   double stepLowerBound = 0;
   /// The `pipeline` section of plan.json.
@@ -178,16 +181,18 @@ struct StageCountChoice {
 /// computed without planning a stage (PipelineConfig::boundOnly), and the
 /// counts are taken best first, each with the best step found so far as its
 /// cutoff (PipelineConfig::stepCutoff): the count of the least bound (ties:
-/// the most stages first) is probed first (its first stage planned,
-/// PipelineConfig::probeFirstStage; its bound becomes the one with that
-/// stage at its own times, if larger) and searched in full, from where its
-/// probe stopped, once its bound is the least again. A count whose bound
-/// reaches the cutoff is not searched further; a count cut short has no
-/// plan faster than one already found, so the choice is the one a search of
-/// every count in full makes. `tried` gets one entry per count, in
-/// increasing order (its step bound, its bound with the first stage planned
-/// when probed, the order in which it was decided, step, peak, why it
-/// failed, or the cutoff it did not beat). With
+/// the most stages first) is probed (PipelineConfig::probe: planned up to
+/// its next stage position that takes a search; its bound becomes the one
+/// with the stages planned at their own times, if larger) and goes back
+/// among the others, until a probe completes it (or stops raising its
+/// bound: it is then searched to the end), each probe going on from the
+/// stages planned before. A count whose bound reaches the cutoff is not
+/// searched further; a count cut short has no plan faster than one already
+/// found, so the choice is the one a search of every count in full makes.
+/// `tried` gets one entry per count, in increasing order (its step bound,
+/// its bound with the stages its probes planned and how many probes, the
+/// order in which it was decided, step, peak, why it failed, or the cutoff
+/// it did not beat). With
 /// `base.stepCutoff` >= 0 only plans faster than it are wanted (the first
 /// count's cutoff; a search over the microbatch count passes its best step
 /// so far). Fails with a diagnostic when no count gives a fitting plan

@@ -222,7 +222,7 @@ TEST_CASE("the stage-count search with bubble bounds equals the full search",
             // So was a count probed, with its first stage planned: at most
             // the step of the count planned alone.
             if (std::optional<double> first =
-                    o->getNumber("step_lower_bound_first_stage_s")) {
+                    o->getNumber("step_lower_bound_probed_s")) {
               ++probes;
               REQUIRE(bound);
               CHECK(*first >= *bound);
@@ -278,7 +278,7 @@ TEST_CASE("a probe bounds the step and the search goes on from it",
           // the floors' bound.
           PipelineSearchCache cache;
           PipelineConfig probe = base;
-          probe.probeFirstStage = true;
+          probe.probe = true;
           probe.cache = &cache;
           std::string error;
           std::optional<PipelinePlanResult> probed =
@@ -289,6 +289,31 @@ TEST_CASE("a probe bounds the step and the search goes on from it",
           CHECK(first >= *floor);
           CHECK(first <= *own * (1 + 1e-9));
           raised += first > *floor * (1 + 1e-6);
+          // Probes again, each going on from the last, until one completes
+          // the pipeline: their bounds never exceed the step, and the last
+          // gives the step alone.
+          {
+            PipelineSearchCache again;
+            PipelineConfig steps = probe;
+            steps.cache = &again;
+            double last = 0;
+            unsigned probes = 0;
+            std::optional<PipelinePlanResult> r;
+            for (; probes <= count * chunks + 1; ++probes) {
+              error.clear();
+              r = planWithError(*fx.module, options, steps, count, -1, error);
+              REQUIRE(r);
+              if (!r->stages.empty())
+                break;
+              CHECK(r->stepLowerBound <= *own * (1 + 1e-9));
+              last = std::max(last, r->stepLowerBound);
+            }
+            REQUIRE(r);
+            REQUIRE_FALSE(r->stages.empty());
+            CHECK(probes >= 1);
+            CHECK(last <= *own * (1 + 1e-9));
+            CHECK(r->predicted.stepTime == Approx(*own).epsilon(1e-9));
+          }
           // The full search with the probe's cache finds the step alone,
           // under a cutoff just above it.
           PipelineConfig rest = base;
