@@ -1027,7 +1027,7 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
          "1 and every divisor of grid axis 0 up to the repeated blocks, no "
          "pipeline first, then the pipelines best first by their step "
          "bound (every stage at its compute floor: a device's fill, work "
-         "and drain; once probed, with its first stage planned), each "
+         "and drain; once probed, with the stages planned), each "
          "probed and then searched with the best step found so far as a "
          "cutoff: a count whose step bound reaches it is not planned "
          "further, and a stage plan is searched under the cutoff less the "

@@ -55,7 +55,7 @@ for count, entry in tried.items():
         assert count not in fitting, (count, entry)
 # The search order: no pipeline first, then the pipelines best first, in
 # the order they were decided (searched in full, or cut), each under the best
-# step found before it. Its bound (with the first stage planned once
+# step found before it. Its bound (with the stages planned once
 # probed) never decreases along that order: a count is decided when its
 # bound is the least of those pending.
 cutoff = float("inf")

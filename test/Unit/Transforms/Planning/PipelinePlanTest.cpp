@@ -219,7 +219,7 @@ TEST_CASE("the stage-count search with bubble bounds equals the full search",
             std::optional<double> bound = o->getNumber("step_lower_bound_s");
             std::optional<int64_t> count = o->getInteger("stages");
             REQUIRE(count);
-            // So was a count probed, with its first stage planned: at most
+            // So was a count probed, with some stages planned: at most
             // the step of the count planned alone.
             if (std::optional<double> first =
                     o->getNumber("step_lower_bound_probed_s")) {
