@@ -1025,12 +1025,14 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
         {"search_time_s", chosen->searchTimeSeconds},
         {"rule",
          "1 and every divisor of grid axis 0 up to the repeated blocks, no "
-         "pipeline first, then the pipelines in increasing order of their "
-         "step with every stage at its compute floor (a device's fill, work "
-         "and drain), each searched with the best step found so far as a "
-         "cutoff: a count whose step bound reaches it is not planned, and "
-         "a stage plan is searched under the cutoff less the fill and drain "
-         "the other stages' floors add to any pipeline holding it"}};
+         "pipeline first, then the pipelines best first by their step "
+         "bound (every stage at its compute floor: a device's fill, work "
+         "and drain; once probed, with the stages planned), each "
+         "probed and then searched with the best step found so far as a "
+         "cutoff: a count whose step bound reaches it is not planned "
+         "further, and a stage plan is searched under the cutoff less the "
+         "fill and drain the other stages' floors add to any pipeline "
+         "holding it"}};
   }
   if (pipeline.stages > 1) {
     if (failed(planPipelineModule(ctx, *module, *grid, *spec, *planMode, quiet,

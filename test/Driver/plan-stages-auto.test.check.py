@@ -53,21 +53,43 @@ for count, entry in tried.items():
             fitting[count] >= entry["cutoff_s"] * (1 - 1e-9), (count, entry)
     else:
         assert count not in fitting, (count, entry)
-# The search order: no pipeline first, then the pipelines in increasing
-# order of their step bound (ties: the most stages first), each under the
-# best step found before it.
+# The search order: no pipeline first, then the pipelines best first, in
+# the order they were decided (searched in full, or cut), each under the best
+# step found before it. Its bound (with the stages planned once
+# probed) never decreases along that order: a count is decided when its
+# bound is the least of those pending.
 cutoff = float("inf")
 if "cutoff_s" in tried.get(1, {}):
     cutoff = tried[1]["cutoff_s"]
-order = [1] + sorted((c for c in tried if "step_lower_bound_s" in tried[c]),
-                     key=lambda c: (tried[c]["step_lower_bound_s"], -c))
+decided = sorted((c for c in tried if "order" in tried[c]),
+                 key=lambda c: tried[c]["order"])
+assert [tried[c]["order"] for c in decided] == list(range(len(decided))), \
+    decided
+assert sorted(decided) == sorted(c for c in tried
+                                 if "step_lower_bound_s" in tried[c]), decided
+order = [1] + decided
+
+
+def key(entry):
+    return max(entry["step_lower_bound_s"],
+               entry.get("step_lower_bound_probed_s", 0.0))
+
+
+last = 0.0
 for count in order:
     entry = tried[count]
+    if count > 1:
+        assert key(entry) >= last * (1 - 1e-9), (count, entry, last)
+        last = key(entry)
+    if "step_lower_bound_probed_s" in entry and count in fitting:
+        assert entry["step_lower_bound_probed_s"] <= \
+            fitting[count] * (1 + 1e-9), (count, entry)
     if cutoff == float("inf"):
         assert "cutoff_s" not in entry, (count, entry)
     else:
         assert close(entry["cutoff_s"], cutoff), (count, entry, cutoff)
     if entry.get("fits") and entry["step_time_s"] < cutoff:
         cutoff = entry["step_time_s"]
-print(f"chosen {best} stages, {pruned} count(s) cut short, searched in the "
-      f"order {' '.join(map(str, order))}")
+probed = sum("step_lower_bound_probed_s" in e for e in tried.values())
+print(f"chosen {best} stages, {pruned} count(s) cut short, {probed} "
+      f"probed, searched in the order {' '.join(map(str, order))}")

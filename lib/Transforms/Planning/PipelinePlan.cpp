@@ -124,6 +124,30 @@ struct StageEval {
 
 } // namespace
 
+struct mlir::autopar::PipelineSearchCache::Impl {
+  /// The candidates that differ only in their microbatches in flight are the
+  /// same module under different memory rows: they share their
+  /// memory-unconstrained solves.
+  std::map<std::tuple<unsigned, bool, bool, unsigned>, PlanSearchMemo> memos;
+  /// Every candidate on one kind of slab prices the same reshards.
+  std::vector<std::unique_ptr<ReshardCostCache>> reshardCaches;
+  /// Every candidate evaluated, planned or not.
+  std::map<StageKey, std::unique_ptr<StageEval>> evals;
+  /// Stage plans searched, priced again with more microbatches in flight,
+  /// not searched to the end (`cutByLead` of them not searched at all), and
+  /// bounds on the splits taken while the stages were planned.
+  unsigned solved = 0, repriced = 0, cutShort = 0, cutByLead = 0;
+  unsigned splitBounds = 0;
+  /// The configuration the entries belong to: stages, schedule, chunks and
+  /// microbatches.
+  std::optional<std::tuple<unsigned, PipelineSchedule, unsigned, int64_t>>
+      owner;
+};
+
+mlir::autopar::PipelineSearchCache::PipelineSearchCache()
+    : impl(std::make_unique<Impl>()) {}
+mlir::autopar::PipelineSearchCache::~PipelineSearchCache() = default;
+
 /// The report of one chosen stage's plan, as a whole plan's has it: its
 /// prediction, memory profile and limit, per-op prices and repeated blocks
 /// (priced again from the stage's annotations with the options it was
@@ -370,8 +394,13 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // floor[a] per microbatch, a backward of at least 2F (input and weight
   // gradients; with ZB-H1 at least F each) whatever its plan and
   // recomputation. `leastFloor` is the least over the kinds.
-  bool bounded = config.boundOnly ||
+  bool bounded = config.boundOnly || config.probe ||
                  (config.stepCutoff >= 0 && std::isfinite(config.stepCutoff));
+  // Whether a bound of `seconds` reaches the cutoff (none: never).
+  auto reaches = [&](double seconds) {
+    return config.stepCutoff >= 0 &&
+           seconds > config.stepCutoff * (1 + 1e-6) + 1e-12;
+  };
   // With boundOnly, the result holds nothing but the bound.
   auto boundResult = [&](double bound) {
     PipelinePlanResult result;
@@ -426,27 +455,38 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
         return pb;
       };
 
-  // 3. Stage candidates, planned once each.
-  std::map<StageKey, std::unique_ptr<StageEval>> evals;
-  unsigned solved = 0;
-  unsigned repriced = 0;
+  // 3. Stage candidates, planned once each (and kept from one call to the
+  // next with a cache).
+  PipelineSearchCache ownCache;
+  PipelineSearchCache::Impl &state =
+      config.cache ? *config.cache->impl : *ownCache.impl;
+  {
+    std::tuple<unsigned, PipelineSchedule, unsigned, int64_t> owner{
+        p, config.schedule, v, m};
+    if (state.owner && *state.owner != owner)
+      return emitError(loc) << "internal error: a pipeline search cache is "
+                               "used with another configuration";
+    state.owner = owner;
+  }
+  std::map<StageKey, std::unique_ptr<StageEval>> &evals = state.evals;
+  unsigned &solved = state.solved;
+  unsigned &repriced = state.repriced;
   // Stage plans not searched to the end: none is faster than the cutoff
   // (`cutByLead` of them not searched at all: their lead reaches it).
-  unsigned cutShort = 0, cutByLead = 0;
+  unsigned &cutShort = state.cutShort, &cutByLead = state.cutByLead;
+  unsigned &splitBounds = state.splitBounds;
   bool cutoff = config.stepCutoff >= 0;
   auto cutoffError = [&]() {
     return emitError(loc) << kNoPlanUnderCutoff
                           << describeCutoff(config.stepCutoff) << " with " << p
                           << " pipeline stages: ";
   };
-  // The candidates that differ only in their microbatches in flight are the
-  // same module under different memory rows: they share their
-  // memory-unconstrained solves.
-  std::map<std::tuple<unsigned, bool, bool, unsigned>, PlanSearchMemo> memos;
-  // Every candidate on one kind of slab prices the same reshards.
-  std::vector<std::unique_ptr<ReshardCostCache>> reshardCaches;
-  for (const ClusterSpec &kind : slabKinds)
-    reshardCaches.push_back(std::make_unique<ReshardCostCache>(slabGrid, kind));
+  auto &memos = state.memos;
+  auto &reshardCaches = state.reshardCaches;
+  if (reshardCaches.empty())
+    for (const ClusterSpec &kind : slabKinds)
+      reshardCaches.push_back(
+          std::make_unique<ReshardCostCache>(slabGrid, kind));
   auto memoStats = [&] {
     std::tuple<unsigned, unsigned, unsigned> stats{0, 0, 0};
     for (const auto &[key, memo] : memos) {
@@ -469,7 +509,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     StageEval &e = *eval;
     evals.emplace(key, std::move(eval));
     // Its lead alone reaches the cutoff: no pipeline holding it is faster.
-    if (bounded && lead > config.stepCutoff * (1 + 1e-6) + 1e-12) {
+    if (bounded && reaches(lead)) {
       e.error = (kNoPlanUnderCutoff + describeCutoff(config.stepCutoff) +
                  llvm::formatv(": any pipeline holding the stage adds at "
                                "least {0:e3} s to its own step",
@@ -655,8 +695,11 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
     // lead (the least over the chunks of its kind, first or last: see
     // below for the non-interleaved stages).
     std::vector<double> lead(n, 0.0);
+    // Every chunk at its compute floor, and the bound with it.
+    PipelineProblem floorPb = unit;
+    double floorBound = 0;
     if (bounded) {
-      PipelineProblem pb = floorProblem(
+      floorPb = floorProblem(
           [&](unsigned i) -> std::pair<unsigned, unsigned> {
             return {i == 0 ? 0 : cuts.blockBegin(i * k),
                     i + 1 == n ? cuts.numOps : cuts.blockBegin((i + 1) * k)};
@@ -664,33 +707,94 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
           [&](unsigned i) -> const std::vector<double> & {
             return floors[kindOf[i % p]];
           });
-      double bound = 0;
       for (unsigned d = 0; d < p; ++d)
-        bound = std::max(bound, getMakespanLowerBound(pb, d));
-      bound += leastOverhead;
+        floorBound = std::max(floorBound, getMakespanLowerBound(floorPb, d));
+      floorBound += leastOverhead;
       if (config.boundOnly)
-        return boundResult(bound);
-      if (bound > config.stepCutoff * (1 + 1e-6) + 1e-12)
+        return boundResult(floorBound);
+      if (reaches(floorBound))
         return cutoffError()
-               << "no step is below " << bound
+               << "no step is below " << floorBound
                << " s (the fill, work and drain of the busiest device "
                   "with every chunk at its compute floor)";
       for (unsigned i = 0; i < n; ++i)
-        lead[i] = getMakespanLead(pb, i);
+        lead[i] = getMakespanLead(floorPb, i);
       for (unsigned i = 0; i < n; ++i)
         for (unsigned j = 0; j < n; ++j)
           if ((i == 0) == (j == 0) && (i + 1 == n) == (j + 1 == n) &&
               kindOf[i % p] == kindOf[j % p])
-            lead[i] = std::min(lead[i], getMakespanLead(pb, j));
+            lead[i] = std::min(lead[i], getMakespanLead(floorPb, j));
     }
-    std::vector<StageEval *> chunk(n);
-    for (unsigned i = 0; i < n; ++i) {
+    std::vector<StageEval *> chunk(n, nullptr);
+    // The step with the chunks planned so far at their own times (forward,
+    // backward, per-step reductions, and the transfer into a planned chunk)
+    // and the others at their compute floors. Each device runs its ops in an
+    // order fixed by p, v and m alone, and each op starts at the latest of
+    // its device's previous op's end and its inputs' arrivals: every op's
+    // end is a max-plus expression of the times, so the simulated makespan
+    // only grows with them (PipelineSimulatorTest checks it). The floors
+    // and the missing transfers and reductions are at most what the chunks
+    // will have, so no step of this pipeline is below this one.
+    auto partialStep = [&]() {
+      PipelineProblem pb = floorPb;
+      std::vector<double> reductions(p, 0.0);
+      for (unsigned i = 0; i < n; ++i) {
+        if (!chunk[i])
+          continue;
+        pb.forward[i] = chunk[i]->forward;
+        pb.backward[i] = chunk[i]->backward;
+        reductions[i % p] += chunk[i]->perStep;
+        if (i > 0)
+          pb.transfer[i - 1] = receive(*chunk[i]);
+      }
+      return simulatePipeline(pb).makespan +
+             *std::max_element(reductions.begin(), reductions.end());
+    };
+    // Bounds taken while the chunks are planned cost a simulation each:
+    // after the first chunk, and after each chunk that took a search.
+    bool boundChunks =
+        bounded && double(n) * double(m) * 2 <= kSplitBoundEvents;
+    // The first chunk first (it holds the prefix and fills and drains every
+    // other device), then the others in increasing order of their
+    // microbatches in flight, so that a plan searched with fewer is there
+    // to be priced again for more (evaluateWith).
+    std::vector<unsigned> chunkOrder(n);
+    std::iota(chunkOrder.begin(), chunkOrder.end(), 0u);
+    std::stable_sort(chunkOrder.begin(), chunkOrder.end(),
+                     [&](unsigned a, unsigned b) {
+                       if ((a == 0) != (b == 0))
+                         return a == 0;
+                       return copiesOf(a) < copiesOf(b);
+                     });
+    for (auto [index, i] : llvm::enumerate(chunkOrder)) {
+      unsigned solvedBefore = solved;
       chunk[i] = &evaluateWith(k, i == 0, i + 1 == n, copiesOf(i),
                                kindOf[i % p], lead[i]);
       // A chunk's own step bounds the pipeline's from below.
       if (cutoff && !chunk[i]->planned)
         return cutoffError() << "virtual stage " << i << " has none ("
                              << chunk[i]->error << ")";
+      // A probe stops at the first chunk that took a search (not one
+      // planned by an earlier call), unless it is the last.
+      bool probe = config.probe && solved != solvedBefore && index + 1 < n;
+      if (probe && !chunk[i]->planned)
+        return emitError(loc)
+               << "virtual stage " << i << " of the interleaved schedule (" << k
+               << " blocks on grid " << formatGridShape(slabGrid)
+               << ") could not be planned: " << chunk[i]->error;
+      if (!chunk[i]->planned || index + 1 == n ||
+          !(probe || (boundChunks && (index == 0 || solved != solvedBefore))))
+        continue;
+      ++splitBounds;
+      double partial = partialStep();
+      if (reaches(partial))
+        return cutoffError()
+               << "with " << index + 1 << " of the " << n
+               << " virtual stages planned and the others at their compute "
+                  "floors, no step is below "
+               << partial << " s";
+      if (probe)
+        return boundResult(std::max(floorBound, partial));
     }
     for (unsigned i = 0; i < n; ++i)
       if (!chunk[i]->planned)
@@ -823,6 +927,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
         {"stage_plans_repriced", repriced},
         {"stage_plans_cut_short", cutShort},
         {"stage_plans_cut_by_bubble", cutByLead},
+        {"split_bounds_with_stages_planned", splitBounds},
         {"unconstrained_solves_reused", std::get<0>(memoStats())},
         {"constrained_solves_pruned", std::get<1>(memoStats())},
         {"constrained_solves_bounded", std::get<2>(memoStats())},
@@ -881,23 +986,30 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   }
   kMin = std::max(kMin, 1u);
   kMax = std::min(kMax, numBlocks - (p - 1));
+  // Calls `each(begin, end)` with the program positions [begin, end) of
+  // stage s holding k blocks, once per number of blocks before it that a
+  // split can have (from the fewest to the most the other stages allow).
+  auto forEachPlacement =
+      [&](unsigned s, unsigned k,
+          llvm::function_ref<void(unsigned begin, unsigned end)> each) {
+        long long lo = std::max<long long>((long long)s * kMin,
+                                           (long long)numBlocks - k -
+                                               (long long)(p - 1 - s) * kMax);
+        long long hi = std::min<long long>((long long)s * kMax,
+                                           (long long)numBlocks - k -
+                                               (long long)(p - 1 - s) * kMin);
+        for (long long before = lo; before <= hi; ++before)
+          each(s == 0 ? 0 : cuts.blockBegin(unsigned(before)),
+               s + 1 == p ? cuts.numOps
+                          : cuts.blockBegin(unsigned(before) + k));
+      };
   // Under a finite cutoff, the bounds with the bubble in them. For stage s
-  // with k blocks, the least over the splits holding it (K blocks before
-  // it, from the fewest to the most the other stages allow) of its lead
+  // with k blocks, the least over the splits holding it of its lead
   // (`lead`) or of its device's makespan bound, the other stages at their
   // floors.
   auto splitBound = [&](unsigned s, unsigned k, bool lead) {
-    long long lo = std::max<long long>((long long)s * kMin,
-                                       (long long)numBlocks - k -
-                                           (long long)(p - 1 - s) * kMax);
-    long long hi = std::min<long long>((long long)s * kMax,
-                                       (long long)numBlocks - k -
-                                           (long long)(p - 1 - s) * kMin);
     double least = std::numeric_limits<double>::infinity();
-    for (long long before = lo; before <= hi; ++before) {
-      unsigned begin = s == 0 ? 0 : cuts.blockBegin(unsigned(before));
-      unsigned end =
-          s + 1 == p ? cuts.numOps : cuts.blockBegin(unsigned(before) + k);
+    forEachPlacement(s, k, [&](unsigned begin, unsigned end) {
       PipelineProblem pb = floorProblem(
           [&](unsigned i) -> std::pair<unsigned, unsigned> {
             if (i == s)
@@ -913,26 +1025,17 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
           });
       least = std::min(least, lead ? getMakespanLead(pb, s)
                                    : getMakespanLowerBound(pb, s));
-    }
+    });
     return least;
   };
   // The least forward floor of stage s with k blocks over the splits that
   // can hold it, for the bound on the splits while the stages are planned.
   auto stageFloor = [&](unsigned s, unsigned k) {
-    long long lo = std::max<long long>((long long)s * kMin,
-                                       (long long)numBlocks - k -
-                                           (long long)(p - 1 - s) * kMax);
-    long long hi = std::min<long long>((long long)s * kMax,
-                                       (long long)numBlocks - k -
-                                           (long long)(p - 1 - s) * kMin);
     const std::vector<double> &prefix = floors[kindOf[s]];
     double least = std::numeric_limits<double>::infinity();
-    for (long long before = lo; before <= hi; ++before) {
-      unsigned begin = s == 0 ? 0 : cuts.blockBegin(unsigned(before));
-      unsigned end =
-          s + 1 == p ? cuts.numOps : cuts.blockBegin(unsigned(before) + k);
+    forEachPlacement(s, k, [&](unsigned begin, unsigned end) {
       least = std::min(least, prefix[end] - prefix[begin]);
-    }
+    });
     return least;
   };
   // The lead each candidate is searched with: the least over the stage
@@ -943,24 +1046,24 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   // there would leave each of them to a search of its own.
   std::vector<std::vector<double>> leadAt(p,
                                           std::vector<double>(kMax + 1, 0.0));
+  double floorBound = 0;
   if (bounded) {
     // No step is below the least, over the splits, of any stage's device
     // bound plus the least per-step overhead.
-    double bound = 0;
     for (unsigned s = 0; s < p; ++s) {
       double least = std::numeric_limits<double>::infinity();
       for (unsigned k = kMin; k <= kMax; ++k) {
         least = std::min(least, splitBound(s, k, false));
         leadAt[s][k] = splitBound(s, k, true);
       }
-      bound = std::max(bound, least);
+      floorBound = std::max(floorBound, least);
     }
-    bound += leastOverhead;
+    floorBound += leastOverhead;
     if (config.boundOnly)
-      return boundResult(bound);
-    if (bound > config.stepCutoff * (1 + 1e-6) + 1e-12)
+      return boundResult(floorBound);
+    if (reaches(floorBound))
       return cutoffError()
-             << "no split's step is below " << bound
+             << "no split's step is below " << floorBound
              << " s (the fill, work and drain of a stage's device with "
                 "every stage at its compute floor)";
     std::vector<std::vector<double>> keyed = leadAt;
@@ -1028,7 +1131,6 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
         double(splits) * p * double(m) <= kSplitBoundEvents)
       splitsToBound = splits;
   }
-  unsigned splitBounds = 0;
   // The last stage's lead over the splits holding it, with the stages
   // planned so far at their own times and the others at their floors (its
   // candidates are its own, so a tighter lead holds for every use of them).
@@ -1067,6 +1169,7 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       leadAt[last][k] = std::max(leadAt[last][k], least[k]);
   };
   for (auto [index, s] : llvm::enumerate(order)) {
+    unsigned solvedBefore = solved;
     if (splitsToBound && index > 0 && s + 1 == p)
       tightenLastLead();
     bool any = false;
@@ -1081,11 +1184,27 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
       return cutoffError() << "stage " << s << " has none with " << kMin
                            << " to " << kMax << " blocks ("
                            << table[s][kMin]->error << ")";
-    if (!splitsToBound || index + 1 == order.size())
+    // A probe stops after the first stage position that took a search (not
+    // planned by an earlier call), unless it is the last, with the bound
+    // below if there is one (the floor bound otherwise).
+    bool probe =
+        config.probe && solved != solvedBefore && index + 1 < order.size();
+    if (probe && !any)
+      return emitError(loc)
+             << "stage " << s << " has no plan that fits with " << kMin
+             << " to " << kMax << " blocks (" << table[s][kMin]->error << ")";
+    if (!splitsToBound || index + 1 == order.size()) {
+      if (probe)
+        return boundResult(floorBound);
       continue;
+    }
     ++splitBounds;
     std::optional<SplitResult> partial = searchSplit(split);
-    if (!partial || partial->step > config.stepCutoff * (1 + 1e-6) + 1e-12) {
+    if (!partial || reaches(partial->step)) {
+      if (!partial && !cutoff)
+        return emitError(loc)
+               << "no split of the " << numBlocks << " repeated blocks into "
+               << p << " pipeline stages has a plan that fits for every stage";
       InFlightDiagnostic diag = cutoffError();
       diag << "with " << index + 1 << " of the " << p
            << " stages planned and the others at their compute floors, ";
@@ -1093,6 +1212,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
         return diag << "no split has a plan for every stage";
       return diag << "no split's step is below " << partial->step << " s";
     }
+    if (probe)
+      return boundResult(std::max(floorBound, partial->step));
   }
   for (const auto &[key, e] : evals)
     if (!e->planned && StringRef(e->error).starts_with("internal error"))
@@ -1420,6 +1541,8 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
       PipelineConfig config = base;
       config.stages = count;
       config.boundOnly = true;
+      config.probe = false;
+      config.cache = nullptr;
       FailureOr<PipelinePlanResult> r = planPipeline(
           module, quietOptions, config, [](ModuleOp, AutoPlanOptions &) {
             return FailureOr<PlanPrediction>(failure());
@@ -1436,31 +1559,94 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
     entries[count]["step_lower_bound_s"] = *bound;
     entries[count]["search_time_s"] = seconds;
   }
-  SmallVector<unsigned> order;
+  // Best first: the pending count of the least bound (ties: the most
+  // stages first) is probed (PipelineConfig::probe: planned up to its next
+  // stage position that takes a search, under the best step so far; its
+  // bound becomes the one with the stages planned at their own times and
+  // the others at their floors, if larger) and goes back among the others,
+  // until a probe plans its last position (the count's full result) or no
+  // longer raises its bound (then it is searched to the end). Each probe
+  // goes on from the stages planned before (PipelineSearchCache). So a
+  // count whose floors hide slow stages (memory binding in fewer, larger
+  // stages) waits behind the others, and once a step is found, every count
+  // whose bound reaches it is cut. A count that is the last pending, or
+  // comes before any plan is found, is searched without probes, as is one
+  // of ZB-H1. The bounds only order the search and cut counts that cannot
+  // win: the choice is the one a search of every count in full makes.
+  std::map<unsigned, std::unique_ptr<PipelineSearchCache>> caches;
+  std::map<unsigned, double> probed;
+  // Counts whose last probe did not raise their bound: searched in full.
+  std::set<unsigned> stalled;
+  SmallVector<unsigned> pending;
   for (const auto &[count, bound] : bounds)
-    order.push_back(count);
-  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-    return bounds[a] < bounds[b] || (bounds[a] == bounds[b] && a > b);
-  });
-  for (unsigned count : order) {
+    pending.push_back(count);
+  auto keyOf = [&](unsigned count) {
+    auto it = probed.find(count);
+    return it == probed.end() ? bounds[count]
+                              : std::max(bounds[count], it->second);
+  };
+  unsigned decided = 0;
+  while (!pending.empty()) {
+    auto next = llvm::min_element(pending, [&](unsigned a, unsigned b) {
+      double ka = keyOf(a), kb = keyOf(b);
+      return ka < kb || (ka == kb && a > b);
+    });
+    unsigned count = *next;
     // Before a plan is found, any plan that fits is wanted (an infinite
     // cutoff: a count none fits stops at its first stage with no plan,
     // without naming the smallest peak).
     double cutoff = bestStep;
-    announce(count, cutoff);
-    // planPipeline's own test on its bound, without building it again.
-    if (!std::isinf(cutoff) && bounds[count] > cutoff * (1 + 1e-6) + 1e-12) {
-      std::string error =
-          llvm::formatv("{0}{1} with {2} pipeline stages: no step is below "
-                        "{3:e6} s (the fill, work and drain of the busiest "
-                        "device with every stage at its compute floor)",
-                        kNoPlanUnderCutoff, describeCutoff(cutoff), count,
-                        bounds[count])
-              .str();
-      record(count, cutoff, 0, std::nullopt, std::nullopt, error);
-      continue;
+    double key = keyOf(count);
+    // planPipeline's own tests on its bounds, without building it again:
+    // this count, and every pending one (their bounds are no smaller).
+    if (!std::isinf(cutoff) && key > cutoff * (1 + 1e-6) + 1e-12) {
+      llvm::stable_sort(pending, [&](unsigned a, unsigned b) {
+        double ka = keyOf(a), kb = keyOf(b);
+        return ka < kb || (ka == kb && a > b);
+      });
+      for (unsigned other : pending) {
+        announce(other, cutoff);
+        std::string error =
+            probed.count(other) &&
+                    probed[other] > bounds[other] * (1 + 1e-6) + 1e-12
+                ? llvm::formatv(
+                      "{0}{1} with {2} pipeline stages: with the stages its "
+                      "probes planned and the others at their compute "
+                      "floors, no step is below {3:e6} s",
+                      kNoPlanUnderCutoff, describeCutoff(cutoff), other,
+                      keyOf(other))
+                      .str()
+                : llvm::formatv(
+                      "{0}{1} with {2} pipeline stages: no step is below "
+                      "{3:e6} s (the fill, work and drain of the busiest "
+                      "device with every stage at its compute floor)",
+                      kNoPlanUnderCutoff, describeCutoff(cutoff), other,
+                      keyOf(other))
+                      .str();
+        entries[other]["order"] = decided++;
+        record(other, cutoff, 0, std::nullopt, std::nullopt, error);
+      }
+      break;
     }
     std::string error;
+    std::unique_ptr<PipelineSearchCache> &cache = caches[count];
+    if (!cache)
+      cache = std::make_unique<PipelineSearchCache>();
+    // Probed while there is a cutoff and another count to weigh it against,
+    // and while its probes raise its bound (a probe that cannot bound the
+    // splits gives the floors' bound again); ZB-H1's step is not monotone
+    // in the stages' times, so it has no bound with stages planned.
+    bool probe = !std::isinf(cutoff) && pending.size() > 1 &&
+                 !stalled.count(count) &&
+                 base.schedule != PipelineSchedule::ZeroBubbleH1;
+    if (probe && options.progress)
+      *options.progress << llvm::formatv(
+          "autopar: [{0:f1} s] probing {1} pipeline stages (plans under "
+          "{2:e3} s)\n",
+          elapsed(), count, cutoff);
+    if (!probe)
+      announce(count, cutoff);
+    std::optional<double> bound;
     std::optional<PlanPrediction> predicted;
     std::optional<PipelinePlanResult> pipelined;
     double seconds = captured(error, [&] {
@@ -1468,16 +1654,41 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
       PipelineConfig config = base;
       config.stages = count;
       config.stepCutoff = cutoff;
+      config.probe = probe;
+      config.cache = cache.get();
       FailureOr<PipelinePlanResult> r = planPipeline(
           *copy, quietOptions, config, [](ModuleOp stage, AutoPlanOptions &o) {
             return planStageAutomatically(stage, o);
           });
-      if (succeeded(r)) {
-        predicted = r->predicted;
-        pipelined = std::move(*r);
+      if (failed(r))
+        return;
+      // A probe stopped short gives a bound and no stages.
+      if (probe && r->stages.empty()) {
+        bound = r->stepLowerBound;
+        return;
       }
+      predicted = r->predicted;
+      pipelined = std::move(*r);
     });
+    if (bound) {
+      if (*bound <= key * (1 + 1e-9))
+        stalled.insert(count);
+      probed[count] =
+          std::max(probed.count(count) ? probed[count] : 0.0, *bound);
+      json::Object &entry = entries[count];
+      entry["step_lower_bound_probed_s"] = probed[count];
+      entry["probes"] = entry.getInteger("probes").value_or(0) + 1;
+      entry["search_time_s"] =
+          seconds + entry.getNumber("search_time_s").value_or(0.0);
+      continue;
+    }
+    if (probe)
+      entries[count]["probes"] =
+          entries[count].getInteger("probes").value_or(0) + 1;
+    pending.erase(next);
+    entries[count]["order"] = decided++;
     record(count, cutoff, seconds, predicted, std::move(pipelined), error);
+    caches.erase(count);
   }
   for (auto &[count, entry] : entries)
     tried.push_back(std::move(entry));

@@ -29,11 +29,29 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::autopar {
+
+/// The stage plans of one pipeline configuration (one module, options, stage
+/// count, schedule and chunks), kept from one planPipeline call to the next:
+/// a search probed with PipelineConfig::probe goes on from the
+/// stages it planned. Every entry holds under any later cutoff no larger than
+/// the one it was planned under (a plan found is the stage's optimum; a
+/// search that found none under a cutoff finds none under a smaller one), so
+/// the calls must come with cutoffs that never grow.
+class PipelineSearchCache {
+public:
+  PipelineSearchCache();
+  ~PipelineSearchCache();
+  PipelineSearchCache(const PipelineSearchCache &) = delete;
+  PipelineSearchCache &operator=(const PipelineSearchCache &) = delete;
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
 
 /// `gpipe`, `1f1b`, `interleaved` or `zb`.
 StringRef stringifyPipelineSchedule(PipelineSchedule schedule);
@@ -67,6 +85,19 @@ struct PipelineConfig {
   /// of the busiest device; PipelinePlanResult::stepLowerBound), after the
   /// checks that would fail the full search.
   bool boundOnly = false;
+  /// Plan the stage positions in order (the first stage first; with the
+  /// interleaved schedule, the virtual stages) up to the first one that takes
+  /// a search (one planned by an earlier call with the same `cache` takes
+  /// none), and stop there, unless it is the last, with the pipeline's step
+  /// bound with the stages planned at their own times and the others at
+  /// their compute floors (PipelinePlanResult::stepLowerBound, no stages;
+  /// the floor bound of boundOnly where the splits cannot be bounded). A
+  /// cutoff the bound reaches fails as the full search would; a probe that
+  /// reaches the last position returns the full result. Used with `cache`,
+  /// so that each call goes on from the stages planned before.
+  bool probe = false;
+  /// Stage plans kept between calls (nullptr: planPipeline keeps its own).
+  PipelineSearchCache *cache = nullptr;
 };
 
 /// One stage of a chosen pipeline.
@@ -101,7 +132,8 @@ struct PipelinePlanResult {
   double searchTimeSeconds = 0;
   /// No pipeline of this configuration is faster than this many seconds
   /// (every stage at its compute floor, the least step overhead added);
-  /// set with PipelineConfig::boundOnly only (0 otherwise).
+  /// set with PipelineConfig::boundOnly and probe only (0
+  /// otherwise).
   double stepLowerBound = 0;
   /// The `pipeline` section of plan.json.
   llvm::json::Object report;
@@ -147,13 +179,20 @@ struct StageCountChoice {
 /// fastest fitting one wins. No pipeline is searched first; then every
 /// pipeline count's step bound with each stage at its compute floor is
 /// computed without planning a stage (PipelineConfig::boundOnly), and the
-/// counts are searched in increasing order of it (ties: the most stages
-/// first), each with the best step found so far as its cutoff
-/// (PipelineConfig::stepCutoff). A count whose bound reaches the cutoff is
-/// not searched; a count cut short has no plan faster than one already
+/// counts are taken best first, each with the best step found so far as its
+/// cutoff (PipelineConfig::stepCutoff): the count of the least bound (ties:
+/// the most stages first) is probed (PipelineConfig::probe: planned up to
+/// its next stage position that takes a search; its bound becomes the one
+/// with the stages planned at their own times, if larger) and goes back
+/// among the others, until a probe completes it (or stops raising its
+/// bound: it is then searched to the end), each probe going on from the
+/// stages planned before. A count whose bound reaches the cutoff is not
+/// searched further; a count cut short has no plan faster than one already
 /// found, so the choice is the one a search of every count in full makes.
 /// `tried` gets one entry per count, in increasing order (its step bound,
-/// step, peak, why it failed, or the cutoff it did not beat). With
+/// its bound with the stages its probes planned and how many probes, the
+/// order in which it was decided, step, peak, why it failed, or the cutoff
+/// it did not beat). With
 /// `base.stepCutoff` >= 0 only plans faster than it are wanted (the first
 /// count's cutoff; a search over the microbatch count passes its best step
 /// so far). Fails with a diagnostic when no count gives a fitting plan

@@ -10,7 +10,10 @@
 // for every schedule, microbatch count and link speed, its choice and step
 // equal those of every count planned in full without a cutoff; and a
 // pipeline searched under a cutoff just above its own step finds that step,
-// and under one just below it finds none.
+// and under one just below it finds none. The bound with the first stage
+// planned (a probe) is at most the step, the search goes on from a probe to
+// the same step, and with the interleaved schedule the bound with some
+// virtual stages planned cuts a pipeline that the floors alone do not.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +87,28 @@ std::optional<double> planAlone(ModuleOp module, const AutoPlanOptions &options,
   return r->predicted.stepTime;
 }
 
+/// planPipeline of `stages` stages under `cutoff` (< 0: none) with the
+/// errors it emits in `error`; nullopt when it fails.
+std::optional<PipelinePlanResult> planWithError(ModuleOp module,
+                                                const AutoPlanOptions &options,
+                                                PipelineConfig config,
+                                                unsigned stages, double cutoff,
+                                                std::string &error) {
+  ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
+      error = d.str();
+    return success();
+  });
+  OwningOpRef<ModuleOp> copy = module.clone();
+  config.stages = stages;
+  config.stepCutoff = cutoff;
+  FailureOr<PipelinePlanResult> r =
+      planPipeline(*copy, options, config, planStageAutomatically);
+  if (failed(r))
+    return std::nullopt;
+  return std::move(*r);
+}
+
 /// The step bound of `stages` stages with every stage at its compute floor
 /// (PipelineConfig::boundOnly); nullopt when the count cannot be split.
 std::optional<double> boundAlone(ModuleOp module,
@@ -120,7 +145,7 @@ TEST_CASE("the stage-count search with bubble bounds equals the full search",
     PipelineSchedule schedule;
     unsigned chunks;
   };
-  unsigned cases = 0, boundedCuts = 0, splitCuts = 0;
+  unsigned cases = 0, boundedCuts = 0, splitCuts = 0, probes = 0;
   for (double bandwidth : {1e8, 1e13})
     for (int64_t m : {1, 4, 8})
       for (Schedule s : {Schedule{PipelineSchedule::OneFOneB, 1},
@@ -194,6 +219,16 @@ TEST_CASE("the stage-count search with bubble bounds equals the full search",
             std::optional<double> bound = o->getNumber("step_lower_bound_s");
             std::optional<int64_t> count = o->getInteger("stages");
             REQUIRE(count);
+            // So was a count probed, with some stages planned: at most
+            // the step of the count planned alone.
+            if (std::optional<double> first =
+                    o->getNumber("step_lower_bound_probed_s")) {
+              ++probes;
+              REQUIRE(bound);
+              CHECK(*first >= *bound);
+              if (alone[unsigned(*count)])
+                CHECK(*first <= *alone[unsigned(*count)] * (1 + 1e-9));
+            }
             if (*count > 1 && !o->getString("error"))
               REQUIRE(bound);
             if (std::optional<double> own = o->getNumber("step_time_s"))
@@ -207,4 +242,110 @@ TEST_CASE("the stage-count search with bubble bounds equals the full search",
   CHECK(boundedCuts > 0);
   // Some by the bound on the splits with some stages planned.
   CHECK(splitCuts > 0);
+  // Some counts were probed before their full search.
+  CHECK(probes > 0);
+}
+
+TEST_CASE("a probe bounds the step and the search goes on from it",
+          "[pipeline-plan]") {
+  std::string source = eightBlocks();
+  testing::PlanningFixture fx(source.c_str(), 4, 1e12, 1e-6);
+  REQUIRE(
+      succeeded(appendTrainingLoss(*fx.module, LossKind::MeanSquaredError)));
+  fx.options.mode = PlanMode::Training;
+  fx.options.searchRecompute = true;
+  unsigned interleavedCuts = 0, raised = 0, cases = 0;
+  for (double bandwidth : {1e8, 1e13})
+    for (int64_t m : {4, 8})
+      for (unsigned chunks : {1u, 2u})
+        for (unsigned count : {2u, 4u}) {
+          AutoPlanOptions options = fx.options;
+          options.cluster.axes[0].bandwidth = bandwidth;
+          options.microbatches = m;
+          PipelineConfig base;
+          base.schedule = chunks > 1 ? PipelineSchedule::Interleaved
+                                     : PipelineSchedule::OneFOneB;
+          base.chunks = chunks;
+          CAPTURE(bandwidth, m, chunks, count);
+          std::optional<double> own =
+              planAlone(*fx.module, options, base, count);
+          std::optional<double> floor =
+              boundAlone(*fx.module, options, base, count);
+          if (!own || !floor)
+            continue;
+          ++cases;
+          // The probe under no cutoff: a bound at most the step, at least
+          // the floors' bound.
+          PipelineSearchCache cache;
+          PipelineConfig probe = base;
+          probe.probe = true;
+          probe.cache = &cache;
+          std::string error;
+          std::optional<PipelinePlanResult> probed =
+              planWithError(*fx.module, options, probe, count, -1, error);
+          REQUIRE(probed);
+          CHECK(probed->stages.empty());
+          double first = probed->stepLowerBound;
+          CHECK(first >= *floor);
+          CHECK(first <= *own * (1 + 1e-9));
+          raised += first > *floor * (1 + 1e-6);
+          // Probes again, each going on from the last, until one completes
+          // the pipeline: their bounds never exceed the step, and the last
+          // gives the step alone.
+          {
+            PipelineSearchCache again;
+            PipelineConfig steps = probe;
+            steps.cache = &again;
+            double last = 0;
+            unsigned probes = 0;
+            std::optional<PipelinePlanResult> r;
+            for (; probes <= count * chunks + 1; ++probes) {
+              error.clear();
+              r = planWithError(*fx.module, options, steps, count, -1, error);
+              REQUIRE(r);
+              if (!r->stages.empty())
+                break;
+              CHECK(r->stepLowerBound <= *own * (1 + 1e-9));
+              last = std::max(last, r->stepLowerBound);
+            }
+            REQUIRE(r);
+            REQUIRE_FALSE(r->stages.empty());
+            CHECK(probes >= 1);
+            CHECK(last <= *own * (1 + 1e-9));
+            CHECK(r->predicted.stepTime == Approx(*own).epsilon(1e-9));
+          }
+          // The full search with the probe's cache finds the step alone,
+          // under a cutoff just above it.
+          PipelineConfig rest = base;
+          rest.cache = &cache;
+          error.clear();
+          std::optional<PipelinePlanResult> full = planWithError(
+              *fx.module, options, rest, count, *own * (1 + 1e-4), error);
+          REQUIRE(full);
+          CHECK(full->predicted.stepTime == Approx(*own).epsilon(1e-9));
+          // A cutoff between the floors' bound and the probe's: nothing is
+          // under it, and the floors alone do not cut the pipeline; with the
+          // interleaved schedule the bound with the first virtual stage
+          // planned can (unless the first stage's own search is cut first).
+          if (first > *floor * (1 + 1e-3)) {
+            double cutoff = (first + *floor * (1 + 1e-3)) / 2;
+            error.clear();
+            CHECK_FALSE(
+                planWithError(*fx.module, options, base, count, cutoff, error));
+            INFO(error);
+            CHECK(StringRef(error).contains(kNoPlanUnderCutoff));
+            CHECK_FALSE(StringRef(error).contains("every stage at its "
+                                                  "compute floor"));
+            CHECK_FALSE(StringRef(error).contains("every chunk at its "
+                                                  "compute floor"));
+            if (chunks > 1)
+              interleavedCuts += StringRef(error).contains(
+                  "virtual stages planned and the others at their compute "
+                  "floors");
+          }
+        }
+  CHECK(cases >= 8);
+  // The first stage planned raised some bounds above the floors'.
+  CHECK(raised > 0);
+  CHECK(interleavedCuts > 0);
 }
