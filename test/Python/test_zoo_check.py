@@ -1,9 +1,11 @@
 """python/autopar/testing/zoo_check.py's reading of `autopar verify`'s
 output: the phases' wall seconds from the progress lines (each printed when
 its step starts) and their arrival times, the plan's summary, and a run
-stopped at its timeout with its children."""
+stopped at its timeout, or with zoo_check, with its children."""
 
 import os
+import signal
+import subprocess
 import sys
 import time
 
@@ -95,3 +97,40 @@ def test_verify_errors():
     # Without reference outputs.
     assert zoo_check.verify_errors(
         "max_abs_err=0.000e+00 max_rel_err=0.000e+00\n") == (None, None, 0.0)
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` has ended (a zombie that nobody reaped yet
+    counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_stopped_zoo_check_stops_its_command(tmp_path):
+    # An outer `timeout` sends SIGTERM to zoo_check alone: the command it
+    # runs is in a session of its own and must be stopped with it.
+    pid_file = tmp_path / "pids"
+    script = (
+        "import zoo_check\n"
+        "zoo_check.stop_on_signals()\n"
+        "zoo_check.run_command(['sh', '-c', 'sleep 60 & echo $$ $! > " +
+        str(pid_file) + "; wait'], timeout=120)\n")
+    testing = os.path.join(SOURCE_DIR, "python", "autopar", "testing")
+    proc = subprocess.Popen([sys.executable, "-c", script],
+                            env=dict(os.environ, PYTHONPATH=testing))
+    start = time.time()
+    while len(pid_file.read_text().split() if pid_file.exists() else []) < 2:
+        assert time.time() - start < 60, "the command did not start"
+        time.sleep(0.1)
+    pids = [int(p) for p in pid_file.read_text().split()]
+    assert not any(gone(p) for p in pids)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    # The shell and its child: killed, not left running.
+    deadline = time.time() + 10
+    while not all(gone(p) for p in pids):
+        assert time.time() < deadline, f"still running: {pids}"
+        time.sleep(0.1)

@@ -40,8 +40,9 @@ import tempfile
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "models"))
+
+import zoo_args  # noqa: E402
 
 
 def grid_devices(grid: str) -> int:
@@ -112,12 +113,8 @@ def check_model(args, name: str, work: str) -> bool:
     exact = (exact[0] if isinstance(exact, (tuple, list)) else exact).numpy()
     model.float()
 
-    cluster = None
-    if args.plan == "auto":
-        cluster = os.path.join(ROOT, "test", "Driver", "Inputs",
-                               "cluster-compute-bound-2d.json"
-                               if "x" in args.grid else
-                               "cluster-compute-bound-1d.json")
+    cluster = zoo_args.cluster_for(args, args.grid) \
+        if args.plan == "auto" else None
     onnx_path = os.path.join(model_dir, "model.onnx")
     partitioned = run_program(args.autopar, onnx_path,
                               os.path.join(work, "partitioned"), args.grid,
@@ -164,19 +161,21 @@ def check_model(args, name: str, work: str) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--autopar", default=os.path.join(
-        ROOT, "build", "bin", "autopar"), help="the autopar tool")
-    parser.add_argument("--cache", default=os.path.join(
-        ROOT, "build", "models"), help="directory of the exported models")
-    parser.add_argument("--models", required=True,
-                        help="comma-separated zoo models")
+    zoo_args.add_arguments(parser, "comma-separated zoo models",
+                           tolerances=False, clusters=True)
     parser.add_argument("--grid", default="2x2")
     parser.add_argument("--plan", default="data",
-                        help="data or auto (with the compute-bound cluster "
-                        "descriptions of test/Driver/Inputs)")
+                        help="data or auto (with --cluster-1d or "
+                        "--cluster-2d)")
     args = parser.parse_args()
+    import model_zoo
+    try:
+        names = zoo_args.model_names(args.models, model_zoo.ZOO)
+    except ValueError as e:
+        print(f"zoo_batch_split: error: {e}", file=sys.stderr)
+        return 2
     failures = 0
-    for name in [n.strip() for n in args.models.split(",") if n.strip()]:
+    for name in names:
         with tempfile.TemporaryDirectory(prefix="zoo-batch-split-") as work:
             try:
                 if not check_model(args, name, work):

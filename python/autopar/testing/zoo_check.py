@@ -60,10 +60,10 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "models"))
 
 import model_zoo  # noqa: E402
+import zoo_args  # noqa: E402
 
 # One representative per family, cheap enough for CI on 2 cores (about 250
 # CPU seconds with CI_CONFIGS). The recurrent family's CI run is
@@ -120,7 +120,9 @@ def phase_seconds(stamped, total: float):
 def run_command(cmd, timeout: float):
     """Runs `cmd` with stdout and stderr merged; returns (exit code, output
     lines each with the second it arrived). A command still running after
-    `timeout` seconds is killed with its children (exit code 124, 'timed out' appended)."""
+    `timeout` seconds is killed with its children (exit code 124, 'timed
+    out' appended); so is one running when an exception (KeyboardInterrupt,
+    stop_on_signals()'s SystemExit) interrupts the wait, which goes on."""
     start = time.time()
     # The progress lines (phase_seconds) are printed to a terminal only,
     # unless AUTOPAR_PROGRESS asks for them.
@@ -134,19 +136,38 @@ def run_command(cmd, timeout: float):
         for line in proc.stdout:
             stamped.append((time.time() - start, line))
 
-    reader = threading.Thread(target=read)
-    reader.start()
+    # A daemon: an exception below must not wait for the pipe's end.
+    reader = threading.Thread(target=read, daemon=True)
     try:
+        reader.start()
         rc = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         # Its whole process group: mpirun and the ranks hold the pipe too.
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         rc = 124
+    except BaseException:
+        # zoo_check itself is being stopped (stop_on_signals(), Ctrl-C): its
+        # own session, which the signal did not reach, goes with it.
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
     reader.join()
     if rc == 124:
         stamped.append((time.time() - start, "zoo_check: error: timed out\n"))
     return rc, stamped
+
+
+def stop_on_signals() -> None:
+    """Makes SIGTERM and SIGHUP raise SystemExit(128 + the signal), so that
+    a zoo_check stopped from outside (an outer `timeout`, a closed terminal)
+    stops the command it is running too (run_command()): each command runs
+    in a session of its own, which the signal does not reach."""
+    def stop(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
 
 
 def parse_configs(text: str):
@@ -231,8 +252,7 @@ def run_verify(args, model_dir: str, plan, grid: str):
     if plan is not None:
         cmd += ["--plan", plan]
         if plan == "auto":
-            cluster = args.cluster_2d if "x" in grid else args.cluster_1d
-            cmd += ["--cluster", cluster]
+            cmd += ["--cluster", zoo_args.cluster_for(args, grid)]
     start = time.time()
     cpu_start = resource.getrusage(resource.RUSAGE_CHILDREN)
     rc, stamped = run_command(cmd, timeout=args.timeout * 2)
@@ -277,27 +297,18 @@ def cell(result) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--autopar", default=os.path.join(
-        ROOT, "build", "bin", "autopar"), help="the autopar tool")
-    parser.add_argument("--cache", default=os.path.join(
-        ROOT, "build", "models"), help="directory of the exported models")
-    parser.add_argument("--models", help="comma-separated zoo models "
-                        "(default: the whole zoo)")
+    zoo_args.add_arguments(parser, "comma-separated zoo models, or 'zoo' "
+                           "(default: the whole zoo)", models_required=False,
+                           clusters=True)
     parser.add_argument("--ci", action="store_true",
                         help="only the CI representatives (one per family)")
     parser.add_argument("--configs",
                         help="comma-separated GRID or PLAN:GRID (default: "
                              f"{DEFAULT_CONFIGS}; with --ci: {CI_CONFIGS}); "
                              "grid 1 is the PyTorch comparison")
-    parser.add_argument("--atol", type=float, default=1e-4)
-    parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--timeout", type=int, default=600,
                         help="seconds per job of one verify; a whole verify is "
                         "stopped after twice this (default 600)")
-    parser.add_argument("--cluster-1d", default=os.path.join(
-        ROOT, "test", "Driver", "Inputs", "cluster-compute-bound-1d.json"))
-    parser.add_argument("--cluster-2d", default=os.path.join(
-        ROOT, "test", "Driver", "Inputs", "cluster-compute-bound-2d.json"))
     parser.add_argument("--json", help="write the results to this file")
     parser.add_argument("--log-dir", help="keep the output of failing runs "
                         "here")
@@ -307,6 +318,7 @@ def main() -> int:
     parser.add_argument("--list", action="store_true",
                         help="print the zoo (CI models marked) and exit")
     args = parser.parse_args()
+    stop_on_signals()
 
     if args.list:
         for name in model_zoo.ZOO:
@@ -326,17 +338,13 @@ def main() -> int:
                                            "test_data_set_0")))
     else:
         known = list(model_zoo.ZOO)
-    if args.models:
-        names = [n.strip() for n in args.models.split(",") if n.strip()]
-    elif args.ci and not args.onnx_dir:
-        names = CI_ZOO
-    else:
-        names = known
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        where = f"'{args.onnx_dir}'" if args.onnx_dir else "the zoo"
-        print(f"zoo_check: error: not in {where}: {', '.join(unknown)} "
-              "(see --list)", file=sys.stderr)
+    where = f"'{args.onnx_dir}'" if args.onnx_dir else "the zoo"
+    try:
+        names = zoo_args.model_names(
+            args.models, known, where=where,
+            default=CI_ZOO if args.ci and not args.onnx_dir else None)
+    except ValueError as e:
+        print(f"zoo_check: error: {e} (see --list)", file=sys.stderr)
         return 2
     if not os.access(args.autopar, os.X_OK):
         print(f"zoo_check: error: no autopar tool at '{args.autopar}'",

@@ -64,7 +64,6 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "models"))
 
 import numpy as np  # noqa: E402
@@ -74,6 +73,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import model_zoo  # noqa: E402
+import zoo_args  # noqa: E402
 
 # float32's unit roundoff.
 EPS32 = 2.0 ** -24
@@ -534,17 +534,11 @@ def check_conditioning(names: list, atol: float, rtol: float,
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--autopar", default=os.path.join(
-        ROOT, "build", "bin", "autopar"), help="the autopar tool")
-    parser.add_argument("--cache", default=os.path.join(
-        ROOT, "build", "models"), help="directory of the exported models")
-    parser.add_argument("--models", required=True,
-                        help="comma-separated zoo models, or 'zoo' for all")
+    zoo_args.add_arguments(parser, "comma-separated zoo models, or 'zoo' "
+                           "for all")
     parser.add_argument("--nodes", default="",
                         help="comma-separated ONNX op types whose outputs "
                         "are compared node by node (e.g. Conv,Add,Gemm)")
-    parser.add_argument("--atol", type=float, default=1e-4)
-    parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--timeout", type=int, default=1200,
                         help="seconds for the autopar run (default 1200)")
     parser.add_argument("--torch-only", action="store_true",
@@ -568,12 +562,10 @@ def main() -> int:
                         help="PyTorch's CPU threads (default 1)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    names = list(model_zoo.ZOO) if args.models == "zoo" else [
-        n.strip() for n in args.models.split(",") if n.strip()]
-    unknown = [n for n in names if n not in model_zoo.ZOO]
-    if unknown:
-        print(f"zoo_precision: error: not in the zoo: {', '.join(unknown)}",
-              file=sys.stderr)
+    try:
+        names = zoo_args.model_names(args.models, model_zoo.ZOO)
+    except ValueError as e:
+        print(f"zoo_precision: error: {e}", file=sys.stderr)
         return 2
     if args.residual_scale is not None:
         if not args.torch_only:
