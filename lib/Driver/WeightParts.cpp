@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // This file implements splitFusedProjections: the driver runs
-// autopar-split-fused-projections on an imported inference model and gives
-// the model's weight store the data of the weights that pass cut from the
-// original initializers (WeightParts.h).
+// autopar-split-fused-projections and autopar-unmerge-heads on an imported
+// inference model and gives the model's weight store the data of the weights
+// the first pass cut from the original initializers (WeightParts.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,8 +98,10 @@ LogicalResult mlir::autopar::splitFusedProjections(MLIRContext &ctx,
                                                    ImportedModel &model) {
   PassManager pm(&ctx, ModuleOp::getOperationName());
   pm.addPass(createSplitFusedProjectionsPass());
+  pm.addPass(createUnmergeHeadsPass());
   if (failed(pm.run(*model.module))) {
-    driver::emitDriverError(ctx) << "splitting fused projections failed";
+    driver::emitDriverError(ctx)
+        << "splitting fused projections and their heads failed";
     return failure();
   }
   SmallVector<WeightOp> parts;

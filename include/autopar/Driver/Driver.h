@@ -204,8 +204,10 @@ struct CompileOptions {
 
 /// Runs autopar-split-fused-projections on the freshly imported `model`
 /// (each fused [q | k | v] projection becomes one projection per part, so
-/// that tensor parallelism gives whole heads) and adds the parts' data, cut
-/// from the original initializers, to its weight store. Every front end
+/// that tensor parallelism gives whole heads), then autopar-unmerge-heads (a
+/// reshape that merges the batch with the heads keeps them apart, for the
+/// same reason), and adds the parts' data, cut from the original
+/// initializers, to its weight store. Every front end
 /// runs it right after the import, so that plans name the same tensors. A
 /// training step trains the parts; `train --save` and `verify` put them back
 /// together (training.json records each part).

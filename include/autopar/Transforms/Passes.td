@@ -319,6 +319,58 @@ def SplitFusedProjectionsPass
   let dependentDialects = ["mlir::autopar::AutoparDialect"];
 }
 
+def UnmergeHeadsPass : Pass<"autopar-unmerge-heads", "mlir::ModuleOp"> {
+  let summary = "keep attention's batch and head dimensions apart where a "
+                "reshape merges them, so that tensor parallelism gives whole "
+                "heads";
+  let description = [{
+    Input contract: an imported module, as for
+    `autopar-split-fused-projections`, which the driver runs right before
+    this pass on every import.
+
+    `nn.MultiheadAttention` (PyTorch 1.13's export, the zoo's ViT and BERT,
+    torchvision's ViTs) reshapes each of q, k and v from `[L, B, H * D]` to
+    `[L, B * H, D]`: the batch and the heads become one dimension, B outer.
+    A split of the heads (the tensor plan's column split of the projection)
+    cannot pass that reshape, since a device's heads are not one contiguous
+    block of `B * H`; the partitioner gathers each part before it.
+
+    A *seed* is an `autopar.reshape` from `[.., B, H * D, ..]` to
+    `[.., B * H, D, ..]` (every other dimension equal; B, H, D > 1). Its
+    *region* is the values computed from it through ops that read the merged
+    dimension as a batch: `autopar.transpose`; `autopar.matmul` where it is
+    a batch dimension; `autopar.softmax` and `autopar.log_softmax` along
+    another axis; and elementwise ops (the elementwise sharding rule, no
+    position-dependent values), whose operands from outside the region
+    either do not reach the merged dimension or have there an extent of 1
+    or of `B * H` (they get a reshape into the expanded form). Every other
+    `autopar.reshape` ends the region. In a region whose every value is read
+    only by such ops (regions joined by an op are one region), the merged
+    dimension becomes the two dimensions `B, H`: the seed reshapes to
+    `[.., B, H, D, ..]`, transposes and softmax axes are renumbered, result
+    types are expanded. The row-major order of every value is unchanged, so
+    the reshapes that end the region read the same elements. A region with
+    any other reader (an op along the merged dimension, a return) is left
+    as it is.
+
+    Before:
+    ```mlir
+    %r = autopar.reshape %q : (tensor<17x4x64xf32>) -> tensor<17x16x16xf32>
+    %t = autopar.transpose %r {perm = array<i64: 1, 0, 2>} : (tensor<17x16x16xf32>) -> tensor<16x17x16xf32>
+    ```
+    After:
+    ```mlir
+    %r = autopar.reshape %q : (tensor<17x4x64xf32>) -> tensor<17x4x4x16xf32>
+    %t = autopar.transpose %r {perm = array<i64: 1, 2, 0, 3>} : (tensor<17x4x4x16xf32>) -> tensor<4x4x17x16xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numReshapes", "reshapes",
+              "Number of merging reshapes whose dimensions were kept apart">,
+  ];
+  let dependentDialects = ["mlir::autopar::AutoparDialect"];
+}
+
 def ShardOptimizerStatePass
     : Pass<"autopar-shard-optimizer-state", "mlir::ModuleOp"> {
   let summary = "shard each weight's optimizer update over its replicas (ZeRO-1)";
