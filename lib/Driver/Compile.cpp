@@ -1608,7 +1608,8 @@ int driver::compileCommand(int argc, char **argv) {
   // A training step keeps every float initializer a parameter.
   FailureOr<ImportedModel> imported =
       importModel(ctx, model, *inputShapes, /*requireWeightData=*/true,
-                  /*keepFloatInitializers=*/training.has_value(), *seed);
+                  /*keepFloatInitializers=*/training.has_value(), *seed,
+                  /*unmergeHeads=*/hasSeveralDevices(grid));
   if (failed(imported))
     return kErrorExitCode;
   CompileOptions options;
@@ -1679,7 +1680,9 @@ int driver::importCommand(int argc, char **argv) {
   DriverContext context;
   MLIRContext &ctx = context.get();
   FailureOr<ImportedModel> imported =
-      importModel(ctx, model, *inputShapes, /*requireWeightData=*/false);
+      importModel(ctx, model, *inputShapes, /*requireWeightData=*/false,
+                  /*keepFloatInitializers=*/false, /*seed=*/0,
+                  /*unmergeHeads=*/hasSeveralDevices(grid));
   if (failed(imported))
     return kErrorExitCode;
   FailureOr<OwningOpRef<ModuleOp>> module =

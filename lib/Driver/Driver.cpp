@@ -293,10 +293,12 @@ FailureOr<InputShapes> driver::ModelPlanOptions::getInputShapes() const {
   return shapes;
 }
 
-FailureOr<ImportedModel>
-driver::importModel(MLIRContext &ctx, StringRef modelPath,
-                    const InputShapes &inputShapes, bool requireWeightData,
-                    bool keepFloatInitializers, uint64_t seed) {
+FailureOr<ImportedModel> driver::importModel(MLIRContext &ctx,
+                                             StringRef modelPath,
+                                             const InputShapes &inputShapes,
+                                             bool requireWeightData,
+                                             bool keepFloatInitializers,
+                                             uint64_t seed, bool unmergeHeads) {
   if (!llvm::sys::fs::exists(modelPath)) {
     emitDriverError(ctx) << "model file '" << modelPath << "' does not exist";
     return failure();
@@ -319,9 +321,20 @@ driver::importModel(MLIRContext &ctx, StringRef modelPath,
                          << "' produced no module";
     return failure();
   }
-  if (failed(splitFusedProjections(ctx, *model)))
+  if (failed(splitFusedProjections(ctx, *model, unmergeHeads)))
     return failure();
   return model;
+}
+
+bool driver::hasSeveralDevices(StringRef grid) {
+  std::string error;
+  FailureOr<SmallVector<int64_t>> shape = parseGridShape(grid, error);
+  if (failed(shape))
+    return true;
+  int64_t devices = 1;
+  for (int64_t size : *shape)
+    devices *= size;
+  return devices > 1;
 }
 
 LogicalResult driver::checkPlanArgument(MLIRContext &ctx, StringRef plan) {

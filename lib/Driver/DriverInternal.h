@@ -171,13 +171,21 @@ private:
 InFlightDiagnostic emitDriverError(MLIRContext &ctx);
 
 /// Imports `modelPath` with graph inputs of `inputShapes` given static
-/// shapes (errors on `ctx`), its fused projections split
+/// shapes (errors on `ctx`), its fused projections split and, with
+/// `unmergeHeads`, its merged batch and heads kept apart
 /// (splitFusedProjections).
 FailureOr<ImportedModel> importModel(MLIRContext &ctx, StringRef modelPath,
                                      const InputShapes &inputShapes = {},
                                      bool requireWeightData = true,
                                      bool keepFloatInitializers = false,
-                                     uint64_t seed = 0);
+                                     uint64_t seed = 0,
+                                     bool unmergeHeads = true);
+
+/// Whether `grid` (N or AxB...) has more than one device: only then can a
+/// plan split attention's heads, so only then does the import keep merged
+/// batch and heads apart (autopar-unmerge-heads). An invalid grid counts as
+/// several (its error is reported where it is parsed).
+bool hasSeveralDevices(StringRef grid);
 
 /// Checks that `plan` is a keyword or names an existing file.
 LogicalResult checkPlanArgument(MLIRContext &ctx, StringRef plan);

@@ -724,7 +724,8 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
   const InputShapes *inputShapes = &request.inputShapes;
   FailureOr<ImportedModel> model =
       importModel(ctx, request.modelPath, *inputShapes,
-                  /*requireWeightData=*/false);
+                  /*requireWeightData=*/false, /*keepFloatInitializers=*/false,
+                  /*seed=*/0, /*unmergeHeads=*/hasSeveralDevices(request.grid));
   if (failed(model))
     return failure();
 

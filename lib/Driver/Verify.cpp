@@ -643,7 +643,8 @@ int driver::verifyCommand(int argc, char **argv) {
   // A training step keeps every float initializer a parameter.
   FailureOr<ImportedModel> imported =
       importModel(ctx, model, *inputShapes, /*requireWeightData=*/true,
-                  /*keepFloatInitializers=*/training->has_value(), *seedValue);
+                  /*keepFloatInitializers=*/training->has_value(), *seedValue,
+                  /*unmergeHeads=*/hasSeveralDevices(grid));
   if (failed(imported))
     return kVerifyErrorExitCode;
 

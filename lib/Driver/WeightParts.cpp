@@ -95,10 +95,12 @@ private:
 } // namespace
 
 LogicalResult mlir::autopar::splitFusedProjections(MLIRContext &ctx,
-                                                   ImportedModel &model) {
+                                                   ImportedModel &model,
+                                                   bool unmergeHeads) {
   PassManager pm(&ctx, ModuleOp::getOperationName());
   pm.addPass(createSplitFusedProjectionsPass());
-  pm.addPass(createUnmergeHeadsPass());
+  if (unmergeHeads)
+    pm.addPass(createUnmergeHeadsPass());
   if (failed(pm.run(*model.module))) {
     driver::emitDriverError(ctx)
         << "splitting fused projections and their heads failed";
