@@ -22,10 +22,12 @@ Prints the CPU model, then
     /usr/bin/python3 bench/kernels.py [--autopar build/bin/autopar]
         [--ort-modules DIR] [--quick] [--only-precision]
         [--models mlp,resnet18_224,...] [--skip-matmul] [--skip-precision]
-        [--one-thread]
+        [--one-thread] [--rounds N]
 
 --models, --skip-matmul, --skip-precision and --one-thread run a part of the
-tables (on a shared machine, one model row at a time).
+tables (on a shared machine, one model row at a time). --rounds N (default 5)
+runs every column of the model table once per round, side by side, and
+reports medians: the speed of a VM changes within minutes.
 
 --ort-modules: a folder whose node_modules holds onnxruntime-node@1.30.0
 (`ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0`); without
@@ -36,6 +38,7 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -127,14 +130,27 @@ def bf16_paths():
     return BF16_PATHS[:2] if has_bf16_dot() else BF16_PATHS[:1]
 
 
-def autopar_step(autopar, model, work, name, grid, plan, threads, input_dir,
-                 precision="f32", isa=None):
+def autopar_compile(autopar, model, work, name, grid, plan, precision="f32",
+                    isa=None):
+    """Compiles `model` into work/name; returns the folder."""
     out = os.path.join(work, name)
     run([autopar, "compile", model, "--grid", str(grid), "--plan", plan,
          "--precision", precision, "-o", out],
         env={"AUTOPAR_CPU_ISA": isa} if isa else None)
+    return out
+
+
+def autopar_step(autopar, model, work, name, grid, plan, threads, input_dir,
+                 precision="f32", isa=None):
+    out = autopar_compile(autopar, model, work, name, grid, plan, precision, isa)
+    return autopar_run(autopar, out, threads, input_dir)
+
+
+def autopar_run(autopar, out, threads, input_dir):
+    """(step_time_s, cpu_time_s) of `autopar run --profile` on a compiled
+    folder."""
     cmd = [autopar, "run", out, "--inputs", input_dir, "--outputs",
-           os.path.join(work, name + "-out"), "--profile"]
+           out + "-out", "--profile"]
     if threads:
         cmd += ["--threads", str(threads)]
     text = run(cmd)
@@ -142,9 +158,9 @@ def autopar_step(autopar, model, work, name, grid, plan, threads, input_dir,
     for key in ("step_time_s", "cpu_time_s"):
         match = re.search(key + r"=([0-9.eE+-]+)", text)
         if not match:
-            raise RuntimeError("no %s in the output of %s" % (key, name))
+            raise RuntimeError("no %s in the output of %s" % (key, out))
         if float(match.group(1)) <= 0:
-            raise RuntimeError("non-positive %s for %s" % (key, name))
+            raise RuntimeError("non-positive %s for %s" % (key, out))
         figures.append(float(match.group(1)))
     return tuple(figures)
 
@@ -250,7 +266,13 @@ def main():
                         help="in the model table, only autopar 1 rank with 1"
                         " thread and ONNX Runtime with 1 thread (the CPU-time"
                         " columns; the other cells read 'not run')")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds of the model table: each runs every"
+                        " autopar and ONNX Runtime column once, side by side"
+                        " (default 5)")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1 (got %d)" % args.rounds)
     selected = set(filter(None, args.models.split(",")))
     known = {"mlp"} | {name for name, _ in BENCH_MODELS}
     if selected - known:
@@ -391,10 +413,12 @@ def main():
         if not args.only_precision:
             print()
             print("Step time in ms (median of warm repeats; autopar: `run --profile`'s"
-                  " step_time_s, ONNX Runtime: ort_step.js). Ratios > 1: autopar faster."
+                  " step_time_s, ONNX Runtime: ort_step.js), the median of %d rounds that"
+                  " run every column once, side by side. Ratios > 1: autopar faster; each"
+                  " ratio is the median of the rounds' ratios (their range in brackets)."
                   " The CPU columns are process CPU time per step at one thread (autopar:"
                   " cpu_time_s; ORT: process.cpuUsage()), which other jobs on the machine"
-                  " do not inflate as they do wall time.")
+                  " do not inflate as they do wall time." % args.rounds)
             print("| model | GFLOP | autopar 1 rank | autopar 1 rank, 1 thread | "
                   "autopar 2 ranks (tensor), 1 thread each | ORT 1 thread | ORT 2 threads | "
                   "ORT 2 threads / autopar 1 rank | ORT 1 thread / autopar 1 thread | "
@@ -407,22 +431,43 @@ def main():
                     configs.append(("two", 2, two_rank_plan, 1))
                 if args.one_thread:
                     configs = [("one", 1, "replicated", 1)]
+                compiled = {}
                 for key, grid, plan, threads in configs:
                     try:
-                        cells[key] = autopar_step(
+                        compiled[key] = autopar_compile(
                             args.autopar, model, work,
-                            "%s-%d-%s-%d" % (os.path.basename(os.path.dirname(model)) or "m",
-                                             grid, plan, threads),
-                            grid, plan, threads, inputs)
+                            "%s-%d-%s" % (os.path.basename(os.path.dirname(model)) or "m",
+                                          grid, plan), grid, plan)
                     except Exception as error:  # noqa: BLE001
                         failures.append("%s, %s: %s" % (label, key, error))
-                if args.ort_modules:
-                    for threads in (1,) if args.one_thread else (1, 2):
+                ort_threads = ((1,) if args.one_thread else (1, 2)) if args.ort_modules else ()
+                # Every measurement once per round, side by side: this VM's
+                # speed changes within minutes, so a cell is the median of
+                # its rounds and a ratio the median of the rounds' ratios.
+                rounds = {}
+                for _ in range(args.rounds):
+                    for key, grid, plan, threads in configs:
+                        if key not in compiled:
+                            continue
                         try:
-                            cells["ort%d" % threads] = ort_step(args.ort_modules, model,
-                                                                threads, 10)
+                            rounds.setdefault(key, []).append(
+                                autopar_run(args.autopar, compiled[key], threads, inputs))
+                        except Exception as error:  # noqa: BLE001
+                            failures.append("%s, %s: %s" % (label, key, error))
+                            compiled.pop(key)
+                    for threads in ort_threads:
+                        key = "ort%d" % threads
+                        try:
+                            rounds.setdefault(key, []).append(
+                                ort_step(args.ort_modules, model, threads, 10))
                         except Exception as error:  # noqa: BLE001
                             failures.append("%s, ORT %d: %s" % (label, threads, error))
+                            ort_threads = tuple(t for t in ort_threads if t != threads)
+                complete = {key: values for key, values in rounds.items()
+                            if len(values) == args.rounds}
+                cells = {key: tuple(statistics.median(v[which] for v in values)
+                                    for which in (0, 1))
+                         for key, values in complete.items()}
 
                 def ms(key, which=0):
                     if key == "two" and not two_rank_plan:
@@ -434,9 +479,14 @@ def main():
                     return "%.2f" % (cells[key][which] * 1e3) if key in cells else "FAILED"
 
                 def ratio(num, den, which=0):
-                    if num in cells and den in cells:
-                        return "%.2f" % (cells[num][which] / cells[den][which])
-                    return "-"
+                    if num not in complete or den not in complete:
+                        return "-"
+                    per_round = [a[which] / b[which]
+                                 for a, b in zip(complete[num], complete[den])]
+                    text = "%.2f" % statistics.median(per_round)
+                    if len(per_round) > 1:
+                        text += " (%.2f-%.2f)" % (min(per_round), max(per_round))
+                    return text
                 print("| %s | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                     label, flops / 1e9, ms("default"), ms("one"), ms("two"), ms("ort1"),
                     ms("ort2"), ratio("ort2", "default"), ratio("ort1", "one"),
