@@ -77,7 +77,7 @@ def test_maxpool_flip_routes_the_gradient_to_the_element_taken():
     y = torch.randn(1, 1, 4, 4, dtype=torch.float64, requires_grad=True)
     # Output (0, 0, 1, 1) covers rows and columns 1..3; its first maximum is
     # at the largest of those nine values. Take input (3, 3) instead.
-    recorder.flips = {"pool#0": {4: 15}}
+    recorder.flips = {"pool#0": {3: 15}}
     out = net.pool(y)
     out[0, 0, 1, 1].backward()
     grad = torch.zeros(16, dtype=torch.float64)
