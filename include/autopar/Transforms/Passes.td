@@ -290,8 +290,14 @@ def SplitFusedProjectionsPass
     would give device 0 all of q and half of k, and the split after it would
     gather the projection.
 
-    Weights or biases read by other ops too, weights of rank other than 2,
-    and splits along other dimensions are left as they are.
+    A weight (or bias) read by several fused projections, each cut into the
+    same number of parts along the same axis and all in the weight's block,
+    is split once, and every one of them reads its parts: an eval-mode
+    export of `nn.TransformerEncoder`, whose layers are copies of one layer,
+    keeps one initializer for their equal in_proj weights. Weights or biases
+    read by any other op too (or by projections cut differently), weights of
+    rank other than 2, and splits along other dimensions are left as they
+    are.
 
     Before:
     ```mlir

@@ -9,7 +9,10 @@
 // along its output columns (attention's fused [q | k | v] projection) becomes
 // one projection per part, on new weights that are the parts of the original
 // weight and bias (WeightParts.h), so that the tensor plan's column split
-// gives each device whole heads.
+// gives each device whole heads. A weight read by several such projections
+// (an eval-mode export of nn.TransformerEncoder, whose layers are copies of
+// one layer, keeps one initializer for their equal weights) is split once and
+// its parts are read by every one of them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,11 +76,12 @@ static std::string getPartName(StringRef name, unsigned index, unsigned count) {
   return (name + ".part" + Twine(index) + "of" + Twine(count)).str();
 }
 
-/// The weight `value` loads when `value` has this one use, is a static
-/// tensor of `rank` and is not a part already; else null.
-static WeightOp getSingleUseWeight(Value value, int64_t rank) {
+/// The weight `value` loads when it is a static tensor of `rank` and not a
+/// part already; else null. Its other uses are checked once every projection
+/// is matched (`rejectPartlyRead`).
+static WeightOp getProjectionWeight(Value value, int64_t rank) {
   auto weight = value.getDefiningOp<WeightOp>();
-  if (!weight || !value.hasOneUse() || getWeightPart(weight))
+  if (!weight || getWeightPart(weight))
     return {};
   auto type = cast<RankedTensorType>(weight.getType());
   if (type.getRank() != rank || !type.hasStaticShape())
@@ -150,21 +154,21 @@ static std::optional<FusedProjection> matchProjection(Operation *op) {
     return std::nullopt;
   int64_t columns = resultType.getDimSize(resultType.getRank() - 1);
   if (auto matmul = dyn_cast<MatMulOp>(op)) {
-    projection.weight = getSingleUseWeight(matmul.getB(), 2);
+    projection.weight = getProjectionWeight(matmul.getB(), 2);
     projection.weightAxis = 1;
     // B = transpose(W) of a [N, K] weight read by this product alone.
     auto transpose = matmul.getB().getDefiningOp<TransposeOp>();
     if (!projection.weight && transpose && matmul.getB().hasOneUse() &&
         transpose.getPerm() == ArrayRef<int64_t>{1, 0}) {
-      projection.weight = getSingleUseWeight(transpose.getInput(), 2);
+      projection.weight = getProjectionWeight(transpose.getInput(), 2);
       projection.weightAxis = 0;
       projection.transpose = transpose;
     }
   } else if (auto gemm = cast<GemmOp>(op)) {
-    projection.weight = getSingleUseWeight(gemm.getB(), 2);
+    projection.weight = getProjectionWeight(gemm.getB(), 2);
     projection.weightAxis = gemm.getTransB() ? 0 : 1;
     if (Value c = gemm.getC()) {
-      projection.gemmBias = getSingleUseWeight(c, 1);
+      projection.gemmBias = getProjectionWeight(c, 1);
       if (!projection.gemmBias ||
           cast<RankedTensorType>(c.getType()).getDimSize(0) != columns)
         return std::nullopt;
@@ -181,7 +185,7 @@ static std::optional<FusedProjection> matchProjection(Operation *op) {
     if (auto add = dyn_cast<AddOp>(*projection.fused.getUsers().begin())) {
       Value other =
           add.getLhs() == projection.fused ? add.getRhs() : add.getLhs();
-      WeightOp bias = getSingleUseWeight(other, 1);
+      WeightOp bias = getProjectionWeight(other, 1);
       if (bias && add.getType() == resultType &&
           cast<RankedTensorType>(bias.getType()).getDimSize(0) == columns) {
         projection.add = add;
@@ -194,8 +198,13 @@ static std::optional<FusedProjection> matchProjection(Operation *op) {
   return projection;
 }
 
-/// Replaces `projection` by one projection per part.
-static void splitProjection(FusedProjection &projection) {
+/// The parts of each split weight, by the weight's op, in column order.
+using WeightPartMap = llvm::DenseMap<Operation *, SmallVector<Value>>;
+
+/// Replaces `projection` by one projection per part. The parts of a weight
+/// that an earlier projection split already are the ones in `splitWeights`.
+static void splitProjection(FusedProjection &projection,
+                            WeightPartMap &splitWeights) {
   MLIRContext *ctx = projection.product->getContext();
   unsigned count = projection.parts.size();
   auto fusedType = cast<RankedTensorType>(projection.fused.getType());
@@ -210,9 +219,15 @@ static void splitProjection(FusedProjection &projection) {
   std::string productName = getOnnxValueName(projection.product->getResult(0));
 
   OpBuilder b(projection.product);
-  // Part `index` of `weight` along `axis`, loaded before the product.
+  // Part `index` of `weight` along `axis`, loaded before the first product
+  // that reads it (the products of one weight are in one block).
   auto getWeightPartValue = [&](WeightOp weight, int64_t axis,
                                 unsigned index) -> Value {
+    SmallVector<Value> &parts = splitWeights[weight];
+    if (parts.empty())
+      parts.resize(count);
+    if (parts[index])
+      return parts[index];
     auto type = cast<RankedTensorType>(weight.getType());
     SmallVector<int64_t> shape(type.getShape());
     shape[axis] = size;
@@ -220,7 +235,7 @@ static void splitProjection(FusedProjection &projection) {
     auto part = WeightOp::create(b, getOnnxTensorLoc(ctx, name),
                                  type.clone(shape), name);
     setWeightPart(part, {weight.getName().str(), axis, index * size});
-    return part.getResult();
+    return parts[index] = part.getResult();
   };
   // The location of part `index` of `op`, whose result is called `name`.
   auto getPartLoc = [&](Operation *op, unsigned index,
@@ -315,8 +330,61 @@ static void splitProjection(FusedProjection &projection) {
     projection.transpose->erase();
   for (WeightOp weight :
        {projection.weight, projection.gemmBias, projection.addBias})
-    if (weight)
+    if (weight && weight->use_empty())
       weight->erase();
+}
+
+/// Drops from `found` every projection that reads a weight (as its weight,
+/// its gemm's C or its bias) that is also read by an op outside the found
+/// projections, by one in another role or with another part count or axis,
+/// or from another block; repeats until no projection is dropped (dropping
+/// one can leave another's weight partly read).
+static void rejectPartlyRead(SmallVector<FusedProjection> &found) {
+  /// How a projection reads a weight: 0 weight, 1 gemm C, 2 bias add.
+  struct Read {
+    unsigned role;
+    int64_t axis;
+    size_t parts;
+    Block *block;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    llvm::DenseMap<Operation *, SmallVector<Read>> reads;
+    for (FusedProjection &projection : found) {
+      Block *block = projection.product->getBlock();
+      size_t parts = projection.parts.size();
+      reads[projection.weight].push_back(
+          {0, projection.weightAxis, parts, block});
+      if (projection.gemmBias)
+        reads[projection.gemmBias].push_back({1, 0, parts, block});
+      if (projection.addBias)
+        reads[projection.addBias].push_back({2, 0, parts, block});
+    }
+    auto isWhole = [&](WeightOp weight) {
+      if (!weight)
+        return true;
+      const SmallVector<Read> &all = reads[weight];
+      const Read &first = all.front();
+      if (first.block != weight->getBlock())
+        return false;
+      for (const Read &read : all)
+        if (read.role != first.role || read.axis != first.axis ||
+            read.parts != first.parts || read.block != first.block)
+          return false;
+      // Each projection reads its weight once (its product or transpose).
+      return llvm::range_size(weight->getUses()) == all.size();
+    };
+    size_t before = found.size();
+    llvm::erase_if(found, [&](FusedProjection &projection) {
+      bool keep = isWhole(projection.weight) &&
+                  isWhole(projection.gemmBias) && isWhole(projection.addBias);
+      LLVM_DEBUG(if (!keep) llvm::dbgs()
+                 << "left fused: '" << projection.weight.getName()
+                 << "' or its bias is also read elsewhere\n");
+      return !keep;
+    });
+    changed = found.size() != before;
+  }
 }
 
 void SplitFusedProjectionsPass::runOnOperation() {
@@ -343,13 +411,15 @@ void SplitFusedProjectionsPass::runOnOperation() {
         }
     found.push_back(std::move(*projection));
   });
+  rejectPartlyRead(found);
 
+  WeightPartMap splitWeights;
   for (FusedProjection &projection : found) {
     LLVM_DEBUG(llvm::dbgs()
                << "splitting '" << projection.weight.getName() << "' into "
                << projection.parts.size() << " parts\n");
     ++numProjections;
     numParts += projection.parts.size();
-    splitProjection(projection);
+    splitProjection(projection, splitWeights);
   }
 }

@@ -114,3 +114,73 @@ func.func @main(%x: tensor<6x8xf32> loc("x")) -> (tensor<6x8xf32>, tensor<6x8xf3
   %e = autopar.slice %p4 {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : (tensor<6x24xf32>) -> tensor<6x12xf32>
   return %a#0, %b#0, %c#0, %e, %w : tensor<6x8xf32>, tensor<6x8xf32>, tensor<3x24xf32>, tensor<6x12xf32>, tensor<8x24xf32>
 }
+
+// -----
+
+// nn.TransformerEncoder exported in eval mode: its layers are deep copies of
+// one layer, and the export keeps one initializer for equal weights, so both
+// layers' projections read one weight and one bias. The weight is split once
+// (before the first projection) and both layers read its parts.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: "in_proj"
+// CHECK-NOT: "in_proj_bias"
+// CHECK: %[[W0:.*]] = autopar.weight "in_proj.part0of3" {autopar.weight_part = {axis = 1 : i64, offset = 0 : i64, source = "in_proj"}} : tensor<8x8xf32>
+// CHECK: %[[W1:.*]] = autopar.weight "in_proj.part1of3"
+// CHECK: %[[W2:.*]] = autopar.weight "in_proj.part2of3"
+// CHECK: %[[P0:.*]] = autopar.matmul %arg0, %[[W0]]
+// CHECK: %[[P1:.*]] = autopar.matmul %arg0, %[[W1]]
+// CHECK: %[[P2:.*]] = autopar.matmul %arg0, %[[W2]]
+// CHECK: %[[B0:.*]] = autopar.weight "in_proj_bias.part0of3"
+// CHECK: %[[B1:.*]] = autopar.weight "in_proj_bias.part1of3"
+// CHECK: %[[B2:.*]] = autopar.weight "in_proj_bias.part2of3"
+// CHECK: %[[Q:.*]] = autopar.add %[[P0]], %[[B0]]
+// CHECK: %[[K:.*]] = autopar.add %[[P1]], %[[B1]]
+// CHECK: %[[V:.*]] = autopar.add %[[P2]], %[[B2]]
+// CHECK: %[[Y:.*]] = autopar.add %[[Q]], %[[V]]
+// CHECK-NOT: autopar.weight
+// CHECK: %[[R0:.*]] = autopar.matmul %[[Y]], %[[W0]]
+// CHECK: autopar.matmul %[[Y]], %[[W1]]
+// CHECK: autopar.matmul %[[Y]], %[[W2]]
+// CHECK-NOT: autopar.weight
+// CHECK: %[[Q2:.*]] = autopar.add %[[R0]], %[[B0]]
+// CHECK: %[[K2:.*]] = autopar.add %{{.*}}, %[[B1]]
+// CHECK: autopar.add %{{.*}}, %[[B2]]
+// CHECK-NOT: autopar.split
+// CHECK: return %[[K]], %[[Q2]], %[[K2]]
+func.func @main(%x: tensor<2x4x8xf32> loc("x")) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %w = autopar.weight "in_proj" : tensor<8x24xf32>
+  %b = autopar.weight "in_proj_bias" : tensor<24xf32>
+  %p = autopar.matmul %x, %w : (tensor<2x4x8xf32>, tensor<8x24xf32>) -> tensor<2x4x24xf32> loc(fused<"MatMul_0">["p"])
+  %s = autopar.add %p, %b : (tensor<2x4x24xf32>, tensor<24xf32>) -> tensor<2x4x24xf32> loc(fused<"Add_0">["s"])
+  %q, %k, %v = autopar.split %s {axis = 2 : i64} : (tensor<2x4x24xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) loc(fused<"Split_0">["q", "k", "v"])
+  %y = autopar.add %q, %v : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32> loc(fused<"Add_1">["y"])
+  %p2 = autopar.matmul %y, %w : (tensor<2x4x8xf32>, tensor<8x24xf32>) -> tensor<2x4x24xf32> loc(fused<"MatMul_1">["p2"])
+  %s2 = autopar.add %p2, %b : (tensor<2x4x24xf32>, tensor<24xf32>) -> tensor<2x4x24xf32> loc(fused<"Add_2">["s2"])
+  %q2, %k2, %v2 = autopar.split %s2 {axis = 2 : i64} : (tensor<2x4x24xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) loc(fused<"Split_1">["q2", "k2", "v2"])
+  return %k, %q2, %k2, %v2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// Left fused: one weight read by two projections cut into 3 and into 2
+// parts, and one read by a projection and by another op.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: weight_part
+// CHECK: autopar.split
+// CHECK-NOT: weight_part
+// CHECK: autopar.split
+// CHECK-NOT: weight_part
+// CHECK: autopar.split
+// CHECK-NOT: weight_part
+func.func @main(%x: tensor<6x8xf32> loc("x")) -> (tensor<6x8xf32>, tensor<6x12xf32>, tensor<6x8xf32>, tensor<8x24xf32>) {
+  %w = autopar.weight "mixed" : tensor<8x24xf32>
+  %p = autopar.matmul %x, %w : (tensor<6x8xf32>, tensor<8x24xf32>) -> tensor<6x24xf32>
+  %a:3 = autopar.split %p {axis = 1 : i64} : (tensor<6x24xf32>) -> (tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>)
+  %p2 = autopar.matmul %x, %w : (tensor<6x8xf32>, tensor<8x24xf32>) -> tensor<6x24xf32>
+  %b:2 = autopar.split %p2 {axis = 1 : i64} : (tensor<6x24xf32>) -> (tensor<6x12xf32>, tensor<6x12xf32>)
+  %w3 = autopar.weight "read_elsewhere" : tensor<8x24xf32>
+  %p3 = autopar.matmul %x, %w3 : (tensor<6x8xf32>, tensor<8x24xf32>) -> tensor<6x24xf32>
+  %c:3 = autopar.split %p3 {axis = 1 : i64} : (tensor<6x24xf32>) -> (tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>)
+  %n = autopar.neg %w3 : (tensor<8x24xf32>) -> tensor<8x24xf32>
+  return %a#0, %b#0, %c#0, %n : tensor<6x8xf32>, tensor<6x12xf32>, tensor<6x8xf32>, tensor<8x24xf32>
+}
