@@ -62,6 +62,17 @@ std::string eightBlocks() {
   return text;
 }
 
+/// The eight blocks on 4 devices of 1e12 FLOP/s, trained with a mean
+/// squared error, recomputation searched.
+struct EightBlocksTraining : testing::PlanningFixture {
+  EightBlocksTraining()
+      : testing::PlanningFixture(eightBlocks().c_str(), 4, 1e12, 1e-6) {
+    REQUIRE(succeeded(appendTrainingLoss(*module, LossKind::MeanSquaredError)));
+    options.mode = PlanMode::Training;
+    options.searchRecompute = true;
+  }
+};
+
 /// A step of `options` planned with `stages` stages (1: no pipeline) and no
 /// cutoff; nullopt when no plan fits.
 std::optional<double> planAlone(ModuleOp module, const AutoPlanOptions &options,
@@ -135,12 +146,7 @@ std::optional<double> boundAlone(ModuleOp module,
 
 TEST_CASE("the stage-count search with bubble bounds equals the full search",
           "[pipeline-plan]") {
-  std::string source = eightBlocks();
-  testing::PlanningFixture fx(source.c_str(), 4, 1e12, 1e-6);
-  REQUIRE(
-      succeeded(appendTrainingLoss(*fx.module, LossKind::MeanSquaredError)));
-  fx.options.mode = PlanMode::Training;
-  fx.options.searchRecompute = true;
+  EightBlocksTraining fx;
   struct Schedule {
     PipelineSchedule schedule;
     unsigned chunks;
@@ -248,12 +254,7 @@ TEST_CASE("the stage-count search with bubble bounds equals the full search",
 
 TEST_CASE("a probe bounds the step and the search goes on from it",
           "[pipeline-plan]") {
-  std::string source = eightBlocks();
-  testing::PlanningFixture fx(source.c_str(), 4, 1e12, 1e-6);
-  REQUIRE(
-      succeeded(appendTrainingLoss(*fx.module, LossKind::MeanSquaredError)));
-  fx.options.mode = PlanMode::Training;
-  fx.options.searchRecompute = true;
+  EightBlocksTraining fx;
   unsigned interleavedCuts = 0, raised = 0, cases = 0;
   for (double bandwidth : {1e8, 1e13})
     for (int64_t m : {4, 8})

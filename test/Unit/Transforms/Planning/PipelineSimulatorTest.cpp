@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PipelineSimulator.h"
+#include "RandomPipeline.h"
 
 #include <catch2/catch.hpp>
 
@@ -15,6 +16,7 @@
 #include <tuple>
 
 using namespace mlir::autopar::planning;
+using mlir::autopar::testing::randomPipelineProblem;
 
 namespace {
 /// Uniform stages: every virtual stage has the same times.
@@ -171,31 +173,12 @@ TEST_CASE("the makespan bounds hold for uneven stages and transfers",
   // Random problems of every schedule: no device's bound, and no virtual
   // stage's lead plus its own work, exceeds the simulated makespan.
   std::mt19937 rng(7);
-  std::uniform_real_distribution<double> time(0.0, 1.0);
   unsigned checked = 0;
   for (unsigned trial = 0; trial < 400; ++trial) {
     PipelineSchedule s = PipelineSchedule(trial % 4);
-    unsigned p = 1 + rng() % 6;
-    unsigned v = s == PipelineSchedule::Interleaved ? 2 + rng() % 2 : 1;
-    unsigned m = 1 + rng() % 9;
-    if (s == PipelineSchedule::Interleaved)
-      m = p * (1 + rng() % 3);
-    PipelineProblem pb;
-    pb.schedule = s;
-    pb.stages = p;
-    pb.microbatches = m;
-    pb.chunks = v;
-    pb.forwardOnly = s == PipelineSchedule::GPipe && trial % 8 == 0;
-    for (unsigned i = 0; i < p * v; ++i) {
-      // Some stages far heavier than the others.
-      double scale = rng() % 4 == 0 ? 10.0 : 1.0;
-      pb.forward.push_back(scale * time(rng));
-      if (!pb.forwardOnly)
-        pb.backward.push_back(scale * time(rng));
-      pb.weightGrad.push_back(
-          s == PipelineSchedule::ZeroBubbleH1 ? scale * time(rng) : 0.0);
-      pb.transfer.push_back(rng() % 2 ? 0.1 * time(rng) : 0.0);
-    }
+    PipelineProblem pb = randomPipelineProblem(
+        rng, s, s == PipelineSchedule::GPipe && trial % 8 == 0);
+    unsigned p = pb.stages, v = pb.chunks, m = pb.microbatches;
     REQUIRE(checkPipelineProblem(pb).empty());
     double makespan = simulatePipeline(pb).makespan;
     for (unsigned d = 0; d < p; ++d)
@@ -232,24 +215,9 @@ TEST_CASE("the makespan only grows with the times under a fixed order",
     PipelineSchedule s = std::array<PipelineSchedule, 3>{
         PipelineSchedule::GPipe, PipelineSchedule::OneFOneB,
         PipelineSchedule::Interleaved}[trial % 3];
-    unsigned p = 1 + rng() % 6;
-    unsigned v = s == PipelineSchedule::Interleaved ? 2 + rng() % 2 : 1;
-    unsigned m = 1 + rng() % 9;
-    if (s == PipelineSchedule::Interleaved)
-      m = p * (1 + rng() % 3);
-    PipelineProblem pb;
-    pb.schedule = s;
-    pb.stages = p;
-    pb.microbatches = m;
-    pb.chunks = v;
-    pb.forwardOnly = s == PipelineSchedule::GPipe && trial % 6 == 0;
-    for (unsigned i = 0; i < p * v; ++i) {
-      double scale = rng() % 4 == 0 ? 10.0 : 1.0;
-      pb.forward.push_back(scale * time(rng));
-      if (!pb.forwardOnly)
-        pb.backward.push_back(scale * time(rng));
-      pb.transfer.push_back(rng() % 2 ? 0.1 * time(rng) : 0.0);
-    }
+    PipelineProblem pb = randomPipelineProblem(
+        rng, s, s == PipelineSchedule::GPipe && trial % 6 == 0);
+    unsigned p = pb.stages, v = pb.chunks;
     REQUIRE(checkPipelineProblem(pb).empty());
     PipelineResult before = simulatePipeline(pb);
     PipelineProblem raised = pb;
