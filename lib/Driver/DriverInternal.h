@@ -226,6 +226,12 @@ launchRunner(MLIRContext &ctx, ArrayRef<std::string> runnerArgs,
              std::string *stderrText = nullptr, StringRef hostfile = "",
              llvm::function_ref<void(StringRef)> onLine = nullptr);
 
+/// The runner jobs start: `$AUTOPAR_RUNNER` when set (front ends that are
+/// not the `autopar` executable, such as the Python package, set it), else
+/// the `autopar-runner` next to the running `autopar` executable. Fails with
+/// an error on `ctx` when it is not executable.
+FailureOr<std::string> findRunner(MLIRContext &ctx);
+
 /// One program of an MPMD job: `autopar-runner <args>` on `ranks` ranks.
 struct RunnerApp {
   int64_t ranks = 1;

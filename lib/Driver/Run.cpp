@@ -197,10 +197,7 @@ static FailureOr<std::string> findMpirun(MLIRContext &ctx) {
   return failure();
 }
 
-/// `$AUTOPAR_RUNNER` when set (front ends that are not the `autopar`
-/// executable, such as the Python package, set it), else the
-/// `autopar-runner` next to the running `autopar` executable.
-static FailureOr<std::string> findRunner(MLIRContext &ctx) {
+FailureOr<std::string> driver::findRunner(MLIRContext &ctx) {
   if (std::optional<std::string> override =
           llvm::sys::Process::GetEnv("AUTOPAR_RUNNER")) {
     if (llvm::sys::fs::can_execute(*override))

@@ -5,16 +5,19 @@
 //===----------------------------------------------------------------------===//
 //
 // This file implements the `verify` subcommand: it compiles a model twice
-// (the single-device reference program and the requested partitioned one),
+// (the requested partitioned program and the single-device reference one),
 // runs both on the same inputs (given, or random and seeded), compares every
 // output and, when the input directory holds reference outputs, compares the
-// single-device outputs against them.
+// single-device outputs against them. With `--reference-dir` the
+// single-device outputs are kept there and reused by later verifies of the
+// same run (ReferenceOutputs.h) instead of compiled and run again.
 //
 //===----------------------------------------------------------------------===//
 
 #include "DriverInternal.h"
 
 #include "autopar/Dialect/Autopar/IR/Autopar.h"
+#include "autopar/Driver/ReferenceOutputs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -555,6 +558,16 @@ int driver::verifyCommand(int argc, char **argv) {
       llvm::cl::desc("seconds before each job is killed (default: 300)"),
       llvm::cl::value_desc("s"), llvm::cl::init("300"),
       llvm::cl::cat(category));
+  static llvm::cl::opt<std::string> referenceDir(
+      "reference-dir",
+      llvm::cl::desc("keep the single-device outputs in this directory: the "
+                     "first verify writes them, later verifies of the same "
+                     "single-device run (autopar and runner executables, "
+                     "model, weights, inputs, seed, input shapes, threads) "
+                     "read them instead of compiling and running that "
+                     "program again; a reference written for another run is "
+                     "an error naming what differs"),
+      llvm::cl::value_desc("dir"), llvm::cl::cat(category));
 
   if (std::optional<int> exit = parseCommandLine(
           argc, argv, "verify",
@@ -562,7 +575,8 @@ int driver::verifyCommand(int argc, char **argv) {
           "  autopar verify MODEL.onnx --grid SHAPE [--plan P] [--inputs DIR] "
           "[--seed N] [--rtol R] [--atol A] [--precision f32|bf16|f16] "
           "[--timeout S] [--cluster FILE] "
-          "[--input-shape NAME=8x128] [--batch N] [--hostfile FILE]\n"
+          "[--input-shape NAME=8x128] [--batch N] [--hostfile FILE] "
+          "[--reference-dir DIR]\n"
           "  autopar verify MODEL.onnx --mode training --loss L "
           "[--optimizer sgd|adam] [--lr X] [--steps K] --grid SHAPE "
           "[--plan P | --fixed CONFIG] [--inputs DIR]\n\n"
@@ -604,6 +618,11 @@ int driver::verifyCommand(int argc, char **argv) {
   }
   if (steps.getNumOccurrences() && !*training) {
     printError("--steps needs --mode training");
+    return kVerifyErrorExitCode;
+  }
+  if (!referenceDir.empty() && *training) {
+    printError("--reference-dir keeps the outputs of an inference program; "
+               "it does not combine with --mode training");
     return kVerifyErrorExitCode;
   }
   std::optional<double> rtolOverride, atolOverride;
@@ -680,16 +699,22 @@ int driver::verifyCommand(int argc, char **argv) {
   // The compiles' own stages are not reported: one line per step here.
   singleOptions.quiet = true;
   ProgressLog progress;
-  progress.step("verify: compiling the single-device program");
-  FailureOr<Manifest> single = compileModel(ctx, *imported, singleOptions);
-  if (failed(single))
-    return kVerifyErrorExitCode;
   progress.step("verify: compiling the program for grid " + grid);
   FailureOr<Manifest> partitioned =
       compileModel(ctx, *imported, partitionedOptions);
   if (failed(partitioned))
     return kVerifyErrorExitCode;
+  // The single-device program, compiled unless --reference-dir has its
+  // outputs.
+  FailureOr<Manifest> single = failure();
+  auto compileSingle = [&] {
+    progress.step("verify: compiling the single-device program");
+    single = compileModel(ctx, *imported, singleOptions);
+    return success(succeeded(single));
+  };
   if (*training) {
+    if (failed(compileSingle()))
+      return kVerifyErrorExitCode;
     TrainingVerification check;
     check.singleDir = singleDir;
     check.partitionedDir = partitionedDir;
@@ -723,11 +748,53 @@ int driver::verifyCommand(int argc, char **argv) {
   runOptions.timeoutSeconds = *timeoutSeconds;
   if (failed(launcher.apply(runOptions)))
     return kVerifyErrorExitCode;
-  progress.step("verify: running the single-device program");
-  FailureOr<std::vector<HostTensor>> expected =
-      runCompiledProgram(ctx, singleDir, *single, *inputTensors, runOptions);
-  if (failed(expected))
-    return kVerifyErrorExitCode;
+
+  // The single-device outputs: from the reference directory when it holds
+  // those of this run, else computed (and written there).
+  std::optional<ReferenceKey> referenceKey;
+  std::optional<std::vector<HostTensor>> expected;
+  if (!referenceDir.empty()) {
+    progress.step("verify: checking the reference directory " + referenceDir);
+    FailureOr<std::string> runner = findRunner(ctx);
+    if (failed(runner))
+      return kVerifyErrorExitCode;
+    ReferenceRunDescription description;
+    description.compile = &singleOptions;
+    description.seed = *seedValue;
+    description.unmergeHeads = hasSeveralDevices(grid);
+    description.run = &runOptions;
+    description.inputSignatures = partitioned->inputs;
+    description.inputs = *inputTensors;
+    FailureOr<ReferenceKey> key =
+        computeReferenceKey(ctx, *imported, description, *runner);
+    if (failed(key))
+      return kVerifyErrorExitCode;
+    FailureOr<std::optional<std::vector<HostTensor>>> kept =
+        readReferenceOutputs(ctx, referenceDir, *key, partitioned->outputs);
+    if (failed(kept))
+      return kVerifyErrorExitCode;
+    referenceKey = std::move(*key);
+    expected = std::move(*kept);
+  }
+  bool reused = expected.has_value();
+  if (!reused) {
+    if (failed(compileSingle()))
+      return kVerifyErrorExitCode;
+    progress.step("verify: running the single-device program");
+    FailureOr<std::vector<HostTensor>> outputs =
+        runCompiledProgram(ctx, singleDir, *single, *inputTensors, runOptions);
+    if (failed(outputs))
+      return kVerifyErrorExitCode;
+    if (referenceKey &&
+        failed(writeReferenceOutputs(ctx, referenceDir, *referenceKey,
+                                     single->outputs, *outputs)))
+      return kVerifyErrorExitCode;
+    expected = std::move(*outputs);
+  }
+  if (!referenceDir.empty())
+    llvm::outs() << "single-device outputs: "
+                 << (reused ? "read from" : "written to") << " '"
+                 << referenceDir << "'\n";
   progress.step("verify: running on " + Twine(partitioned->numDevices) +
                 " ranks");
   FailureOr<std::vector<HostTensor>> actual = runCompiledProgram(
@@ -765,7 +832,7 @@ int driver::verifyCommand(int argc, char **argv) {
   // result within the tolerance of the single-device one, itself within the
   // reference's, could otherwise miss the reference by both).
   if (!inputs.empty()) {
-    for (auto [index, sig] : llvm::enumerate(single->outputs)) {
+    for (auto [index, sig] : llvm::enumerate(partitioned->outputs)) {
       SmallString<256> path(inputs);
       llvm::sys::path::append(path, "output_" + std::to_string(index) + ".pb");
       if (!llvm::sys::fs::exists(path))

@@ -20,33 +20,60 @@ import zoo_check  # noqa: E402
 # What a 2x2 verify prints, each line with the second it arrived (the
 # seconds in the progress lines count from after the import).
 VERIFY_2X2 = [
-    (1.5, "autopar: verify: compiling the single-device program (0.0 s)\n"),
-    (41.0, "autopar: verify: compiling the program for grid 2x2 (39.5 s)\n"),
+    (1.5, "autopar: verify: compiling the program for grid 2x2 (0.0 s)\n"),
     (41.0, "autopar plan (schema 1)\n"),
     (41.0, "  grid:     2x2\n"),
     (41.0, "  strategy: data\n"),
     (41.0, "  communication per device: 1.5 MB\n"),
+    (41.0, "autopar: verify: compiling the single-device program (39.5 s)\n"),
     (97.5, "autopar: verify: running the single-device program (96.0 s)\n"),
     (99.0, "autopar: verify: running on 4 ranks (97.5 s)\n"),
     (104.0, "output 'output_0': max_abs_err=2.0e-06 max_rel_err=1.0e-05\n"),
     (104.0, "max_abs_err=2.0e-06 max_rel_err=1.0e-05\n"),
 ]
 
+# A verify --reference-dir that reads the single-device outputs: no
+# single-device compile or run.
+VERIFY_REUSED = [
+    (1.5, "autopar: verify: compiling the program for grid 2 (0.0 s)\n"),
+    (20.0, "autopar plan (schema 1)\n"),
+    (20.0, "autopar: verify: checking the reference directory /tmp/r/m "
+     "(18.5 s)\n"),
+    (20.5, "single-device outputs: read from '/tmp/r/m'\n"),
+    (20.5, "autopar: verify: running on 2 ranks (19.0 s)\n"),
+    (24.0, "output 'output_0': max_abs_err=0.0e+00 max_rel_err=0.0e+00\n"),
+    (24.0, "max_abs_err=0.0e+00 max_rel_err=0.0e+00\n"),
+]
+
 
 def test_phases_of_a_complete_run():
     phases = zoo_check.phase_seconds(VERIFY_2X2, total=104.5)
-    assert phases == {"import": 1.5, "compile_single": 39.5,
-                      "compile_partitioned": 56.5, "run_single": 1.5,
+    assert phases == {"import": 1.5, "compile_partitioned": 39.5,
+                      "compile_single": 56.5, "run_single": 1.5,
                       "run_partitioned": 5.5}
 
 
 def test_phases_of_a_run_stopped_while_compiling():
     # A failed partitioned compile: the phases that started, the last one
     # up to the end of the run.
-    stamped = VERIFY_2X2[:2] + [(49.0, "error: something went wrong\n")]
+    stamped = VERIFY_2X2[:1] + [(49.0, "error: something went wrong\n")]
     phases = zoo_check.phase_seconds(stamped, total=50.0)
-    assert phases == {"import": 1.5, "compile_single": 39.5,
-                      "compile_partitioned": 9.0}
+    assert phases == {"import": 1.5, "compile_partitioned": 48.5}
+
+
+def test_phases_of_a_run_reading_the_reference():
+    phases = zoo_check.phase_seconds(VERIFY_REUSED, total=24.5)
+    assert phases == {"import": 1.5, "compile_partitioned": 18.5,
+                      "reference": 0.5, "run_partitioned": 4.0}
+
+
+def test_reference_source():
+    text = "".join(line for _, line in VERIFY_REUSED)
+    assert zoo_check.reference_source(text) == "read"
+    assert zoo_check.reference_source(
+        "single-device outputs: written to '/tmp/r'\n") == "written"
+    text = "".join(line for _, line in VERIFY_2X2)
+    assert zoo_check.reference_source(text) is None
 
 
 def test_no_progress_lines_no_phases():

@@ -25,14 +25,25 @@ fails (2 on bad usage).
     /usr/bin/python3 python/autopar/testing/zoo_check.py \\
         --autopar build/bin/autopar --models tv_resnet50,unet --configs 1
 
+The single-device program is compiled and run once per model: the first
+partitioned verify of a model keeps its outputs in a reference directory
+(`autopar verify --reference-dir`, DIR/MODEL with --reference-dir DIR, else
+a temporary directory removed at the end), the model's other partitioned
+verifies read them; autopar checks that they were made for the same
+model, weights, inputs, options and autopar build. --no-reuse compiles and
+runs it in every verify. The grid-1 configuration imports the model
+without splitting merged batch and heads (only grids of several devices
+do), so its single-device program is its own.
+
 --json keeps every run's errors (ref_err: the single-device program against
 PyTorch; part_ref_err: the partitioned one against PyTorch; part_err: the
 partitioned one against the single-device one), wall and CPU seconds, its
-phases' wall seconds
-(import, compile_single, compile_partitioned, run_single, run_partitioned,
-from verify's progress lines) and the plan's strategy and communication per
-device (from the plan verify prints), rewritten after every run; stderr has
-them too, after each model.
+phases' wall seconds (import, compile_single, compile_partitioned,
+reference, run_single, run_partitioned, from verify's progress lines;
+`reference`: checking the reference directory), whether the single-device
+outputs were `read` from the reference directory or `written` there, and
+the plan's strategy and communication per device (from the plan verify
+prints), rewritten after every run; stderr has them too, after each model.
 
 The tolerances are the zoo's (atol 1e-4, rtol 1e-3, --atol/--rtol); the auto
 plans search with the compute-bound cluster descriptions of the tests
@@ -56,6 +67,7 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -81,6 +93,9 @@ DEFAULT_CONFIGS = "1,data:2,data:2x2,auto:2,auto:2x2"
 # CI's configurations: PyTorch at grid 1 and both plans on the 2-D grid.
 CI_CONFIGS = "1,data:2x2,auto:2x2"
 
+# verify --reference-dir's line: where the single-device outputs came from.
+REFERENCE_RE = re.compile(r"^single-device outputs: (read from|written to) ",
+                          re.M)
 ERROR_RE = re.compile(r"max_abs_err=([0-9.eE+-]+|nan|inf)", re.IGNORECASE)
 # `autopar verify`'s progress lines: "autopar: verify: WHAT (SECONDS s)",
 # each printed when its step starts (SECONDS counts from after the import).
@@ -88,6 +103,7 @@ STEP_RE = re.compile(r"^autopar: verify: (.*) \(([0-9.]+) s\)$")
 # The phase each progress line starts (its first words).
 PHASES = [("compiling the single-device program", "compile_single"),
           ("compiling the program for grid", "compile_partitioned"),
+          ("checking the reference directory", "reference"),
           ("running the single-device program", "run_single"),
           ("running on", "run_partitioned")]
 
@@ -242,8 +258,26 @@ def verify_errors(text: str):
     return ref_err, part_ref_err, part_err
 
 
-def run_verify(args, model_dir: str, plan, grid: str):
-    """Runs one `autopar verify`; returns a result dict."""
+def grid_devices(grid: str) -> int:
+    """'2x2' -> 4."""
+    devices = 1
+    for size in grid.split("x"):
+        devices *= int(size)
+    return devices
+
+
+def reference_source(text: str):
+    """'read' or 'written': where verify --reference-dir says the
+    single-device outputs came from (None without that line)."""
+    m = REFERENCE_RE.search(text)
+    if not m:
+        return None
+    return "read" if m.group(1) == "read from" else "written"
+
+
+def run_verify(args, model_dir: str, plan, grid: str, reference_dir=None):
+    """Runs one `autopar verify` (with `--reference-dir reference_dir` when
+    given); returns a result dict."""
     cmd = [args.autopar, "verify", os.path.join(model_dir, "model.onnx"),
            "--grid", grid, "--inputs",
            os.path.join(model_dir, "test_data_set_0"),
@@ -253,6 +287,8 @@ def run_verify(args, model_dir: str, plan, grid: str):
         cmd += ["--plan", plan]
         if plan == "auto":
             cmd += ["--cluster", zoo_args.cluster_for(args, grid)]
+    if reference_dir is not None:
+        cmd += ["--reference-dir", reference_dir]
     start = time.time()
     cpu_start = resource.getrusage(resource.RUSAGE_CHILDREN)
     rc, stamped = run_command(cmd, timeout=args.timeout * 2)
@@ -268,7 +304,7 @@ def run_verify(args, model_dir: str, plan, grid: str):
               "cpu_seconds": round(cpu, 1),
               "phases": phase_seconds(stamped, seconds),
               "ref_err": ref_err, "part_ref_err": part_ref_err,
-              "part_err": part_err}
+              "part_err": part_err, "reference": reference_source(out)}
     if rc != 0:
         result["error"] = first_error(out)
         if args.log_dir:
@@ -315,6 +351,13 @@ def main() -> int:
     parser.add_argument("--onnx-dir", help="check every model directory "
                         "(model.onnx, test_data_set_0) under this directory "
                         "instead of the zoo; --models filters by name")
+    parser.add_argument("--reference-dir",
+                        help="keep each model's single-device outputs in "
+                        "DIR/MODEL (autopar verify --reference-dir; default: "
+                        "a temporary directory removed at the end)")
+    parser.add_argument("--no-reuse", action="store_true",
+                        help="compile and run the single-device program in "
+                        "every verify")
     parser.add_argument("--list", action="store_true",
                         help="print the zoo (CI models marked) and exit")
     args = parser.parse_args()
@@ -351,6 +394,26 @@ def main() -> int:
               file=sys.stderr)
         return 2
 
+    if args.reference_dir and args.no_reuse:
+        print("zoo_check: error: --reference-dir keeps what --no-reuse "
+              "does not: give one", file=sys.stderr)
+        return 2
+    scratch = None
+    reference_root = args.reference_dir
+    if reference_root is None and not args.no_reuse:
+        scratch = tempfile.TemporaryDirectory(prefix="zoo-check-reference-")
+        reference_root = scratch.name
+    try:
+        return check_models(args, names, configs, reference_root)
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+
+
+def check_models(args, names, configs, reference_root) -> int:
+    """Checks the models `names` in the configurations `configs`, keeping
+    single-device outputs under `reference_root` (None: not kept); prints
+    the table and returns the exit code."""
     titles = [("grid " + g) if p is None else f"{p} {g}" for p, g in configs]
     header = ["model", "params", "ops", "err vs torch"] + titles
     print(" | ".join(header), flush=True)
@@ -376,7 +439,12 @@ def main() -> int:
         row.update({"params": params, "nodes": nodes, "op_types": ops})
         worst = None
         for (plan, grid), title in zip(configs, titles):
-            result = run_verify(args, model_dir, plan, grid)
+            # Grids of several devices share one single-device program (the
+            # grid-1 import keeps merged batch and heads: its own).
+            reference_dir = None
+            if reference_root is not None and grid_devices(grid) > 1:
+                reference_dir = os.path.join(reference_root, name)
+            result = run_verify(args, model_dir, plan, grid, reference_dir)
             row["configs"][title] = result
             if args.json:
                 # After every run, so that the runs of a model stopped by an
@@ -401,8 +469,10 @@ def main() -> int:
             r = row["configs"][title]
             plan = f" ({r['strategy']}, {r['communication']} per " \
                 "device)" if r["strategy"] else ""
+            kept = f", single-device outputs {r['reference']}" \
+                if r.get("reference") else ""
             print(f"zoo_check: {name} {title}{plan}: {r['seconds']} s wall, "
-                  f"{r['cpu_seconds']} s CPU; " + ", ".join(
+                  f"{r['cpu_seconds']} s CPU{kept}; " + ", ".join(
                       f"{k} {v} s" for k, v in r["phases"].items()),
                   file=sys.stderr, flush=True)
         if args.json:
