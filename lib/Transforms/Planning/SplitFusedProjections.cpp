@@ -376,8 +376,8 @@ static void rejectPartlyRead(SmallVector<FusedProjection> &found) {
     };
     size_t before = found.size();
     llvm::erase_if(found, [&](FusedProjection &projection) {
-      bool keep = isWhole(projection.weight) &&
-                  isWhole(projection.gemmBias) && isWhole(projection.addBias);
+      bool keep = isWhole(projection.weight) && isWhole(projection.gemmBias) &&
+                  isWhole(projection.addBias);
       LLVM_DEBUG(if (!keep) llvm::dbgs()
                  << "left fused: '" << projection.weight.getName()
                  << "' or its bias is also read elsewhere\n");
