@@ -55,7 +55,10 @@ IlpSolution mlir::autopar::solveIlp(const IlpProblem &problem,
       Cbc_setInteger(model, c);
   Cbc_setAllowableGap(model, 0);
   Cbc_setAllowableFractionGap(model, 0);
-  Cbc_setParameter(model, "threads", "1");
+  // Serial branch and bound: "threads 1" runs the tree in CBC's parallel
+  // mode with one worker thread, whose hand-offs cost 25-40% of the
+  // memory-constrained stage programs' solve time (GPT-3 175B's).
+  Cbc_setParameter(model, "threads", "0");
   // Branch and bound on the LP bound alone. The plan programs' LP
   // relaxations are tight except at the memory rows, where CBC's cut
   // generators add cuts that are never active and its primal heuristics
@@ -65,9 +68,11 @@ IlpSolution mlir::autopar::solveIlp(const IlpProblem &problem,
   // all, every one faster). Optimality is proven either way.
   Cbc_setParameter(model, "cuts", "off");
   Cbc_setParameter(model, "heuristicsOnOff", "off");
-  // Without inequality rows (a plan program without memory rows) the LP
+  // Without memory rows (the only '<=' rows: the '>=' rows of shared
+  // reshards and of the optimizer's split ties are no knapsacks) the LP
   // optimum is integral or nearly so and CBC's preprocessing costs more
-  // than the whole search after it.
+  // than the whole search after it: 40% of each of GPT-3 175B's stage
+  // programs solved without memory rows.
   // CBC (2.10) can crash in CglPreProcess::postProcess when its time limit
   // stops it inside or right after preprocessing (seen in a few percent of
   // runs at a limit of 1e-9 s): a limit too short for preprocessing to pay
@@ -75,7 +80,7 @@ IlpSolution mlir::autopar::solveIlp(const IlpProblem &problem,
   constexpr double kMinSecondsForPreprocessing = 1.0;
   if (timeLimitSeconds < kMinSecondsForPreprocessing ||
       llvm::none_of(problem.rows, [](const IlpProblem::Row &row) {
-        return row.sense != 'E';
+        return row.sense == 'L';
       }))
     Cbc_setParameter(model, "preprocess", "off");
   Cbc_setMaximumSeconds(model, timeLimitSeconds);
