@@ -70,18 +70,20 @@ IlpSolution mlir::autopar::solveIlp(const IlpProblem &problem,
   Cbc_setParameter(model, "heuristicsOnOff", "off");
   // Without memory rows (the only '<=' rows: the '>=' rows of shared
   // reshards and of the optimizer's split ties are no knapsacks) the LP
-  // optimum is integral or nearly so and CBC's preprocessing costs more
-  // than the whole search after it: 40% of each of GPT-3 175B's stage
-  // programs solved without memory rows.
+  // optimum is integral or nearly so, and CBC's preprocessing and Clp's
+  // presolve cost more than the whole search after them: each halves the
+  // solve of GPT-3 175B's stage programs without memory rows.
   // CBC (2.10) can crash in CglPreProcess::postProcess when its time limit
   // stops it inside or right after preprocessing (seen in a few percent of
   // runs at a limit of 1e-9 s): a limit too short for preprocessing to pay
   // off also skips it.
   constexpr double kMinSecondsForPreprocessing = 1.0;
-  if (timeLimitSeconds < kMinSecondsForPreprocessing ||
-      llvm::none_of(problem.rows, [](const IlpProblem::Row &row) {
-        return row.sense == 'L';
-      }))
+  bool memoryRows = llvm::any_of(problem.rows, [](const IlpProblem::Row &row) {
+    return row.sense == 'L';
+  });
+  if (!memoryRows)
+    Cbc_setParameter(model, "presolve", "off");
+  if (!memoryRows || timeLimitSeconds < kMinSecondsForPreprocessing)
     Cbc_setParameter(model, "preprocess", "off");
   Cbc_setMaximumSeconds(model, timeLimitSeconds);
   if (std::isfinite(cutoff))
