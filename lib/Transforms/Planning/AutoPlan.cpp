@@ -290,8 +290,26 @@ mlir::autopar::planAutomatically(ModuleOp module,
     /// end: it cannot beat a plan that fits with another setting (empty:
     /// it was).
     std::string pruned;
+    /// The nodes the setting recomputes (StrategyGraph::recomputed).
+    std::vector<bool> recomputed;
+    /// Whether its fastest plan ignoring memory was solved (`free`).
+    bool solvedFree = false;
   };
   std::vector<Outcome> outcomes;
+  // An earlier setting whose fastest plan ignoring memory fits and that
+  // recomputes no node the setting the graph holds does not.
+  auto findFittingSubset = [&]() -> const Outcome * {
+    for (const Outcome &o : outcomes) {
+      if (!o.skipped.empty() || !o.solvedFree || !o.fits || o.binding)
+        continue;
+      bool subset = true;
+      for (unsigned n = 0; n < o.recomputed.size() && subset; ++n)
+        subset = !o.recomputed[n] || graph.isRecomputed(n);
+      if (subset)
+        return &o;
+    }
+    return nullptr;
+  };
   // The setting the graph holds, and the last one (in the searched order)
   // that applies.
   std::optional<RecomputeSpec> held, lastApplied;
@@ -334,6 +352,19 @@ mlir::autopar::planAutomatically(ModuleOp module,
       }
       held = lastApplied = spec;
     }
+    outcome.recomputed = graph.recomputed;
+    outcome.recomputed.resize(graph.getNumNodes(), false);
+    // A setting that recomputes every node an earlier one does (and more)
+    // only adds time to every plan: when that earlier setting's fastest plan
+    // ignoring memory fits, no plan of this one is faster, and its programs
+    // are not solved.
+    if (const Outcome *covering = findFittingSubset()) {
+      outcome.pruned = "it recomputes every op " +
+                       stringifyRecomputeSpec(covering->recompute) +
+                       " recomputation does, whose fastest plan fits";
+      outcomes.push_back(std::move(outcome));
+      continue;
+    }
     std::string memoKey = stringifyRecomputeSpec(spec);
     const SolvedProgram *memoised = nullptr;
     if (options.memo)
@@ -361,6 +392,7 @@ mlir::autopar::planAutomatically(ModuleOp module,
     if (!outcome.solved.hasSolution())
       return searchFailed(outcome.solved, "any plan");
     outcome.free = pricer.evaluate(outcome.solved.choice);
+    outcome.solvedFree = true;
     // No plan of any setting is faster than the fastest plan without
     // recomputation ignoring memory.
     if (spec.kind == RecomputeKind::None && external >= 0 &&
@@ -521,9 +553,11 @@ mlir::autopar::planAutomatically(ModuleOp module,
       entry["fits"] = outcome.fits;
     if (outcome.fits)
       entry["step_time_s"] = outcome.predicted.stepTime;
-    if (!outcome.pruned.empty())
-      entry["unconstrained_step_time_s"] = outcome.free.stepTime;
-    entry["unconstrained_peak_bytes"] = outcome.free.peakMemoryBytes;
+    if (outcome.solvedFree) {
+      if (!outcome.pruned.empty())
+        entry["unconstrained_step_time_s"] = outcome.free.stepTime;
+      entry["unconstrained_peak_bytes"] = outcome.free.peakMemoryBytes;
+    }
     tried.push_back(std::move(entry));
   }
   std::optional<Outcome> best;

@@ -32,17 +32,21 @@
 // 12 MiB less. It repeats 2 x 2 x 1024^2 x 128 / 2 flops per block at
 // 1 GFLOP/s (0.268 s) plus the softmax.
 // SELECTIVE: predicted step 5.150939e+00 s {{.*}} peak memory 17301516 bytes at 'scores0', recomputation selective (1.084228e+00 s)
-// FULL: predicted step 5.419639e+00 s {{.*}} peak memory 12320780 bytes at 'q0', recomputation full (1.352927e+00 s)
+// With full recomputation the same tie: since the seventh session (Clp's
+// presolve off without memory rows) whole inputs here too (256 KiB more).
+// FULL: predicted step 5.419639e+00 s {{.*}} peak memory 12582924 bytes at 'q0', recomputation full (1.352927e+00 s)
 // Unfolded, the blocks may differ (the last one's input gather is cheaper
-// without sharing): slightly faster; its tie stores the inputs split
-// (256 KiB less).
-// UNFOLDED: predicted step 5.419508e+00 s {{.*}} peak memory 12058636 bytes at 'q0', recomputation full (1.352927e+00 s)
+// without sharing): slightly faster; of its ties, the search returned one
+// storing the inputs split (256 KiB less) until the sixth session, and one
+// storing one of them whole since the seventh.
+// UNFOLDED: predicted step 5.419508e+00 s {{.*}} peak memory 12320780 bytes at 'q0', recomputation full (1.352927e+00 s)
 // NOFIT: error: no plan fits in 8000000 bytes per device among the plans in which identical repeated blocks share one strategy and each op splits only its first reduction loop with recomputation none, selective or full; with full recomputation, the smallest peak any of them reaches is 9961484 bytes (9.50 MiB) at 'q0'
 // PINSEL: recomputation selective (1.084228e+00 s)
 // One block of four recomputed: its working set is live during its backward
 // pass, so the peak barely moves (what Megatron's recompute-num-layers 1
-// gives too).
-// PINONE: peak memory 29622284 bytes at 'q0', recomputation full:1 (3.382318e-01 s)
+// gives too). The same step (4.403371 s) ties with whole or split inputs
+// (29622284 bytes until the sixth session, 29884428 since the seventh).
+// PINONE: predicted step 4.403371e+00 s {{.*}} peak memory 29884428 bytes at 'q0', recomputation full:1 (3.382318e-01 s)
 // TOOMANY: error: full recomputation of 5 blocks, but the model has 4 repeated blocks
 // INFER: error: recompute needs mode=training
 // UNKNOWN: error: unknown recompute 'most', expected none, selective, full, full:K or auto

@@ -46,8 +46,14 @@ func.func @main(%x: tensor<64x1024xf32> loc("x")) -> tensor<64x1024xf32> {
 // SMALL: autopar.relu {{.*}}#autopar.sharding<{{\[\[}}], [0{{\]\]}}>
 // SMALL: autopar.matmul {{.*}}#autopar.sharding<{{\[\[}}], []], partial = [0]>
 
+// On the 2x2 grid the batch splits over both axes. The runtime input may be
+// read split over both or over axis 0 only (each device then reads its half
+// and slices its quarter locally, free): the step ties, and the search, which
+// minimizes the step only, may return either (since the seventh session,
+// with Clp's presolve off for programs without memory rows, axis 0 only).
 // GRID2D-LABEL: func.func @main
-// GRID2D-SAME: autopar.sharding = #autopar.sharding<{{\[\[}}0, 1], [{{\]\]}}>
+// GRID2D-SAME: autopar.sharding = #autopar.sharding<{{\[\[}}0{{(, 1)?}}], [{{\]\]}}>
+// GRID2D: autopar.matmul {{.*}}#autopar.sharding<{{\[\[}}0, 1], [{{\]\]}}>
 // GRID2D: autopar.relu {{.*}}#autopar.sharding<{{\[\[}}0, 1], [{{\]\]}}>
 
 // REMARKS: remark: strategy [_,_]; runner-up [0,_] costs 8.388608e-03 s more
