@@ -868,6 +868,10 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
       json::Object entry{{"microbatches", counts[index]},
                          {"per_microbatch", global / counts[index]},
                          {"search_time_s", outcome.searchTimeSeconds}};
+      // Some stage counts of it were cut under another's plan: its own
+      // optimum is at least the least of this and its step.
+      if (std::isfinite(outcome.cutoff))
+        entry["cutoff_s"] = outcome.cutoff;
       if (outcome.stepTime) {
         entry["stages"] = outcome.stages;
         entry["step_time_s"] = *outcome.stepTime;

@@ -1436,6 +1436,8 @@ struct PairSearch {
     std::map<unsigned, std::unique_ptr<PipelineSearchCache>> caches;
     std::string lastError;
     bool pruned = false;
+    /// The least cutoff one of its counts was cut under.
+    double leastCutoff = std::numeric_limits<double>::infinity();
     std::optional<unsigned> best;
     double bestStep = std::numeric_limits<double>::infinity();
   };
@@ -1501,6 +1503,7 @@ void PairSearch::record(size_t c, unsigned count, double cutoff, double seconds,
     if (!std::isinf(cutoff) && StringRef(error).contains(kNoPlanUnderCutoff)) {
       entry["pruned"] = error;
       cand.pruned = true;
+      cand.leastCutoff = std::min(cand.leastCutoff, cutoff);
     } else {
       entry["error"] = error;
       cand.lastError = error;
@@ -1772,6 +1775,7 @@ FailureOr<MicrobatchChoice> mlir::autopar::chooseMicrobatchesAndStages(
   MicrobatchChoice result;
   for (PairSearch::Candidate &cand : search.candidates) {
     MicrobatchOutcome &outcome = result.outcomes.emplace_back();
+    outcome.cutoff = cand.leastCutoff;
     for (auto &[count, entry] : cand.entries) {
       outcome.searchTimeSeconds += entry.getNumber("search_time_s").value_or(0);
       outcome.tried.push_back(std::move(entry));

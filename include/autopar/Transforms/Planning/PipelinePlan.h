@@ -29,6 +29,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -221,6 +222,10 @@ struct MicrobatchOutcome {
   /// otherwise.
   std::string error;
   bool pruned = false;
+  /// The least cutoff a stage count of it was cut under (infinite: none was
+  /// cut): the count has no plan faster than the least of this and
+  /// `stepTime`, so `stepTime` is its own optimum when it is at most this.
+  double cutoff = std::numeric_limits<double>::infinity();
   /// Seconds spent on this count's stage counts (bounds, probes, searches).
   double searchTimeSeconds = 0;
   /// One entry per stage count, as chooseStageCount's `tried`, with the
