@@ -308,6 +308,25 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
                              "the gpipe schedule, not "
                           << stringifyPipelineSchedule(config.schedule);
 
+  // The schedule with unit times, checked before the program is built (a
+  // microbatch count the schedule cannot run fails at once).
+  PipelineProblem unit;
+  unit.schedule = config.schedule;
+  unit.stages = p;
+  unit.microbatches = unsigned(m);
+  unit.chunks = v;
+  unit.forwardOnly = !training;
+  unit.forward.assign(p * v, 1.0);
+  unit.transfer.assign(p * v, 0.0);
+  if (training)
+    unit.backward.assign(p * v, kBackwardComputeFactor);
+  if (config.schedule == PipelineSchedule::ZeroBubbleH1) {
+    unit.backward.assign(p, 1.0);
+    unit.weightGrad.assign(p, 1.0);
+  }
+  if (std::string bad = checkPipelineProblem(unit); !bad.empty())
+    return emitError(loc) << "pipeline schedule: " << bad;
+
   SmallVector<int64_t> slabGrid(grid.begin(), grid.end());
   slabGrid[0] = grid[0] / p;
   int64_t slabDevices = 1;
@@ -361,23 +380,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
                           << " virtual stages, and " << p * v
                           << " does not divide " << numBlocks;
 
-  // 2. Microbatches in flight per stage: the schedule with unit times.
-  PipelineProblem unit;
-  unit.schedule = config.schedule;
-  unit.stages = p;
-  unit.microbatches = unsigned(m);
-  unit.chunks = v;
-  unit.forwardOnly = !training;
-  unit.forward.assign(p * v, 1.0);
-  unit.transfer.assign(p * v, 0.0);
-  if (training)
-    unit.backward.assign(p * v, kBackwardComputeFactor);
-  if (config.schedule == PipelineSchedule::ZeroBubbleH1) {
-    unit.backward.assign(p, 1.0);
-    unit.weightGrad.assign(p, 1.0);
-  }
-  if (std::string bad = checkPipelineProblem(unit); !bad.empty())
-    return emitError(loc) << "pipeline schedule: " << bad;
+  // 2. Microbatches in flight per stage: the schedule with unit times
+  // (checked before the program is built above).
   PipelineResult unitRun = simulatePipeline(unit);
   std::vector<unsigned> inFlight(p, 1);
   if (training)
@@ -1563,8 +1567,12 @@ void PairSearch::run() {
   // of their stages is planned (measured on Table 1's row 4: 46 s of CPU
   // instead of 122 s searching the most stages first). With several
   // microbatch counts, each count's plan without stages in the candidates'
-  // order, each under the best step so far.
-  for (auto [c, cand] : llvm::enumerate(candidates)) {
+  // reverse order (the driver passes them fewest microbatches first), each
+  // under the best step so far: the smallest microbatches store the fewest
+  // activations, so their plans fit without the memory-constrained solves,
+  // and their steps cut the larger microbatches' solves short.
+  for (size_t c = candidates.size(); c-- > 0;) {
+    Candidate &cand = candidates[c];
     double cutoff = bestStep;
     announce(c, 1, cutoff);
     std::string error;
