@@ -803,7 +803,7 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
   // count searched together. Every divisor m of the batch (the microbatch
   // b x d = B / m) is imported at its microbatch, and the (m, stage count)
   // pairs are searched best first (chooseMicrobatchesAndStages): each m's
-  // plan without stages, most microbatches first, then the pipelines in
+  // plan without stages, fewest microbatches first, then the pipelines in
   // the order of their bounds, each under the best step of any pair.
   std::optional<StageCountChoice> jointChoice;
   json::Array jointTried;

@@ -246,9 +246,7 @@ struct MicrobatchChoice {
 /// `--microbatches auto --stages auto`: the microbatch count and the stage
 /// count searched together, as one best-first search over (microbatch count,
 /// stage count) pairs. Each candidate's plan without stages is searched
-/// first, in the candidates' reverse order (given fewest microbatches
-/// first: the smallest microbatches, whose plans fit most easily, first),
-/// each under the best step so far; then
+/// first, in the candidates' order, each under the best step so far; then
 /// every pipeline pair's floor bound is taken (PipelineConfig::boundOnly)
 /// and the pairs are probed and searched in the order of their bounds, as
 /// chooseStageCount does for one candidate, with the best step of any pair
