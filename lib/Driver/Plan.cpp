@@ -31,6 +31,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <set>
 
@@ -800,9 +801,10 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
   json::Array microbatchesTried;
   // `--microbatches auto --stages auto`: the microbatch count and the stage
   // count searched together. Every divisor m of the batch (the microbatch
-  // b x d = B / m), fewest microbatches first, each with the stage-count
-  // search of its own microbatch module under the best step found so far as
-  // its cutoff; the chosen count's stage search is kept.
+  // b x d = B / m) is imported at its microbatch, and the (m, stage count)
+  // pairs are searched best first (chooseMicrobatchesAndStages): each m's
+  // plan without stages, fewest microbatches first, then the pipelines in
+  // the order of their bounds, each under the best step of any pair.
   std::optional<StageCountChoice> jointChoice;
   json::Array jointTried;
   double jointSeconds = 0;
@@ -814,22 +816,12 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
              "dimension";
       return failure();
     }
-    auto jointStart = std::chrono::steady_clock::now();
-    double bestStep = std::numeric_limits<double>::infinity();
-    int64_t best = -1;
-    std::string lastError;
+    std::deque<ImportedModel> micros;
+    std::vector<MicrobatchCandidate> candidates;
+    SmallVector<int64_t> counts;
     for (int64_t candidate = 1; candidate <= global; ++candidate) {
       if (global % candidate != 0)
         continue;
-      if (!quiet)
-        llvm::errs() << llvm::formatv(
-            "autopar: planning {0} microbatches of {1}, the stage count "
-            "searched{2}\n",
-            candidate, global / candidate,
-            std::isinf(bestStep)
-                ? std::string()
-                : llvm::formatv(" (plans under {0:e3} s)", bestStep).str());
-      auto start = std::chrono::steady_clock::now();
       InputShapes microShapes = *inputShapes;
       microShapes.batch = global / candidate;
       FailureOr<ImportedModel> micro = importModel(
@@ -838,62 +830,64 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
         return failure();
       if (lossKind && failed(appendTrainingLoss(*micro->module, *lossKind)))
         return failure();
+      micros.push_back(std::move(*micro));
       PlanSearchOptions candidateSearch = search;
       candidateSearch.microbatches = candidate;
-      AutoPlanOptions options =
-          makePlanOptions(*grid, *spec, *planMode, candidateSearch);
-      PipelineConfig base = pipeline;
-      base.stepCutoff = std::isinf(bestStep) ? -1.0 : bestStep;
-      json::Array tried;
-      std::string error;
-      FailureOr<StageCountChoice> chosen = failure();
-      {
-        ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
-          if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
-            error = diag.str();
-          return success();
-        });
-        chosen = chooseStageCount(*micro->module, options, base, tried);
-      }
-      json::Object entry{
-          {"microbatches", candidate},
-          {"per_microbatch", global / candidate},
-          {"search_time_s", std::chrono::duration<double>(
-                                std::chrono::steady_clock::now() - start)
-                                .count()}};
-      if (!std::isinf(bestStep))
-        entry["cutoff_s"] = bestStep;
-      if (failed(chosen)) {
-        if (!std::isinf(bestStep) &&
-            StringRef(error).contains(kNoPlanUnderCutoff)) {
-          entry["pruned"] = error;
-        } else {
-          entry["error"] = error;
-          lastError = error;
-        }
-      } else {
-        entry["stages"] = chosen->stages;
-        entry["step_time_s"] = chosen->stepTime;
-        if (chosen->stepTime < bestStep) {
-          bestStep = chosen->stepTime;
-          best = candidate;
-          jointChoice = std::move(*chosen);
-          jointTried = std::move(tried);
-        }
-      }
-      microbatchesTried.push_back(std::move(entry));
+      candidates.push_back(
+          {*micros.back().module,
+           makePlanOptions(*grid, *spec, *planMode, candidateSearch)});
+      counts.push_back(candidate);
+    }
+    if (!quiet)
+      llvm::errs() << llvm::formatv(
+          "autopar: planning {0} microbatch counts (the divisors of the "
+          "batch {1}) with the stage count searched\n",
+          counts.size(), global);
+    auto jointStart = std::chrono::steady_clock::now();
+    std::string error;
+    FailureOr<MicrobatchChoice> chosen = failure();
+    {
+      ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+        if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
+          error = diag.str();
+        return success();
+      });
+      chosen = chooseMicrobatchesAndStages(candidates, pipeline);
     }
     jointSeconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - jointStart)
                        .count();
-    if (best < 0) {
-      emitDriverError(ctx)
-          << "no microbatch count (the divisors of the batch " << global
-          << ") gives a plan that fits with any stage count; with the most: "
-          << lastError;
+    if (failed(chosen)) {
+      emitDriverError(ctx) << "no microbatch count (the divisors of the batch "
+                           << global
+                           << ") gives a plan that fits with any stage count: "
+                           << error;
       return failure();
     }
-    m = best;
+    for (auto [index, outcome] : llvm::enumerate(chosen->outcomes)) {
+      json::Object entry{{"microbatches", counts[index]},
+                         {"per_microbatch", global / counts[index]},
+                         {"search_time_s", outcome.searchTimeSeconds}};
+      // Some stage counts of it were cut under another's plan: its own
+      // optimum is at least the least of this and its step.
+      if (std::isfinite(outcome.cutoff))
+        entry["cutoff_s"] = outcome.cutoff;
+      if (outcome.stepTime) {
+        entry["stages"] = outcome.stages;
+        entry["step_time_s"] = *outcome.stepTime;
+      } else if (outcome.pruned) {
+        entry["pruned"] = outcome.error;
+      } else {
+        entry["error"] = outcome.error;
+      }
+      if (index == chosen->candidate)
+        jointTried = std::move(outcome.tried);
+      else
+        entry["stage_counts"] = std::move(outcome.tried);
+      microbatchesTried.push_back(std::move(entry));
+    }
+    m = counts[chosen->candidate];
+    jointChoice = std::move(chosen->choice);
   } else if (searchMicrobatches) {
     // Every power of two m dividing the batch, each planned in full; the
     // fastest plan that fits wins.

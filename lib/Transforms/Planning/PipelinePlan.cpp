@@ -43,6 +43,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -307,6 +308,25 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
                              "the gpipe schedule, not "
                           << stringifyPipelineSchedule(config.schedule);
 
+  // The schedule with unit times, checked before the program is built (a
+  // microbatch count the schedule cannot run fails at once).
+  PipelineProblem unit;
+  unit.schedule = config.schedule;
+  unit.stages = p;
+  unit.microbatches = unsigned(m);
+  unit.chunks = v;
+  unit.forwardOnly = !training;
+  unit.forward.assign(p * v, 1.0);
+  unit.transfer.assign(p * v, 0.0);
+  if (training)
+    unit.backward.assign(p * v, kBackwardComputeFactor);
+  if (config.schedule == PipelineSchedule::ZeroBubbleH1) {
+    unit.backward.assign(p, 1.0);
+    unit.weightGrad.assign(p, 1.0);
+  }
+  if (std::string bad = checkPipelineProblem(unit); !bad.empty())
+    return emitError(loc) << "pipeline schedule: " << bad;
+
   SmallVector<int64_t> slabGrid(grid.begin(), grid.end());
   slabGrid[0] = grid[0] / p;
   int64_t slabDevices = 1;
@@ -360,23 +380,8 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
                           << " virtual stages, and " << p * v
                           << " does not divide " << numBlocks;
 
-  // 2. Microbatches in flight per stage: the schedule with unit times.
-  PipelineProblem unit;
-  unit.schedule = config.schedule;
-  unit.stages = p;
-  unit.microbatches = unsigned(m);
-  unit.chunks = v;
-  unit.forwardOnly = !training;
-  unit.forward.assign(p * v, 1.0);
-  unit.transfer.assign(p * v, 0.0);
-  if (training)
-    unit.backward.assign(p * v, kBackwardComputeFactor);
-  if (config.schedule == PipelineSchedule::ZeroBubbleH1) {
-    unit.backward.assign(p, 1.0);
-    unit.weightGrad.assign(p, 1.0);
-  }
-  if (std::string bad = checkPipelineProblem(unit); !bad.empty())
-    return emitError(loc) << "pipeline schedule: " << bad;
+  // 2. Microbatches in flight per stage: the schedule with unit times
+  // (checked before the program is built above).
   PipelineResult unitRun = simulatePipeline(unit);
   std::vector<unsigned> inFlight(p, 1);
   if (training)
@@ -1418,248 +1423,317 @@ mlir::autopar::planPipeline(ModuleOp module, const AutoPlanOptions &options,
   return result;
 }
 
-FailureOr<StageCountChoice>
-mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
-                                const PipelineConfig &base,
-                                json::Array &tried) {
-  auto startTime = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
+namespace {
+/// The (microbatch count, stage count) search shared by chooseStageCount
+/// (one candidate) and chooseMicrobatchesAndStages.
+struct PairSearch {
+  /// One candidate's state.
+  struct Candidate {
+    ModuleOp module;
+    AutoPlanOptions options, quietOptions;
+    /// Pipeline counts to try (the divisors of axis 0 up to the blocks, the
+    /// most first).
+    SmallVector<unsigned> counts;
+    std::map<unsigned, json::Object> entries;
+    std::map<unsigned, double> bounds, probed;
+    std::set<unsigned> stalled;
+    std::map<unsigned, std::unique_ptr<PipelineSearchCache>> caches;
+    std::string lastError;
+    bool pruned = false;
+    /// The least cutoff one of its counts was cut under.
+    double leastCutoff = std::numeric_limits<double>::infinity();
+    std::optional<unsigned> best;
+    double bestStep = std::numeric_limits<double>::infinity();
+  };
+  /// A deque: a Candidate holds caches that cannot be copied.
+  std::deque<Candidate> candidates;
+  PipelineConfig base;
+  /// The best step of any pair (or the caller's cutoff), and its pair.
+  double bestStep = std::numeric_limits<double>::infinity();
+  std::optional<std::pair<size_t, unsigned>> best;
+  std::optional<PipelinePlanResult> bestPipeline;
+  std::chrono::steady_clock::time_point startTime =
+      std::chrono::steady_clock::now();
+  unsigned decided = 0;
+
+  double elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                          startTime)
         .count();
-  };
-  ArrayRef<int64_t> grid = options.gridShape;
+  }
+  void run();
+
+private:
+  /// Runs `search` with the errors it emits captured into `error`; returns
+  /// its wall seconds.
+  double captured(ModuleOp module, std::string &error,
+                  llvm::function_ref<void()> search);
+  /// Records pair (c, count)'s outcome under `cutoff`: its prediction, or
+  /// why it has none.
+  void record(size_t c, unsigned count, double cutoff, double seconds,
+              std::optional<PlanPrediction> predicted,
+              std::optional<PipelinePlanResult> pipelined,
+              const std::string &error);
+  void announce(size_t c, unsigned count, double cutoff);
+};
+} // namespace
+
+double PairSearch::captured(ModuleOp module, std::string &error,
+                            llvm::function_ref<void()> search) {
+  auto countStart = std::chrono::steady_clock::now();
+  ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
+      error = d.str();
+    return success();
+  });
+  search();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       countStart)
+      .count();
+}
+
+void PairSearch::record(size_t c, unsigned count, double cutoff, double seconds,
+                        std::optional<PlanPrediction> predicted,
+                        std::optional<PipelinePlanResult> pipelined,
+                        const std::string &error) {
+  Candidate &cand = candidates[c];
+  json::Object &entry = cand.entries[count];
+  entry["stages"] = count;
+  entry["search_time_s"] =
+      seconds + entry.getNumber("search_time_s").value_or(0.0);
+  if (!std::isinf(cutoff))
+    entry["cutoff_s"] = cutoff;
+  if (!predicted) {
+    if (!std::isinf(cutoff) && StringRef(error).contains(kNoPlanUnderCutoff)) {
+      entry["pruned"] = error;
+      cand.pruned = true;
+      cand.leastCutoff = std::min(cand.leastCutoff, cutoff);
+    } else {
+      entry["error"] = error;
+      cand.lastError = error;
+    }
+    return;
+  }
+  entry["step_time_s"] = predicted->stepTime;
+  entry["peak_memory_bytes"] = predicted->peakMemoryBytes;
+  entry["fits"] = predicted->fits;
+  if (predicted->fits && predicted->stepTime < cand.bestStep) {
+    cand.bestStep = predicted->stepTime;
+    cand.best = count;
+  }
+  if (predicted->fits && predicted->stepTime < bestStep) {
+    bestStep = predicted->stepTime;
+    best = std::make_pair(c, count);
+    bestPipeline = std::move(pipelined);
+  }
+}
+
+void PairSearch::announce(size_t c, unsigned count, double cutoff) {
+  const AutoPlanOptions &options = candidates[c].options;
+  if (options.progress)
+    *options.progress << llvm::formatv(
+        "autopar: [{0:f1} s] trying {1} pipeline stage{2}{3}{4}\n", elapsed(),
+        count, count == 1 ? "" : "s",
+        candidates.size() > 1
+            ? llvm::formatv(" with {0} microbatches", options.microbatches)
+                  .str()
+            : std::string(),
+        std::isinf(cutoff)
+            ? std::string()
+            : llvm::formatv(" (plans under {0:e3} s)", cutoff).str());
+}
+
+void PairSearch::run() {
   // The counts tried: 1 and the divisors of axis 0 up to the repeated
   // blocks (a stage holds at least one).
-  std::optional<unsigned> blocks;
-  {
-    ScopedDiagnosticHandler quiet(module.getContext(),
-                                  [](Diagnostic &) { return success(); });
-    if (FailureOr<unsigned> n = countPipelineBlocks(module); succeeded(n))
-      blocks = *n;
+  for (Candidate &cand : candidates) {
+    cand.quietOptions = cand.options;
+    cand.quietOptions.progress = nullptr;
+    ArrayRef<int64_t> grid = cand.options.gridShape;
+    std::optional<unsigned> blocks;
+    {
+      ScopedDiagnosticHandler quiet(cand.module.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      if (FailureOr<unsigned> n = countPipelineBlocks(cand.module);
+          succeeded(n))
+        blocks = *n;
+    }
+    for (int64_t count = grid.empty() ? 1 : grid[0]; count > 1; --count)
+      if (grid[0] % count == 0 && (!blocks || uint64_t(count) <= *blocks))
+        cand.counts.push_back(unsigned(count));
   }
-  SmallVector<unsigned> counts;
-  for (int64_t count = grid.empty() ? 1 : grid[0]; count >= 1; --count)
-    if (count == 1 ||
-        (grid[0] % count == 0 && (!blocks || uint64_t(count) <= *blocks)))
-      counts.push_back(unsigned(count));
   // No pipeline first: its step is the first cutoff, under which the bounds
   // with the bubble in them drop pipelines of few microbatches before any
   // of their stages is planned (measured on Table 1's row 4: 46 s of CPU
-  // instead of 122 s searching the most stages first).
-  counts.pop_back();
-  StageCountChoice choice;
-  std::optional<unsigned> best;
-  // The caller's cutoff (a plan with other microbatches), or none yet.
-  double bestStep = base.stepCutoff >= 0
-                        ? base.stepCutoff
-                        : std::numeric_limits<double>::infinity();
-  std::string lastError;
-  AutoPlanOptions quietOptions = options;
-  quietOptions.progress = nullptr;
-  std::map<unsigned, json::Object> entries;
-  // Runs `search` with the errors it emits captured into `error`; returns
-  // its wall seconds.
-  auto captured = [&](std::string &error, llvm::function_ref<void()> search) {
-    auto countStart = std::chrono::steady_clock::now();
-    ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
-      if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
-        error = d.str();
-      return success();
-    });
-    search();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         countStart)
-        .count();
-  };
-  // Records count `count`'s outcome under `cutoff`: its prediction, or why
-  // it has none.
-  auto record = [&](unsigned count, double cutoff, double seconds,
-                    std::optional<PlanPrediction> predicted,
-                    std::optional<PipelinePlanResult> pipelined,
-                    const std::string &error) {
-    json::Object &entry = entries[count];
-    entry["stages"] = count;
-    entry["search_time_s"] =
-        seconds + entry.getNumber("search_time_s").value_or(0.0);
-    if (!std::isinf(cutoff))
-      entry["cutoff_s"] = cutoff;
-    if (!predicted) {
-      if (!std::isinf(cutoff) &&
-          StringRef(error).contains(kNoPlanUnderCutoff)) {
-        entry["pruned"] = error;
-      } else {
-        entry["error"] = error;
-        lastError = error;
-      }
-      return;
-    }
-    entry["step_time_s"] = predicted->stepTime;
-    entry["peak_memory_bytes"] = predicted->peakMemoryBytes;
-    entry["fits"] = predicted->fits;
-    if (predicted->fits && predicted->stepTime < bestStep) {
-      bestStep = predicted->stepTime;
-      best = count;
-      choice.pipeline = std::move(pipelined);
-    }
-  };
-  auto announce = [&](unsigned count, double cutoff) {
-    if (options.progress)
-      *options.progress << llvm::formatv(
-          "autopar: [{0:f1} s] trying {1} pipeline stage{2}{3}\n", elapsed(),
-          count, count == 1 ? "" : "s",
-          std::isinf(cutoff)
-              ? std::string()
-              : llvm::formatv(" (plans under {0:e3} s)", cutoff).str());
-  };
-  {
+  // instead of 122 s searching the most stages first). With several
+  // microbatch counts, each count's plan without stages in the candidates'
+  // order, each under the best step so far (the reverse order, the smallest
+  // microbatches first, took more time on Table 1's row 1: the largest
+  // microbatches' memory-constrained solves are not cut by the smaller
+  // ones' steps).
+  for (auto [c, cand] : llvm::enumerate(candidates)) {
     double cutoff = bestStep;
-    announce(1, cutoff);
+    announce(c, 1, cutoff);
     std::string error;
     std::optional<PlanPrediction> predicted;
-    double seconds = captured(error, [&] {
-      OwningOpRef<ModuleOp> copy = module.clone();
-      AutoPlanOptions one = quietOptions;
+    double seconds = captured(cand.module, error, [&] {
+      OwningOpRef<ModuleOp> copy = cand.module.clone();
+      AutoPlanOptions one = cand.quietOptions;
       one.stepCutoff = cutoff;
       FailureOr<AutoPlanResult> r = planAutomatically(*copy, one);
       if (succeeded(r))
         predicted = r->predicted;
     });
-    record(1, cutoff, seconds, predicted, std::nullopt, error);
+    record(c, 1, cutoff, seconds, predicted, std::nullopt, error);
   }
   // Then the pipelines, in increasing order of their step bound with every
   // stage at its compute floor (PipelineConfig::boundOnly; ties: the most
-  // stages first, whose stage plans are the smallest programs): the count
-  // most likely to win comes first, and its step is the cutoff of the
-  // counts after it. A count whose bound fails (the grid or the blocks do
-  // not divide) fails the same way when searched, so it is not searched.
-  std::map<unsigned, double> bounds;
-  for (unsigned count : counts) {
-    std::string error;
-    std::optional<double> bound;
-    double seconds = captured(error, [&] {
-      PipelineConfig config = base;
-      config.stages = count;
-      config.boundOnly = true;
-      config.probe = false;
-      config.cache = nullptr;
-      FailureOr<PipelinePlanResult> r = planPipeline(
-          module, quietOptions, config, [](ModuleOp, AutoPlanOptions &) {
-            return FailureOr<PlanPrediction>(failure());
-          });
-      if (succeeded(r))
-        bound = r->stepLowerBound;
-    });
-    if (!bound) {
-      record(count, std::numeric_limits<double>::infinity(), seconds,
-             std::nullopt, std::nullopt, error);
-      continue;
+  // stages first, whose stage plans are the smallest programs, then the
+  // candidates' order): the pair most likely to win comes first, and its
+  // step is the cutoff of the pairs after it. A count whose bound fails
+  // (the grid or the blocks do not divide) fails the same way when
+  // searched, so it is not searched.
+  for (auto [c, cand] : llvm::enumerate(candidates)) {
+    for (unsigned count : cand.counts) {
+      std::string error;
+      std::optional<double> bound;
+      double seconds = captured(cand.module, error, [&] {
+        PipelineConfig config = base;
+        config.stages = count;
+        config.boundOnly = true;
+        config.probe = false;
+        config.cache = nullptr;
+        FailureOr<PipelinePlanResult> r =
+            planPipeline(cand.module, cand.quietOptions, config,
+                         [](ModuleOp, AutoPlanOptions &) {
+                           return FailureOr<PlanPrediction>(failure());
+                         });
+        if (succeeded(r))
+          bound = r->stepLowerBound;
+      });
+      if (!bound) {
+        record(c, count, std::numeric_limits<double>::infinity(), seconds,
+               std::nullopt, std::nullopt, error);
+        continue;
+      }
+      cand.bounds[count] = *bound;
+      cand.entries[count]["step_lower_bound_s"] = *bound;
+      cand.entries[count]["search_time_s"] = seconds;
     }
-    bounds[count] = *bound;
-    entries[count]["step_lower_bound_s"] = *bound;
-    entries[count]["search_time_s"] = seconds;
   }
-  // Best first: the pending count of the least bound (ties: the most
-  // stages first) is probed (PipelineConfig::probe: planned up to its next
-  // stage position that takes a search, under the best step so far; its
-  // bound becomes the one with the stages planned at their own times and
-  // the others at their floors, if larger) and goes back among the others,
-  // until a probe plans its last position (the count's full result) or no
-  // longer raises its bound (then it is searched to the end). Each probe
-  // goes on from the stages planned before (PipelineSearchCache). So a
-  // count whose floors hide slow stages (memory binding in fewer, larger
-  // stages) waits behind the others, and once a step is found, every count
-  // whose bound reaches it is cut. A count that is the last pending, or
-  // comes before any plan is found, is searched without probes, as is one
-  // of ZB-H1. The bounds only order the search and cut counts that cannot
-  // win: the choice is the one a search of every count in full makes.
-  std::map<unsigned, std::unique_ptr<PipelineSearchCache>> caches;
-  std::map<unsigned, double> probed;
-  // Counts whose last probe did not raise their bound: searched in full.
-  std::set<unsigned> stalled;
-  SmallVector<unsigned> pending;
-  for (const auto &[count, bound] : bounds)
-    pending.push_back(count);
-  auto keyOf = [&](unsigned count) {
-    auto it = probed.find(count);
-    return it == probed.end() ? bounds[count]
-                              : std::max(bounds[count], it->second);
+  // Best first: the pending pair of the least bound (ties: the most stages
+  // first, then the candidates' order) is probed (PipelineConfig::probe:
+  // planned up to its next stage position that takes a search, under the
+  // best step so far; its bound becomes the one with the stages planned at
+  // their own times and the others at their floors, if larger) and goes
+  // back among the others, until a probe plans its last position (the
+  // pair's full result) or no longer raises its bound (then it is searched
+  // to the end). Each probe goes on from the stages planned before
+  // (PipelineSearchCache). So a pair whose floors hide slow stages (memory
+  // binding in fewer, larger stages) waits behind the others, and once a
+  // step is found, every pair whose bound reaches it is cut. A pair that is
+  // the last pending, or comes before any plan is found, is searched
+  // without probes, as is one of ZB-H1. The bounds only order the search
+  // and cut pairs that cannot win: the choice is the one a search of every
+  // pair in full makes.
+  using Pair = std::pair<size_t, unsigned>;
+  SmallVector<Pair> pending;
+  for (auto [c, cand] : llvm::enumerate(candidates))
+    for (const auto &[count, bound] : cand.bounds)
+      pending.push_back({c, count});
+  auto keyOf = [&](Pair pair) {
+    Candidate &cand = candidates[pair.first];
+    auto it = cand.probed.find(pair.second);
+    return it == cand.probed.end()
+               ? cand.bounds[pair.second]
+               : std::max(cand.bounds[pair.second], it->second);
   };
-  unsigned decided = 0;
+  auto before = [&](Pair a, Pair b) {
+    double ka = keyOf(a), kb = keyOf(b);
+    if (ka != kb)
+      return ka < kb;
+    if (a.second != b.second)
+      return a.second > b.second;
+    return a.first < b.first;
+  };
   while (!pending.empty()) {
-    auto next = llvm::min_element(pending, [&](unsigned a, unsigned b) {
-      double ka = keyOf(a), kb = keyOf(b);
-      return ka < kb || (ka == kb && a > b);
-    });
-    unsigned count = *next;
+    auto next = llvm::min_element(pending, before);
+    auto [c, count] = *next;
+    Candidate &cand = candidates[c];
     // Before a plan is found, any plan that fits is wanted (an infinite
     // cutoff: a count none fits stops at its first stage with no plan,
     // without naming the smallest peak).
     double cutoff = bestStep;
-    double key = keyOf(count);
+    double key = keyOf(*next);
     // planPipeline's own tests on its bounds, without building it again:
-    // this count, and every pending one (their bounds are no smaller).
+    // this pair, and every pending one (their bounds are no smaller).
     if (!std::isinf(cutoff) && key > cutoff * (1 + 1e-6) + 1e-12) {
-      llvm::stable_sort(pending, [&](unsigned a, unsigned b) {
-        double ka = keyOf(a), kb = keyOf(b);
-        return ka < kb || (ka == kb && a > b);
-      });
-      for (unsigned other : pending) {
-        announce(other, cutoff);
+      llvm::stable_sort(pending, before);
+      for (Pair other : pending) {
+        Candidate &oc = candidates[other.first];
+        unsigned ocount = other.second;
+        announce(other.first, ocount, cutoff);
         std::string error =
-            probed.count(other) &&
-                    probed[other] > bounds[other] * (1 + 1e-6) + 1e-12
+            oc.probed.count(ocount) &&
+                    oc.probed[ocount] > oc.bounds[ocount] * (1 + 1e-6) + 1e-12
                 ? llvm::formatv(
                       "{0}{1} with {2} pipeline stages: with the stages its "
                       "probes planned and the others at their compute "
                       "floors, no step is below {3:e6} s",
-                      kNoPlanUnderCutoff, describeCutoff(cutoff), other,
+                      kNoPlanUnderCutoff, describeCutoff(cutoff), ocount,
                       keyOf(other))
                       .str()
                 : llvm::formatv(
                       "{0}{1} with {2} pipeline stages: no step is below "
                       "{3:e6} s (the fill, work and drain of the busiest "
                       "device with every stage at its compute floor)",
-                      kNoPlanUnderCutoff, describeCutoff(cutoff), other,
+                      kNoPlanUnderCutoff, describeCutoff(cutoff), ocount,
                       keyOf(other))
                       .str();
-        entries[other]["order"] = decided++;
-        record(other, cutoff, 0, std::nullopt, std::nullopt, error);
+        oc.entries[ocount]["order"] = decided++;
+        record(other.first, ocount, cutoff, 0, std::nullopt, std::nullopt,
+               error);
       }
       break;
     }
     std::string error;
-    std::unique_ptr<PipelineSearchCache> &cache = caches[count];
+    std::unique_ptr<PipelineSearchCache> &cache = cand.caches[count];
     if (!cache)
       cache = std::make_unique<PipelineSearchCache>();
-    // Probed while there is a cutoff and another count to weigh it against,
+    // Probed while there is a cutoff and another pair to weigh it against,
     // and while its probes raise its bound (a probe that cannot bound the
     // splits gives the floors' bound again); ZB-H1's step is not monotone
     // in the stages' times, so it has no bound with stages planned.
     bool probe = !std::isinf(cutoff) && pending.size() > 1 &&
-                 !stalled.count(count) &&
+                 !cand.stalled.count(count) &&
                  base.schedule != PipelineSchedule::ZeroBubbleH1;
-    if (probe && options.progress)
-      *options.progress << llvm::formatv(
-          "autopar: [{0:f1} s] probing {1} pipeline stages (plans under "
-          "{2:e3} s)\n",
-          elapsed(), count, cutoff);
+    if (probe && cand.options.progress)
+      *cand.options.progress << llvm::formatv(
+          "autopar: [{0:f1} s] probing {1} pipeline stages{2} (plans under "
+          "{3:e3} s)\n",
+          elapsed(), count,
+          candidates.size() > 1 ? llvm::formatv(" with {0} microbatches",
+                                                cand.options.microbatches)
+                                      .str()
+                                : std::string(),
+          cutoff);
     if (!probe)
-      announce(count, cutoff);
+      announce(c, count, cutoff);
     std::optional<double> bound;
     std::optional<PlanPrediction> predicted;
     std::optional<PipelinePlanResult> pipelined;
-    double seconds = captured(error, [&] {
-      OwningOpRef<ModuleOp> copy = module.clone();
+    double seconds = captured(cand.module, error, [&] {
+      OwningOpRef<ModuleOp> copy = cand.module.clone();
       PipelineConfig config = base;
       config.stages = count;
       config.stepCutoff = cutoff;
       config.probe = probe;
       config.cache = cache.get();
-      FailureOr<PipelinePlanResult> r = planPipeline(
-          *copy, quietOptions, config, [](ModuleOp stage, AutoPlanOptions &o) {
-            return planStageAutomatically(stage, o);
-          });
+      FailureOr<PipelinePlanResult> r =
+          planPipeline(*copy, cand.quietOptions, config,
+                       [](ModuleOp stage, AutoPlanOptions &o) {
+                         return planStageAutomatically(stage, o);
+                       });
       if (failed(r))
         return;
       // A probe stopped short gives a bound and no stages.
@@ -1672,27 +1746,61 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
     });
     if (bound) {
       if (*bound <= key * (1 + 1e-9))
-        stalled.insert(count);
-      probed[count] =
-          std::max(probed.count(count) ? probed[count] : 0.0, *bound);
-      json::Object &entry = entries[count];
-      entry["step_lower_bound_probed_s"] = probed[count];
+        cand.stalled.insert(count);
+      cand.probed[count] =
+          std::max(cand.probed.count(count) ? cand.probed[count] : 0.0, *bound);
+      json::Object &entry = cand.entries[count];
+      entry["step_lower_bound_probed_s"] = cand.probed[count];
       entry["probes"] = entry.getInteger("probes").value_or(0) + 1;
       entry["search_time_s"] =
           seconds + entry.getNumber("search_time_s").value_or(0.0);
       continue;
     }
     if (probe)
-      entries[count]["probes"] =
-          entries[count].getInteger("probes").value_or(0) + 1;
+      cand.entries[count]["probes"] =
+          cand.entries[count].getInteger("probes").value_or(0) + 1;
     pending.erase(next);
-    entries[count]["order"] = decided++;
-    record(count, cutoff, seconds, predicted, std::move(pipelined), error);
-    caches.erase(count);
+    cand.entries[count]["order"] = decided++;
+    record(c, count, cutoff, seconds, predicted, std::move(pipelined), error);
+    cand.caches.erase(count);
   }
-  for (auto &[count, entry] : entries)
-    tried.push_back(std::move(entry));
-  if (!best) {
+}
+
+FailureOr<MicrobatchChoice> mlir::autopar::chooseMicrobatchesAndStages(
+    ArrayRef<MicrobatchCandidate> candidates, const PipelineConfig &base) {
+  assert(!candidates.empty() && "expected a microbatch count to search");
+  PairSearch search;
+  search.base = base;
+  if (base.stepCutoff >= 0)
+    search.bestStep = base.stepCutoff;
+  for (const MicrobatchCandidate &candidate : candidates) {
+    PairSearch::Candidate &cand = search.candidates.emplace_back();
+    cand.module = candidate.module;
+    cand.options = candidate.options;
+  }
+  search.run();
+  MicrobatchChoice result;
+  for (PairSearch::Candidate &cand : search.candidates) {
+    MicrobatchOutcome &outcome = result.outcomes.emplace_back();
+    outcome.cutoff = cand.leastCutoff;
+    for (auto &[count, entry] : cand.entries) {
+      outcome.searchTimeSeconds += entry.getNumber("search_time_s").value_or(0);
+      outcome.tried.push_back(std::move(entry));
+    }
+    if (cand.best) {
+      outcome.stepTime = cand.bestStep;
+      outcome.stages = *cand.best;
+    } else if (cand.pruned) {
+      outcome.pruned = true;
+      outcome.error = (Twine(kNoPlanUnderCutoff) + " with any pipeline stage "
+                                                   "count")
+                          .str();
+    } else {
+      outcome.error = cand.lastError;
+    }
+  }
+  if (!search.best) {
+    ModuleOp module = candidates.front().module;
     auto func = module.lookupSymbol<func::FuncOp>("main");
     Location loc = func ? func.getLoc() : module.getLoc();
     if (base.stepCutoff >= 0 && std::isfinite(base.stepCutoff))
@@ -1700,15 +1808,35 @@ mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
              << kNoPlanUnderCutoff << describeCutoff(base.stepCutoff)
              << " with any pipeline stage count (1 and the divisors of grid "
                 "axis 0)";
+    std::string lastError;
+    for (const PairSearch::Candidate &cand : search.candidates)
+      if (!cand.lastError.empty())
+        lastError = cand.lastError;
     return emitError(loc)
            << "no pipeline stage count (1 and the divisors of grid axis 0) "
               "gives a plan that fits; with the most tried: "
            << lastError;
   }
-  choice.stages = *best;
-  choice.stepTime = bestStep;
-  if (choice.stages == 1)
-    choice.pipeline.reset();
-  choice.searchTimeSeconds = elapsed();
-  return choice;
+  result.candidate = search.best->first;
+  StageCountChoice &choice = result.choice;
+  choice.stages = search.best->second;
+  choice.stepTime = search.bestStep;
+  if (choice.stages > 1)
+    choice.pipeline = std::move(search.bestPipeline);
+  choice.searchTimeSeconds = search.elapsed();
+  return result;
+}
+
+FailureOr<StageCountChoice>
+mlir::autopar::chooseStageCount(ModuleOp module, const AutoPlanOptions &options,
+                                const PipelineConfig &base,
+                                json::Array &tried) {
+  MicrobatchCandidate candidate{module, options};
+  FailureOr<MicrobatchChoice> result =
+      chooseMicrobatchesAndStages(candidate, base);
+  if (failed(result))
+    return failure();
+  for (json::Value &entry : result->outcomes.front().tried)
+    tried.push_back(std::move(entry));
+  return std::move(result->choice);
 }

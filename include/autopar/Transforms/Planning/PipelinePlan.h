@@ -29,6 +29,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -201,6 +202,63 @@ FailureOr<StageCountChoice> chooseStageCount(ModuleOp module,
                                              const AutoPlanOptions &options,
                                              const PipelineConfig &base,
                                              llvm::json::Array &tried);
+
+/// One microbatch count of the joint search (chooseMicrobatchesAndStages).
+struct MicrobatchCandidate {
+  /// One microbatch of the step at this count (with its loss in training).
+  ModuleOp module;
+  /// The options of the count (`microbatches` is the count).
+  AutoPlanOptions options;
+};
+
+/// What the joint search decided for one microbatch count.
+struct MicrobatchOutcome {
+  /// The best plan found with this count (none: every stage count was cut
+  /// under a plan of some count, or failed); with `stages`, its stage count.
+  std::optional<double> stepTime;
+  unsigned stages = 0;
+  /// Why the count has no plan: kNoPlanUnderCutoff when a stage count of it
+  /// was cut under a cutoff and none fits (`pruned`), any other error
+  /// otherwise.
+  std::string error;
+  bool pruned = false;
+  /// The least cutoff a stage count of it was cut under (infinite: none was
+  /// cut): the count has no plan faster than the least of this and
+  /// `stepTime`, so `stepTime` is its own optimum when it is at most this.
+  double cutoff = std::numeric_limits<double>::infinity();
+  /// Seconds spent on this count's stage counts (bounds, probes, searches).
+  double searchTimeSeconds = 0;
+  /// One entry per stage count, as chooseStageCount's `tried`, with the
+  /// order in which the joint search decided it among all counts' stage
+  /// counts.
+  llvm::json::Array tried;
+};
+
+/// The outcome of chooseMicrobatchesAndStages.
+struct MicrobatchChoice {
+  /// The chosen candidate (an index into the candidates).
+  size_t candidate = 0;
+  StageCountChoice choice;
+  /// One per candidate, in their order.
+  std::vector<MicrobatchOutcome> outcomes;
+};
+
+/// `--microbatches auto --stages auto`: the microbatch count and the stage
+/// count searched together, as one best-first search over (microbatch count,
+/// stage count) pairs. Each candidate's plan without stages is searched
+/// first, in the candidates' order, each under the best step so far; then
+/// every pipeline pair's floor bound is taken (PipelineConfig::boundOnly)
+/// and the pairs are probed and searched in the order of their bounds, as
+/// chooseStageCount does for one candidate, with the best step of any pair
+/// as the cutoff of all. A pair whose bound reaches the cutoff has no plan
+/// faster than one already found, so the choice is the one a search of every
+/// pair in full makes (a tie within the solver's tolerance, 1e-6, may
+/// resolve to another pair of the same step). With one candidate it is
+/// chooseStageCount. Fails with a diagnostic when no pair gives a plan that
+/// fits.
+FailureOr<MicrobatchChoice>
+chooseMicrobatchesAndStages(ArrayRef<MicrobatchCandidate> candidates,
+                            const PipelineConfig &base);
 
 } // namespace mlir::autopar
 

@@ -27,7 +27,10 @@
 #include <catch2/catch.hpp>
 
 #include <limits>
+#include <map>
 #include <optional>
+#include <random>
+#include <set>
 #include <string>
 
 using namespace mlir;
@@ -35,30 +38,26 @@ using namespace mlir::autopar;
 
 namespace {
 /// Eight identical blocks (a projection, a ReLU and a residual), each with
-/// its own weight.
-std::string eightBlocks() {
-  std::string text = "func.func @main(%x: tensor<64x256xf32> loc(\"x\")) -> "
-                     "tensor<64x256xf32> {\n";
+/// its own weight, on a batch of `rows`.
+std::string eightBlocks(int64_t rows = 64) {
+  std::string act = "tensor<" + std::to_string(rows) + "x256xf32>";
+  std::string text =
+      "func.func @main(%x: " + act + " loc(\"x\")) -> " + act + " {\n";
   for (int i = 0; i < 8; ++i)
     text += "  %w" + std::to_string(i) + " = autopar.weight \"w" +
             std::to_string(i) + "\" : tensor<256x256xf32>\n";
   std::string in = "%x";
   for (int i = 0; i < 8; ++i) {
     std::string s = std::to_string(i);
-    text += "  %p" + s + " = autopar.matmul " + in + ", %w" + s +
-            " : (tensor<64x256xf32>, tensor<256x256xf32>) -> "
-            "tensor<64x256xf32> loc(\"p" +
-            s + "\")\n";
-    text += "  %r" + s + " = autopar.relu %p" + s +
-            " : (tensor<64x256xf32>) -> tensor<64x256xf32> loc(\"r" + s +
-            "\")\n";
-    text += "  %h" + s + " = autopar.add %r" + s + ", " + in +
-            " : (tensor<64x256xf32>, tensor<64x256xf32>) -> "
-            "tensor<64x256xf32> loc(\"h" +
-            s + "\")\n";
+    text += "  %p" + s + " = autopar.matmul " + in + ", %w" + s + " : (" + act +
+            ", tensor<256x256xf32>) -> " + act + " loc(\"p" + s + "\")\n";
+    text += "  %r" + s + " = autopar.relu %p" + s + " : (" + act + ") -> " +
+            act + " loc(\"r" + s + "\")\n";
+    text += "  %h" + s + " = autopar.add %r" + s + ", " + in + " : (" + act +
+            ", " + act + ") -> " + act + " loc(\"h" + s + "\")\n";
     in = "%h" + s;
   }
-  text += "  return " + in + " : tensor<64x256xf32>\n}\n";
+  text += "  return " + in + " : " + act + "\n}\n";
   return text;
 }
 
@@ -349,4 +348,119 @@ TEST_CASE("a probe bounds the step and the search goes on from it",
   // The first stage planned raised some bounds above the floors'.
   CHECK(raised > 0);
   CHECK(interleavedCuts > 0);
+}
+
+TEST_CASE("the joint search of microbatch and stage counts equals the full "
+          "search",
+          "[pipeline-plan]") {
+  // Random instances: a batch of 32 rows cut into m = 1, 2, 4 or 8
+  // microbatches (each count its own module of 32 / m rows), 4 devices
+  // (1, 2 or 4 stages), a random link speed, memory per device and
+  // schedule. The joint search (its cutoffs shared by every pair) chooses
+  // a pair whose step, planned alone with no cutoff, is the least of all
+  // pairs planned alone, and the pipeline it returns is that pair's.
+  EightBlocksTraining base4;
+  std::mt19937 rng(20261207);
+  const int64_t batch = 32;
+  SmallVector<int64_t> counts = {1, 2, 4, 8};
+  std::vector<OwningOpRef<ModuleOp>> modules;
+  for (int64_t m : counts) {
+    modules.push_back(
+        parseSourceString<ModuleOp>(eightBlocks(batch / m), &base4.ctx));
+    REQUIRE(modules.back());
+    REQUIRE(succeeded(
+        appendTrainingLoss(*modules.back(), LossKind::MeanSquaredError)));
+  }
+  struct Schedule {
+    PipelineSchedule schedule;
+    unsigned chunks;
+  };
+  const Schedule schedules[] = {{PipelineSchedule::OneFOneB, 1},
+                                {PipelineSchedule::Interleaved, 2},
+                                {PipelineSchedule::ZeroBubbleH1, 1}};
+  const double bandwidths[] = {1e8, 1e10, 1e13};
+  unsigned cases = 0, cuts = 0, pipelined = 0, several = 0;
+  for (unsigned trial = 0; trial < 20; ++trial) {
+    Schedule s = schedules[rng() % 3];
+    AutoPlanOptions options = base4.options;
+    options.cluster.axes[0].bandwidth = bandwidths[rng() % 3];
+    // 4 MiB to 1 GiB per device: from memory binding at every count to
+    // none.
+    options.cluster.memoryBytes = int64_t(1) << (22 + rng() % 9);
+    PipelineConfig config;
+    config.schedule = s.schedule;
+    config.chunks = s.chunks;
+    CAPTURE(trial, int(s.schedule), options.cluster.axes[0].bandwidth,
+            options.cluster.memoryBytes);
+    // Every pair planned alone, in full, with no cutoff.
+    std::vector<MicrobatchCandidate> candidates;
+    double bestStep = std::numeric_limits<double>::infinity();
+    std::map<std::pair<size_t, unsigned>, double> alone;
+    for (size_t c = 0; c < counts.size(); ++c) {
+      AutoPlanOptions o = options;
+      o.microbatches = counts[c];
+      candidates.push_back({*modules[c], o});
+      for (unsigned stages : {1u, 2u, 4u})
+        if (std::optional<double> step =
+                planAlone(*modules[c], o, config, stages)) {
+          alone[{c, stages}] = *step;
+          bestStep = std::min(bestStep, *step);
+        }
+    }
+    FailureOr<MicrobatchChoice> choice = failure();
+    {
+      ScopedDiagnosticHandler quiet(&base4.ctx,
+                                    [](Diagnostic &) { return success(); });
+      choice = chooseMicrobatchesAndStages(candidates, config);
+    }
+    if (alone.empty()) {
+      CHECK(failed(choice));
+      continue;
+    }
+    ++cases;
+    REQUIRE(succeeded(choice));
+    size_t c = choice->candidate;
+    unsigned stages = choice->choice.stages;
+    CAPTURE(counts[c], stages);
+    REQUIRE(alone.count({c, stages}));
+    CHECK(alone[{c, stages}] == Approx(bestStep).epsilon(1e-9));
+    CHECK(choice->choice.stepTime == Approx(bestStep).epsilon(1e-9));
+    REQUIRE(choice->outcomes.size() == counts.size());
+    CHECK(choice->outcomes[c].stepTime);
+    // The pipeline returned is the pair's own, planned alone.
+    if (stages > 1) {
+      ++pipelined;
+      REQUIRE(choice->choice.pipeline);
+      std::string error;
+      AutoPlanOptions o = options;
+      o.microbatches = counts[c];
+      std::optional<PipelinePlanResult> own =
+          planWithError(*modules[c], o, config, stages, -1, error);
+      REQUIRE(own);
+      CHECK(choice->choice.pipeline->layout == own->layout);
+      CHECK(choice->choice.pipeline->predicted.stepTime ==
+            Approx(own->predicted.stepTime).epsilon(1e-9));
+    }
+    // Each count's best plan found is its own (never faster than its pair
+    // planned alone), and the counts cut under another's plan are counted.
+    std::set<double> steps;
+    for (auto [index, outcome] : llvm::enumerate(choice->outcomes)) {
+      if (outcome.stepTime) {
+        REQUIRE(alone.count({index, outcome.stages}));
+        CHECK(*outcome.stepTime ==
+              Approx(alone[{index, outcome.stages}]).epsilon(1e-9));
+        steps.insert(*outcome.stepTime);
+      }
+      for (const llvm::json::Value &entry : outcome.tried)
+        if (const llvm::json::Object *o = entry.getAsObject())
+          cuts += o->getString("pruned").has_value();
+    }
+    several += steps.size() > 1;
+  }
+  CHECK(cases >= 12);
+  // The shared cutoff cut pairs, some pipelines won, and some instances
+  // planned several counts.
+  CHECK(cuts > 0);
+  CHECK(pipelined > 0);
+  CHECK(several > 0);
 }
