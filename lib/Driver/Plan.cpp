@@ -212,6 +212,18 @@ driver::getFixedGridView(const FixedConfig &config, ArrayRef<int64_t> grid,
 
 /// The memory per device over program order: `[node, bytes]` per liveness
 /// point.
+/// Runs `fn` with the context's diagnostics captured: the first error's
+/// message is stored in `error` (if it is still empty), nothing is printed.
+template <typename Fn>
+static auto withFirstError(MLIRContext &ctx, std::string &error, Fn &&fn) {
+  ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
+      error = diag.str();
+    return success();
+  });
+  return fn();
+}
+
 static json::Array memoryProfileJson(const PlanPrediction &p) {
   json::Array points;
   for (const auto &[node, bytes] : p.memoryProfile)
@@ -269,16 +281,8 @@ priceBaselines(MLIRContext &ctx, ModuleOp module,
     if (splitOptimizer)
       pm.addPass(createShardOptimizerStatePass());
     std::string firstError;
-    LogicalResult ran = success();
-    {
-      ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
-        if (diag.getSeverity() == DiagnosticSeverity::Error &&
-            firstError.empty())
-          firstError = diag.str();
-        return success();
-      });
-      ran = pm.run(*copy);
-    }
+    LogicalResult ran =
+        withFirstError(ctx, firstError, [&] { return pm.run(*copy); });
     PlanPrediction p;
     if (failed(ran)) {
       p.valid = false;
@@ -845,15 +849,9 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
           counts.size(), global);
     auto jointStart = std::chrono::steady_clock::now();
     std::string error;
-    FailureOr<MicrobatchChoice> chosen = failure();
-    {
-      ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
-        if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
-          error = diag.str();
-        return success();
-      });
-      chosen = chooseMicrobatchesAndStages(candidates, pipeline);
-    }
+    FailureOr<MicrobatchChoice> chosen = withFirstError(ctx, error, [&] {
+      return chooseMicrobatchesAndStages(candidates, pipeline);
+    });
     jointSeconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - jointStart)
                        .count();
@@ -921,15 +919,9 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
       AutoPlanOptions options =
           makePlanOptions(*grid, *spec, *planMode, candidateSearch);
       std::string error;
-      FailureOr<AutoPlanResult> result = failure();
-      {
-        ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
-          if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
-            error = diag.str();
-          return success();
-        });
-        result = planAutomatically(*micro->module, options);
-      }
+      FailureOr<AutoPlanResult> result = withFirstError(ctx, error, [&] {
+        return planAutomatically(*micro->module, options);
+      });
       json::Object entry{{"microbatches", candidate},
                          {"per_microbatch", global / candidate}};
       if (failed(result)) {
@@ -1056,20 +1048,14 @@ FailureOr<json::Value> mlir::autopar::planModel(MLIRContext &ctx,
     ownSearch.searchRecompute = *planMode == PlanMode::Training;
     ownSearch.recompute = RecomputeSpec();
     std::string ownError;
-    LogicalResult planned = success();
-    {
-      ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
-        if (diag.getSeverity() == DiagnosticSeverity::Error && ownError.empty())
-          ownError = diag.str();
-        return success();
-      });
-      planned = pipeline.stages > 1
-                    ? planPipelineModule(ctx, *pristine, *grid, *spec,
-                                         *planMode, /*quiet=*/true, own,
-                                         ownSearch, pipeline, std::nullopt)
-                    : planModule(ctx, *pristine, *grid, "auto", *spec,
-                                 *planMode, /*quiet=*/true, own, ownSearch);
-    }
+    LogicalResult planned = withFirstError(ctx, ownError, [&] {
+      return pipeline.stages > 1
+                 ? planPipelineModule(ctx, *pristine, *grid, *spec, *planMode,
+                                      /*quiet=*/true, own, ownSearch, pipeline,
+                                      std::nullopt)
+                 : planModule(ctx, *pristine, *grid, "auto", *spec, *planMode,
+                              /*quiet=*/true, own, ownSearch);
+    });
     const json::Object *fixedPred = meta.extra.getObject("predicted");
     double fixedStep = fixedPred->getNumber("step_time_s").value_or(0);
     int64_t fixedPeak = fixedPred->getInteger("peak_memory_bytes").value_or(0);
