@@ -69,6 +69,30 @@ IlpSolution solveIlp(const IlpProblem &problem, double timeLimitSeconds,
                      const std::vector<double> &initial = {},
                      double cutoff = std::numeric_limits<double>::infinity());
 
+/// What relaxing a problem's '<=' rows found (relaxLessEqualRows).
+struct RelaxedRows {
+  /// Whether the LP relaxation proved the problem infeasible.
+  bool infeasible = false;
+  /// A lower bound on the problem's optimum (-infinity: none).
+  double bound = -std::numeric_limits<double>::infinity();
+  /// A solution that satisfies every row (empty: none found), and its
+  /// objective.
+  std::vector<double> solution;
+  double objective = std::numeric_limits<double>::infinity();
+};
+
+/// Bounds `problem` from below and looks for a solution cheaply, for
+/// problems whose '<=' rows are knapsacks over otherwise easy rows (the plan
+/// programs' memory rows). The LP relaxation gives a bound and the '<='
+/// rows' duals; then, in up to `rounds` rounds, the problem without its
+/// '<=' rows, their duals times 1, 2, 4, ... in its objective, is solved:
+/// each round's optimum bounds the problem too (Lagrangian relaxation), and
+/// the first that satisfies the '<=' rows is the solution. Nothing here
+/// proves optimality by itself: the caller compares `objective` with
+/// `bound`, or hands `solution` to solveIlp as its start.
+RelaxedRows relaxLessEqualRows(const IlpProblem &problem,
+                               double timeLimitSeconds, unsigned rounds);
+
 } // namespace mlir::autopar
 
 #endif // AUTOPAR_LIB_TRANSFORMS_PLANNING_ILPSOLVER_H

@@ -213,3 +213,59 @@ TEST_CASE("the search is exact with shared gradient reshards in training",
   CHECK(pricer.edgeCost(*toP, choice[h], choice[p]) ==
         Approx(gradient).epsilon(1e-12));
 }
+
+TEST_CASE("the search under a memory limit is exact", "[integer-program]") {
+  // Every limit between the smallest and the largest peak of any plan, with
+  // and without a cutoff at the best step: the program's plan fits, and no
+  // plan that fits is faster (the relaxation of the memory rows before
+  // branch and bound decides some of these alone).
+  Fixture f(kTrainingReaders);
+  f.options.gridShape = {2};
+  f.options.cluster.axes.assign(1, {1e9, 1e-6});
+  f.options.mode = PlanMode::Training;
+  f.options.microbatches = 2;
+  StrategyGraph graph(f.main(), f.options);
+  REQUIRE(succeeded(graph.build()));
+  PlanPricer pricer(graph);
+  std::vector<std::pair<double, double>> plans; // (peak, step)
+  bruteForce(graph, [&](const Choice &c) {
+    PlanPrediction p = pricer.evaluate(c);
+    plans.push_back({p.peakMemoryBytes, p.stepTime});
+    return 0.0;
+  });
+  llvm::sort(plans);
+  double least = plans.front().first, most = plans.back().first;
+  REQUIRE(least < most);
+  double fastest = std::numeric_limits<double>::infinity();
+  for (auto [peak, step] : plans)
+    fastest = std::min(fastest, step);
+  unsigned binding = 0;
+  for (unsigned i = 0; i <= 12; ++i) {
+    double limit = least + (most - least) * i / 12.0;
+    double best = std::numeric_limits<double>::infinity();
+    for (auto [peak, step] : plans)
+      if (peak <= limit)
+        best = std::min(best, step);
+    binding += best > fastest * (1 + 1e-9);
+    INFO("limit " << limit << " bytes: fastest plan that fits " << best
+                  << " s");
+    SolvedProgram solved =
+        solvePlanProgram(graph, pricer, limit, /*minimizeMemory=*/false, 60);
+    REQUIRE(solved.status == IlpSolution::Status::Optimal);
+    PlanPrediction p = pricer.evaluate(solved.choice);
+    CHECK(p.peakMemoryBytes <= limit);
+    CHECK(p.stepTime == Approx(best).epsilon(1e-9));
+    CHECK(solved.objective / 1e6 == Approx(p.stepTime).epsilon(1e-9));
+    // Under a cutoff just below the best step nothing is found; at it, the
+    // same step.
+    SolvedProgram below =
+        solvePlanProgram(graph, pricer, limit, false, 60, best * (1 - 1e-3));
+    CHECK(below.status == IlpSolution::Status::Infeasible);
+    SolvedProgram at =
+        solvePlanProgram(graph, pricer, limit, false, 60, best * (1 + 1e-9));
+    REQUIRE(at.hasSolution());
+    CHECK(pricer.evaluate(at.choice).stepTime == Approx(best).epsilon(1e-9));
+  }
+  // Memory binds at some of the limits.
+  CHECK(binding > 0);
+}
