@@ -226,6 +226,10 @@ launchRunner(MLIRContext &ctx, ArrayRef<std::string> runnerArgs,
              std::string *stderrText = nullptr, StringRef hostfile = "",
              llvm::function_ref<void(StringRef)> onLine = nullptr);
 
+/// The path of the running `autopar` executable. Fails with an error on
+/// `ctx` when its file was removed or replaced since the process started.
+FailureOr<std::string> findAutoparExecutable(MLIRContext &ctx);
+
 /// The runner jobs start: `$AUTOPAR_RUNNER` when set (front ends that are
 /// not the `autopar` executable, such as the Python package, set it), else
 /// the `autopar-runner` next to the running `autopar` executable. Fails with

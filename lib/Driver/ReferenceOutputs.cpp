@@ -75,10 +75,11 @@ mlir::autopar::computeReferenceKey(MLIRContext &ctx, ImportedModel &model,
     return failure();
   }
   ReferenceKey key;
-  std::string self = llvm::sys::fs::getMainExecutable(
-      nullptr, reinterpret_cast<void *>(&mlir::autopar::runMain));
+  FailureOr<std::string> self = findAutoparExecutable(ctx);
+  if (failed(self))
+    return failure();
   FailureOr<std::string> selfDigest =
-      getFileDigest(ctx, self, "the autopar executable");
+      getFileDigest(ctx, *self, "the autopar executable");
   FailureOr<std::string> runnerDigest =
       getFileDigest(ctx, runnerPath, "the runner");
   if (failed(selfDigest) || failed(runnerDigest))

@@ -197,6 +197,22 @@ static FailureOr<std::string> findMpirun(MLIRContext &ctx) {
   return failure();
 }
 
+FailureOr<std::string> driver::findAutoparExecutable(MLIRContext &ctx) {
+  std::string self = llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&mlir::autopar::runMain));
+  // Empty when the file the process started from was removed or replaced
+  // since (/proc/self/exe then names '<path> (deleted)'), as when a rebuild
+  // relinks build/bin/autopar under a running verify. A directory derived
+  // from it would be the current one.
+  if (self.empty()) {
+    emitDriverError(ctx) << "cannot locate the running autopar executable "
+                            "(was its file removed or replaced while it ran, "
+                            "as by a rebuild?)";
+    return failure();
+  }
+  return self;
+}
+
 FailureOr<std::string> driver::findRunner(MLIRContext &ctx) {
   if (std::optional<std::string> override =
           llvm::sys::Process::GetEnv("AUTOPAR_RUNNER")) {
@@ -206,10 +222,11 @@ FailureOr<std::string> driver::findRunner(MLIRContext &ctx) {
                          << "' (from AUTOPAR_RUNNER)";
     return failure();
   }
-  std::string self = llvm::sys::fs::getMainExecutable(
-      nullptr, reinterpret_cast<void *>(&mlir::autopar::runMain));
+  FailureOr<std::string> self = findAutoparExecutable(ctx);
+  if (failed(self))
+    return failure();
   std::string runner =
-      joinPath(llvm::sys::path::parent_path(self), "autopar-runner");
+      joinPath(llvm::sys::path::parent_path(*self), "autopar-runner");
   if (!llvm::sys::fs::can_execute(runner)) {
     emitDriverError(ctx) << "cannot find the runner '" << runner
                          << "' (build the autopar-runner target)";
